@@ -1,0 +1,83 @@
+"""The store contract: what the engine needs from a persona message store.
+
+Backends implement the abstract methods; conveniences live here so that every backend
+gets them for free. All methods are synchronous and thread-safe per store object.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage, SearchHit, Thread
+
+
+class MessageStore(ABC):
+    """A persona message store (SAIMemory)."""
+
+    @abstractmethod
+    def append(self, message: NewMessage) -> Message:
+        """Store one message in its own transaction and return it with its id and time."""
+
+    @abstractmethod
+    def history(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = HistoryBudget(),
+        thread: str | None = None,
+    ) -> list[Message]:
+        """The pulse rule: what an LLM node of ``pulse_id`` in ``scope`` sees, oldest first.
+
+        Earlier conversation (tagged ``conversation``, not of this pulse), newest first until
+        the budget is spent, returned oldest first; then every message of this pulse in this
+        scope, in write order (plus this pulse's ``conversation`` messages of other scopes).
+        """
+
+    @abstractmethod
+    def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:
+        """Every message written by one pulse, in write order, all scopes."""
+
+    @abstractmethod
+    def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
+        """The newest ``limit`` messages of a persona (any tag), oldest first."""
+
+    @abstractmethod
+    def search(
+        self,
+        persona: str,
+        query: str,
+        *,
+        tags: Sequence[str] = (),
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """Full-text search (English and Japanese) with tag and time filters, best first."""
+
+    @abstractmethod
+    def main_thread(self, persona: str) -> Thread:
+        """The persona's main thread (created on first use)."""
+
+    @abstractmethod
+    def create_thread(self, persona: str, *, title: str, parent: str | None = None) -> Thread:
+        """A new sub-thread (``parent`` defaults to the main thread)."""
+
+    @abstractmethod
+    def threads(self, persona: str) -> list[Thread]:
+        """All threads of a persona."""
+
+    @abstractmethod
+    def iter_messages(self, persona: str) -> Iterator[Message]:
+        """Every message of a persona in write order (for export)."""
+
+    @abstractmethod
+    def delete_persona(self, persona: str) -> int:
+        """Delete every message and thread of a persona; the number of messages deleted."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,86 @@
+"""Typed records of the store: personas, messages, threads, budgets, search hits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "system")
+
+ROOT_SCOPE = ""
+"""The scope of a pulse's top level. An isolated sub-playbook writes in a scope of its own."""
+
+CONVERSATION_TAG = "conversation"
+"""Messages with this tag are the conversation: visible to later pulses."""
+
+
+@dataclass(frozen=True, slots=True)
+class Persona:
+    """Who is thinking: the id that keys the store, a name and the system prompt (Base)."""
+
+    id: str
+    name: str
+    system_prompt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to append. ``thread`` None means the persona's main thread."""
+
+    persona: str
+    role: Role
+    content: str
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    pulse_id: str | None = None
+    scope: str = ROOT_SCOPE
+    thread: str | None = None
+    created_at: datetime | None = None
+    """None: the store stamps the time of the write (UTC)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A stored message. ``id`` grows with write order within a store."""
+
+    id: int
+    persona: str
+    thread: str
+    role: Role
+    content: str
+    created_at: datetime
+    pulse_id: str | None
+    scope: str
+    tags: tuple[str, ...]
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A thread of messages: one main thread per persona, sub-threads with a parent."""
+
+    id: str
+    persona: str
+    parent: str | None
+    title: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryBudget:
+    """How much earlier conversation a history read may return."""
+
+    max_messages: int = 50
+    max_chars: int = 24_000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A full-text search result."""
+
+    message: Message
+    snippet: str
+    rank: float

@@ -1,0 +1,52 @@
+"""The ``sea`` command: one module per subcommand, each with a ``register`` function.
+
+A subcommand module registers its parser and sets ``func`` (``args -> exit code``).
+Errors the engine raises on purpose (:class:`sea.errors.SeaError`) become a clean message
+and a non-zero exit here, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+from sea.errors import SeaError, UsageError
+
+SUBCOMMANDS: tuple[str, ...] = ()
+"""Modules of ``sea.cli`` that provide a subcommand, in help order."""
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="sea", description="SEA: a declarative playbook runtime for AI personas."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        import_module(f"sea.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Handler | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return func(args)
+    except UsageError as exc:
+        print(f"sea: {exc.code} error: {exc.message}", file=sys.stderr)
+        return 2
+    except SeaError as exc:
+        print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("sea: interrupted", file=sys.stderr)
+        return 130

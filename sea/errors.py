@@ -1,0 +1,143 @@
+"""The one exception tree of the engine, and the located diagnostic record.
+
+Every error the engine raises derives from :class:`SeaError` and carries a stable
+``code``. Code ranges:
+
+* ``SEA001``–``SEA199``: playbook documents (syntax, schema, static checks), reported as
+  :class:`Diagnostic` records, raised together in a :class:`PlaybookError`.
+* ``SEA300``–``SEA399``: usage of the command line and of the host API.
+* ``SEA500``–``SEA699``: execution (nodes, tools, models, bounds, cancellation).
+* ``SEA700``–``SEA799``: record and replay.
+
+The store (``saimemory``) has its own tree, ``saimemory.errors.MemoryStoreError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Severity(StrEnum):
+    """How bad a diagnostic is: errors fail validation, warnings only with ``--strict``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found in a playbook document, with its exact location and a fix hint."""
+
+    code: str
+    """Stable code, e.g. ``SEA012``."""
+    severity: Severity
+    message: str
+    """What is wrong, in one sentence."""
+    file: str | None = None
+    """The file the document came from, if any."""
+    pointer: str = ""
+    """RFC 6901 JSON pointer into the document (``""`` is the whole document)."""
+    line: int | None = None
+    """1-based line in the source text."""
+    column: int | None = None
+    """1-based column in the source text."""
+    hint: str | None = None
+    """How to fix it."""
+    node_id: str | None = None
+    """The id of the node the problem belongs to, when there is one."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable form used by ``sea validate --format json``."""
+        return {
+            "file": self.file,
+            "code": self.code,
+            "severity": str(self.severity),
+            "pointer": self.pointer,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+    def format_human(self) -> str:
+        """Compiler-style text: ``file:line:col: CODE severity: message`` plus the hint."""
+        where = self.file or "<playbook>"
+        if self.line is not None:
+            where += f":{self.line}:{self.column or 1}"
+        text = f"{where}: {self.code} {self.severity}: {self.message}"
+        if self.pointer:
+            text += f" (at {self.pointer})"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+
+class SeaError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    code: str = "SEA000"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class PlaybookError(SeaError, ValueError):
+    """A playbook document is invalid; ``diagnostics`` lists every problem found."""
+
+    code = "SEA100"
+
+    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        errors = [d for d in self.diagnostics if d.severity is Severity.ERROR]
+        first = (errors or list(self.diagnostics) or [None])[0]
+        summary = first.format_human() if first else "invalid playbook"
+        more = len(errors) - 1
+        if more > 0:
+            summary += f"\n(and {more} more error{'s' if more > 1 else ''})"
+        super().__init__(summary, code=first.code if first else None)
+
+
+class UsageError(SeaError, ValueError):
+    """The host or the command line asked for something that cannot be done as asked."""
+
+    code = "SEA300"
+
+
+class ExecutionError(SeaError, RuntimeError):
+    """A pulse failed: names the playbook, the node and the cause."""
+
+    code = "SEA500"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        playbook: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        self.playbook = playbook
+        self.node = node
+        where = ".".join(p for p in (playbook, node) if p)
+        super().__init__(f"{where}: {message}" if where else message, code=code)
+        self.detail = message
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable form used in results, events and traces."""
+        return {
+            "code": self.code,
+            "message": self.detail,
+            "playbook": self.playbook,
+            "node": self.node,
+        }
+
+
+class PulseCancelled(SeaError):
+    """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
+
+    code = "SEA590"
