@@ -11,10 +11,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 venv-test: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 venv-local: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[local]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
 
 lint: venv-test
 	$(BIN)/ruff check sea saimemory tests bench

@@ -12,6 +12,8 @@ from datetime import datetime
 
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage, SearchHit, Thread
 
+DEFAULT_BUDGET = HistoryBudget()
+
 
 class MessageStore(ABC):
     """A persona message store (SAIMemory)."""
@@ -27,7 +29,7 @@ class MessageStore(ABC):
         *,
         pulse_id: str | None = None,
         scope: str = ROOT_SCOPE,
-        budget: HistoryBudget = HistoryBudget(),
+        budget: HistoryBudget = DEFAULT_BUDGET,
         thread: str | None = None,
     ) -> list[Message]:
         """The pulse rule: what an LLM node of ``pulse_id`` in ``scope`` sees, oldest first.

@@ -94,7 +94,8 @@ class PlaybookError(SeaError, ValueError):
     def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
         self.diagnostics = tuple(diagnostics)
         errors = [d for d in self.diagnostics if d.severity is Severity.ERROR]
-        first = (errors or list(self.diagnostics) or [None])[0]
+        ranked = errors or list(self.diagnostics)
+        first = ranked[0] if ranked else None
         summary = first.format_human() if first else "invalid playbook"
         more = len(errors) - 1
         if more > 0:
