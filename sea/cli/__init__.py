@@ -1,6 +1,7 @@
 """The ``sea`` command: one module per subcommand, each with a ``register`` function.
 
-A subcommand module registers its parser and sets ``func`` (``args -> exit code``).
+Every public module of this package is a subcommand: its ``register(subparsers)`` adds a
+parser and sets ``func`` (``args -> exit code``).
 Errors the engine raises on purpose (:class:`sea.errors.SeaError`) become a clean message
 and a non-zero exit here, never a traceback.
 """
@@ -8,14 +9,19 @@ and a non-zero exit here, never a traceback.
 from __future__ import annotations
 
 import argparse
+import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from sea.errors import SeaError, UsageError
 
-SUBCOMMANDS: tuple[str, ...] = ()
-"""Modules of ``sea.cli`` that provide a subcommand, in help order."""
+
+def _subcommand_modules() -> list[str]:
+    """Modules of ``sea.cli`` that provide a subcommand (every non-underscore module)."""
+    return sorted(
+        info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
+    )
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -26,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sea", description="SEA: a declarative playbook runtime for AI personas."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in _subcommand_modules():
         import_module(f"sea.cli.{name}").register(sub)
     return parser
 
