@@ -21,6 +21,8 @@ from sea.models import Playbook
 
 if TYPE_CHECKING:
     from sea.compiler import Compiler
+    from sea.llm.call import LLMCaller
+    from sea.tools.box import ToolBox
 
 
 class Library(Protocol):
@@ -44,10 +46,6 @@ class Services:
     """Long-lived dependencies shared by every pulse of a runtime."""
 
     store: MessageStore
-    caller: Any
-    """The ``sea.llm.call.LLMCaller``."""
-    toolbox: Any
-    """The ``sea.tools.box.ToolBox``."""
     library: Library
     compiler: Compiler
     limits: Limits
@@ -61,6 +59,10 @@ class Pulse:
     persona: Persona
     pulse_id: str
     sink: Callable[[Event], None]
+    caller: LLMCaller
+    """The call path; its records go to this pulse's events."""
+    toolbox: ToolBox
+    """The host's tools and the built-in ones, bound to this persona."""
 
     def emit(self, event: Event) -> None:
         """Send an event to the host."""
