@@ -13,7 +13,10 @@ _YES = frozenset({"approve", "approved", "allow", "yes", "y", "ok"})
 
 
 def approved(answer: Any) -> bool:
-    """Whether a host's answer approves: ``True``, ``"approve"``/``"yes"``, ``{"approved": true}``."""
+    """Whether a host's answer approves.
+
+    ``True``, ``"approve"`` / ``"yes"`` / ``"allow"`` and ``{"approved": true}`` approve.
+    """
     if isinstance(answer, bool):
         return answer
     if isinstance(answer, str):

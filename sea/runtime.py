@@ -22,6 +22,7 @@ from tempfile import TemporaryDirectory
 from time import perf_counter
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -247,7 +248,7 @@ class Runtime:
             sink(None)
 
     async def _execute(self, run: _Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        config: dict[str, Any] = {
+        config: RunnableConfig = {
             "configurable": {"thread_id": run.pulse_id},
             "recursion_limit": self.services.limits.recursion_limit,
         }
@@ -270,7 +271,7 @@ class Runtime:
             state["last"] = run.input
             state["origin"] = _origin(run)
             payload = state
-        final = await bound.ainvoke(payload, config, context=frame)  # type: ignore[arg-type]
+        final = await bound.ainvoke(payload, config, context=frame)
         run.final = dict(final)
         waiting = final.get("__interrupt__") or []
         for pending in waiting:

@@ -66,7 +66,7 @@ Update = dict[str, Any]
 """A partial :class:`PlaybookState` returned by a node."""
 
 
-def variables(state: Mapping[str, Any]) -> Mapping[str, Any]:
+def variables(state: Mapping[str, Any]) -> ChainMap[str, Any]:
     """The variables templates, expressions and conditions read: ``vars`` plus last/error."""
     top = {LAST: state.get(LAST), ERROR: state.get(ERROR)}
     return ChainMap(top, state.get("vars") or {})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -36,7 +35,7 @@ class SetKind:
     async def run(self, node: SetNode, state: PlaybookState, frame: Frame) -> Update:
         """Evaluate every assignment in order; later ones see earlier ones."""
         done: dict[str, Any] = {}
-        scope: Mapping[str, Any] = ChainMap(done, variables(state))
+        scope: Mapping[str, Any] = variables(state).new_child(done)
         for key, value in node.assignments.items():
             done[key] = evaluate(value, scope)
         return assign(done)
