@@ -266,7 +266,8 @@ class Runtime:
             payload = Command(resume=run.answer)
         else:
             sink(PulseStarted(run.pulse_id, run.persona.id, playbook.name, run.input))
-            state = initial_state(frame, bind_args(playbook, run.args), input=run.input)
+            given = {"input": run.input, **run.args}
+            state = initial_state(frame, bind_args(playbook, given), input=run.input)
             await self._store_input(run, sink)
             state["last"] = run.input
             state["origin"] = _origin(run)
