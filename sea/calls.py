@@ -24,7 +24,7 @@ from sea.errors import (
 )
 from sea.models import InputParam, Playbook
 from sea.pulse import Frame
-from sea.state import PlaybookState, Update, assign
+from sea.state import PlaybookState, Update, assign, variables
 
 _TYPE_CHECKS: dict[str, tuple[str, Any]] = {
     "string": ("a string", lambda v: isinstance(v, str)),
@@ -201,7 +201,7 @@ def _input_of(bound: Mapping[str, Any], parent_input: str) -> str:
 
 
 def _results(callee: Playbook, node: Any, final: Mapping[str, Any], start: int) -> Update:
-    child_vars = final.get("vars") or {}
+    child_vars = variables(final)
     outputs = list(final.get("outputs") or [])
     update: Update = {
         "last": outputs[-1] if outputs else "",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections import ChainMap
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
 from sea.tools.box import ToolBox
+from sea.state import variables
 from sea.tools.builtin import builtin_tools
 
 Status = Literal["ok", "error", "cancelled", "waiting"]
@@ -360,12 +362,12 @@ def _result(run: _Run, events: list[Event]) -> PulseResult:
     calls = [e.record for e in events if isinstance(e, LLMCalled)]
     approval = next((e.request for e in events if isinstance(e, ApprovalRequested)), None)
     final = run.final
-    variables = dict(final.get("vars") or {})
+    scope = variables(final)
     return PulseResult(
         pulse_id=run.pulse_id,
         status=end.status if end else "error",  # type: ignore[arg-type]
         spoken=[e.text for e in events if isinstance(e, Spoken)],
-        outputs=_outputs(run.output_schema, variables),
+        outputs=_outputs(run.output_schema, scope),
         texts=list(final.get("outputs") or []),
         error=end.error if end else None,
         llm_calls=calls,
@@ -384,10 +386,10 @@ def _result(run: _Run, events: list[Event]) -> PulseResult:
 _BUILTINS = ("input", "persona_id", "persona_name", "pulse_id")
 
 
-def _outputs(declared: list[str] | None, variables: dict[str, Any]) -> dict[str, Any]:
+def _outputs(declared: list[str] | None, scope: ChainMap[str, Any]) -> dict[str, Any]:
     if declared:
-        return {key: variables.get(key) for key in declared}
-    return {k: v for k, v in variables.items() if k not in _BUILTINS}
+        return {key: scope.get(key) for key in declared}
+    return {k: v for k, v in scope.maps[-1].items() if k not in _BUILTINS}
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
