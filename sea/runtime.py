@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from collections import ChainMap
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +49,8 @@ from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
-from sea.tools.box import ToolBox
 from sea.state import variables
+from sea.tools.box import ToolBox
 from sea.tools.builtin import builtin_tools
 
 Status = Literal["ok", "error", "cancelled", "waiting"]
