@@ -155,6 +155,9 @@ class Runtime:
         async for event in self._stream(run):
             yield event
 
+    stream_pulse = astream_pulse
+    """Alias of :meth:`astream_pulse`."""
+
     async def arun_pulse(
         self,
         persona: Persona,

@@ -75,3 +75,25 @@ def test_isolated_callee_sees_history_not_callers_pulse(
     contents = [m["content"] for m in call.messages]
     assert "question?" in contents
     assert not any("caller secret" in c for c in contents)
+
+
+def test_exec_drops_undeclared_router_arguments_with_a_warning(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    answer = {"playbook": "echo_topic", "args": {"topic": "cats", "mood": "happy"}}
+    runtime, _ = make_runtime({"responses": {"router_main.route": [answer]}})
+    result = runtime.run_pulse(persona, "router_main", "cats")
+    assert result.status == "ok", result.error
+    assert result.outputs["result"] == "topic=cats depth=1"
+    [warning] = [e for e in result.events if e.kind == "warning"]
+    assert warning.code == "arguments_dropped" and "mood" in warning.message
+
+
+def test_exec_router_argument_of_wrong_type_takes_error_next(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    answer = {"playbook": "echo_topic", "args": {"topic": "cats", "depth": "deep"}}
+    runtime, _ = make_runtime({"responses": {"router_main.route": [answer]}})
+    result = runtime.run_pulse(persona, "router_main", "cats")
+    assert result.status == "ok", result.error
+    assert result.outputs["result"] == "failed: SEA570 at run"

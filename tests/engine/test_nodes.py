@@ -137,3 +137,34 @@ def test_user_input_stored_even_when_the_pulse_fails(
     [message] = store.pulse_messages(persona.id, "f1")
     assert (message.role, message.content) == ("user", "hello")
     assert "conversation" in message.tags
+
+
+def test_llm_memorize_important_and_mappings(
+    make_runtime: MakeRuntime, persona: Persona, store: Any
+) -> None:
+    script = {
+        "responses": {
+            "llm_memo.sum": ["short summary"],
+            "llm_memo.pick": [{"choice": "b"}],
+            "llm_memo.reply": ["final words"],
+        }
+    }
+    runtime, model = make_runtime(script)
+    result = runtime.run_pulse(persona, "llm_memo", "the text", pulse_id="m1")
+    assert result.status == "ok", result.error
+    assert result.outputs == {
+        "summary": "short summary",
+        "picked": "b",
+        "missing": None,
+        "said": "final words",
+    }
+    [sum_call] = [c for c in model.calls if c.key == "llm_memo.sum"]
+    prompt = sum_call.messages[-1]["content"]
+    assert "Summarize the text; keep {literal_example}" in prompt  # unknown names kept
+    assert [m["role"] for m in sum_call.messages] == ["system", "user"]  # worker: no history
+    stored = [(m.role, m.content, m.tags) for m in store.pulse_messages(persona.id, "m1")]
+    assert stored[1][0] == "user" and stored[1][1].startswith("<system>")
+    assert "research" in stored[1][2]
+    assert stored[2][:2] == ("assistant", "short summary") and "research" in stored[2][2]
+    assert stored[3][:2] == ("assistant", "final words") and "conversation" in stored[3][2]
+    assert len(stored) == 4  # the structured pick is not memorized
