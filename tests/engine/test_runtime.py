@@ -77,3 +77,19 @@ def test_events_pair_node_start_and_end_with_depth(
     assert sorted(ends) == sorted(starts)
     assert all(e.duration_s >= 0 for e in result.events if isinstance(e, NodeEnded))
     assert all("kind" in e.to_json() for e in result.events)
+
+
+def test_approval_inside_subplay_resumes_in_fresh_runtime(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+    first, _ = make_runtime(tools=[send_mail], limits=limits)
+    waiting = first.run_pulse(persona, "approval_nested", "carol")
+    assert waiting.status == "waiting", waiting.error
+    assert waiting.approval is not None
+    assert (waiting.approval["playbook"], waiting.approval["node"]) == ("approval_tool", "send")
+    second, _ = make_runtime(tools=[send_mail], limits=limits)
+    done = second.resume(waiting.pulse_id, "approve")
+    assert done.status == "ok", done.error
+    assert done.outputs == {"outcome": "sent", "after": "saw sent"}
+    assert sent.count("carol") == 1
