@@ -253,43 +253,36 @@ class Runtime:
             sink(None)
 
     async def _execute(self, run: _Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        config: RunnableConfig = {
-            "configurable": {"thread_id": run.pulse_id},
-            "recursion_limit": self.services.limits.recursion_limit,
-        }
         if run.resume:
             await self._load_origin(run, saver)
-        assert run.persona is not None and run.playbook is not None
+        else:  # the input is kept whatever happens next, even if the playbook is invalid
+            assert run.persona is not None and run.playbook is not None
+            sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
+            await self._store_input(run, sink)
+        assert run.playbook is not None
         library = self.services.library
         playbook = library.get(run.playbook)
         run.output_schema = playbook.output_schema
         graph: Graph = self.services.compiler.compile(playbook, library.content_hash(playbook.name))
-        bound = graph.copy(update={"checkpointer": saver})
         frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
-        payload: Any
-        if run.resume:
-            payload = Command(resume=run.answer)
-        else:
-            sink(PulseStarted(run.pulse_id, run.persona.id, playbook.name, run.input))
+        payload: Any = Command(resume=run.answer)
+        if not run.resume:
             given = {"input": run.input, **run.args}
             state = initial_state(frame, bind_args(playbook, given), input=run.input)
-            await self._store_input(run, sink)
-            state["last"] = run.input
             state["origin"] = _origin(run)
             payload = state
+        config: RunnableConfig = {
+            "configurable": {"thread_id": run.pulse_id},
+            "recursion_limit": self.services.limits.recursion_limit,
+        }
+        bound = graph.copy(update={"checkpointer": saver})
         final = await bound.ainvoke(payload, config, context=frame)
         run.final = dict(final)
         waiting = final.get("__interrupt__") or []
         for pending in waiting:
             request = dict(pending.value) if isinstance(pending.value, dict) else {}
-            sink(
-                ApprovalRequested(
-                    run.pulse_id,
-                    str(request.get("playbook", playbook.name)),
-                    str(request.get("node", "")),
-                    request,
-                )
-            )
+            where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))
+            sink(ApprovalRequested(run.pulse_id, *where, request))
         return "waiting" if waiting else "ok"
 
     async def _store_input(self, run: _Run, sink: Sink) -> None:

@@ -204,9 +204,10 @@ def test_playbook_starts_with_exactly_the_builtins_and_its_inputs(
 
 
 def test_unknown_top_level_playbook_is_an_error_result(
-    make_runtime: MakeRuntime, persona: Persona
+    make_runtime: MakeRuntime, persona: Persona, store: Any
 ) -> None:
     runtime, _ = make_runtime()
-    result = runtime.run_pulse(persona, "no_such_playbook", "x")
+    result = runtime.run_pulse(persona, "no_such_playbook", "keep me", pulse_id="np")
     assert result.status == "error"
     assert result.error is not None and "no_such_playbook" in result.error["message"]
+    assert [m.content for m in store.pulse_messages(persona.id, "np")] == ["keep me"]
