@@ -92,10 +92,10 @@ class PostgresStore(SqlStore):
     def _setup(self) -> None:
         ident = pgsql.Identifier(self.schema)
         try:
-            self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-            self._conn.execute(pgsql.SQL("SET search_path TO {}, public").format(ident))
             with self._conn.transaction():
                 self._conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+                self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                self._conn.execute(pgsql.SQL("SET search_path TO {}, public").format(ident))
                 self._check_existing()
                 self._conn.execute(MIGRATIONS_TABLE)
                 for migration in POSTGRES_MIGRATIONS[self._version():]:
