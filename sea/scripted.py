@@ -82,11 +82,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def model_post_init(self, context: Any, /) -> None:
         """Check every script entry once, so a bad script fails before any call."""
-        for key, entries in self.responses.items():
-            for index, entry in enumerate(entries):
-                _check_entry(entry, f"responses[{key!r}][{index}]")
-        for index, entry in enumerate(self.default):
-            _check_entry(entry, f"default[{index}]")
+        _check_script(self.responses, self.default)
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedChatModel:
@@ -119,6 +115,7 @@ class ScriptedChatModel(BaseChatModel):
             raise UsageError(f'{source}: `responses` must map "playbook.node" to a list')
         if not isinstance(default, list):
             raise UsageError(f"{source}: `default` must be a list")
+        _check_script(responses, default, source=f"{source}: ")
         return cls(responses=responses, default=default)
 
     @property
@@ -302,6 +299,16 @@ class ScriptedChatModel(BaseChatModel):
 
 
 _NOTHING = object()
+
+
+def _check_script(
+    responses: Mapping[str, list[Any]], default: list[Any], *, source: str = ""
+) -> None:
+    for key, entries in responses.items():
+        for index, entry in enumerate(entries):
+            _check_entry(entry, f"{source}responses[{key!r}][{index}]")
+    for index, entry in enumerate(default):
+        _check_entry(entry, f"{source}default[{index}]")
 
 
 def _check_entry(entry: Any, where: str) -> None:
