@@ -4,8 +4,9 @@ streaming, and a record of every call.
 Every call invokes the model with ``config={"metadata": {"sea_playbook", "sea_node",
 "sea_pulse_id"}}``. Failures raise :class:`sea.errors.ModelError` (or its subclass
 :class:`sea.errors.StructuredOutputError`) carrying the call's record;
-``asyncio.CancelledError`` propagates untouched (the record, with outcome ``cancelled`` and
-the text streamed so far, goes to ``on_record``).
+``asyncio.CancelledError`` and :class:`sea.errors.PulseCancelled` (raised by an ``on_token``
+callback) propagate untouched; the record, with outcome ``cancelled`` and the text streamed so
+far, goes to ``on_record``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from saimemory import ROOT_SCOPE, HistoryBudget, MessageStore, Persona
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.context import build_messages
 from saimemory.errors import MemoryStoreError
-from sea.errors import ModelError, SeaError, StructuredOutputError
+from sea.errors import ModelError, PulseCancelled, SeaError, StructuredOutputError
 from sea.llm.models import ModelSet, model_name
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.structured import StructuredOutcome, check_schema, run_structured, with_playbook_enum
@@ -138,7 +139,7 @@ class LLMCaller:
         tracker = CallTracker(request.playbook, request.node, self._clock)
         try:
             return await self._run(request, tracker, on_token)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, PulseCancelled):
             self._emit(tracker.finish("cancelled", error="cancelled"))
             raise
         except ModelError as exc:

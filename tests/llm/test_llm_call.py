@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 
 from saimemory import CONVERSATION_TAG, NewMessage, Persona
 from saimemory.sqlite import SQLiteStore
-from sea.errors import ModelError, ScriptExhausted, StructuredOutputError
+from sea.errors import ModelError, PulseCancelled, ScriptExhausted, StructuredOutputError
 from sea.llm.call import LLMCaller, LLMRequest
 from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
@@ -474,3 +474,20 @@ def test_store_is_read_not_written(store: SQLiteStore, persona: Persona) -> None
     before = list(store.iter_messages(persona.id))
     run(caller_for(store, ScriptedChatModel(default=["x"])).call(request(persona, prompt="Hi")))
     assert list(store.iter_messages(persona.id)) == before
+
+
+def test_pulse_cancelled_from_the_token_sink_is_not_a_model_error(
+    store: SQLiteStore, persona: Persona, recorder: Recorder
+) -> None:
+    async def on_token(text: str) -> None:
+        raise PulseCancelled("the host cancelled the pulse")
+
+    model = ScriptedChatModel(default=["one two"])
+    with pytest.raises(PulseCancelled):
+        run(
+            caller_for(store, model, recorder).call(
+                request(persona, stream=True), on_token=on_token
+            )
+        )
+    assert [r.outcome for r in recorder.records] == ["cancelled"]
+    assert recorder.records[0].response == "one "
