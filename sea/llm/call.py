@@ -281,11 +281,14 @@ async def _stream(
     config: RunnableConfig,
     on_token: TokenCallback | None,
 ) -> AIMessage:
-    total: AIMessageChunk | None = None
+    total: AIMessage | None = None
     async for chunk in runnable.astream(tracker.messages, config=config):
-        if not isinstance(chunk, AIMessageChunk):
+        if not isinstance(chunk, AIMessage):
             raise ModelError(f"model {tracker.model!r} streamed {type(chunk).__name__}, not text")
-        total = chunk if total is None else total + chunk
+        if isinstance(chunk, AIMessageChunk) and isinstance(total, AIMessageChunk):
+            total = total + chunk
+        else:  # the first chunk, or a whole answer from a model that cannot stream
+            total = chunk
         text = str(chunk.text)
         if text:
             tracker.partial_text += text

@@ -534,3 +534,17 @@ def test_native_structured_output_through_a_tool_call(store: SQLiteStore, person
     assistant, retry = result.record.messages[-2:]
     assert assistant == {"role": "assistant", "content": '{"playbook":"basic_chat"}'}
     assert "'reason' is a required property" in retry["content"]
+
+
+def test_streaming_a_model_that_cannot_stream_sends_one_token(
+    store: SQLiteStore, persona: Persona
+) -> None:
+    tokens: list[str] = []
+
+    async def on_token(text: str) -> None:
+        tokens.append(text)
+
+    model = TextOnlyModel(answers=["All at once."], seen=[])
+    result = run(caller_for(store, model).call(request(persona, stream=True), on_token=on_token))
+    assert tokens == ["All at once."]
+    assert result.text == "All at once." and result.record.tokens_out == 3
