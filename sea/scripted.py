@@ -144,9 +144,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        entry = self._take(messages, _metadata(run_manager))
-        message = _answer(entry, messages, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return self._result(messages, _metadata(run_manager), kwargs)
 
     async def _agenerate(
         self,
@@ -155,9 +153,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        entry = self._take(messages, _metadata(run_manager))
-        message = _answer(entry, messages, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return self._result(messages, _metadata(run_manager), kwargs)
 
     # langchain-core streams without handing the run's metadata to ``_stream``/``_astream``,
     # so ``stream``/``astream`` pass it along as a keyword, and only they stream.
@@ -252,6 +248,12 @@ class ScriptedChatModel(BaseChatModel):
         return bound | parse | RunnableLambda(_parsed_or_raise, name="scripted_parsed")
 
     # -- script ---------------------------------------------------------------------------
+
+    def _result(
+        self, messages: list[BaseMessage], metadata: Mapping[str, Any], kwargs: Mapping[str, Any]
+    ) -> ChatResult:
+        message = _answer(self._take(messages, metadata), messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _take(self, messages: list[BaseMessage], metadata: Mapping[str, Any]) -> Any:
         playbook, node = metadata.get("sea_playbook"), metadata.get("sea_node")
