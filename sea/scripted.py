@@ -41,7 +41,9 @@ from sea.llm.messages import message_dicts
 
 _STRUCTURED_FLAG = "sea_structured_output"
 _METADATA_KWARG = "sea_node_metadata"
-_WORD = re.compile(r"\S+\s*|\s+")
+_WIDE = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
+_WORD = re.compile(rf"[{_WIDE}]{{1,3}}\s*|[^\s{_WIDE}]+\s*|\s+")
+"""Stream chunks: a word with its trailing space; CJK text, which has no spaces, by threes."""
 _CHARS_PER_TOKEN = 4
 _TOKENS_PER_MESSAGE = 4
 
@@ -64,7 +66,7 @@ class ScriptedCall:
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers from a script keyed by ``playbook.node``.
 
-    Supports ``invoke``/``ainvoke``, token streaming (one chunk per word), ``bind_tools``
+    Supports ``invoke``/``ainvoke``, token streaming (a chunk per word), ``bind_tools``
     and ``with_structured_output(schema, include_raw=True)``. Answers carry
     ``usage_metadata`` with token counts estimated from the text (about four characters
     per token).
