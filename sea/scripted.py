@@ -244,7 +244,9 @@ class ScriptedChatModel(BaseChatModel):
         the parsed value (a text entry that is not JSON raises ``OutputParserException``).
         """
         bound = self.bind(**{_STRUCTURED_FLAG: True})
-        parse = RunnableLambda(_parse_structured, name="scripted_structured")
+        parse = RunnableLambda(
+            _parse_structured, afunc=_aparse_structured, name="scripted_structured"
+        )
         if include_raw:
             return bound | parse
         return bound | parse | RunnableLambda(_parsed_or_raise, name="scripted_parsed")
@@ -401,6 +403,10 @@ def _parse_structured(raw: AIMessage) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         error = OutputParserException(f"the answer is not JSON: {exc}", llm_output=text)
         return {"raw": raw, "parsed": None, "parsing_error": error}
+
+
+async def _aparse_structured(raw: AIMessage) -> dict[str, Any]:
+    return _parse_structured(raw)  # no thread hop: parsing is quick
 
 
 def _parsed_or_raise(result: dict[str, Any]) -> Any:
