@@ -22,9 +22,10 @@ from sea.errors import (
     ExecutionError,
     PulseCancelled,
 )
+from sea.events import WarningRaised
 from sea.models import InputParam, Playbook
 from sea.pulse import Frame
-from sea.state import PlaybookState, Update, assign
+from sea.state import PlaybookState, Update, assign, variables
 
 _TYPE_CHECKS: dict[str, tuple[str, Any]] = {
     "string": ("a string", lambda v: isinstance(v, str)),
@@ -97,10 +98,9 @@ def bind_args(
             problems.append(f"required argument {param.name!r} is missing")
         else:
             bound[param.name] = None
-    declared = {p.name for p in callee.input_schema}
-    unknown = sorted(k for k in args if k not in declared and k != "input")
+    unknown = unknown_args(callee, args)
     if strict and unknown:
-        names = ", ".join(sorted(declared)) or "none"
+        names = ", ".join(sorted(p.name for p in callee.input_schema)) or "none"
         problems.append(f"unknown argument(s) {', '.join(unknown)} (parameters: {names})")
     if problems:
         raise CallArgumentError(
@@ -109,6 +109,12 @@ def bind_args(
             node=node,
         )
     return bound
+
+
+def unknown_args(callee: Playbook, args: Mapping[str, Any]) -> list[str]:
+    """Names in ``args`` the callee does not declare (``input`` is always accepted)."""
+    declared = {p.name for p in callee.input_schema}
+    return sorted(k for k in args if k not in declared and k != "input")
 
 
 def initial_state(
@@ -173,6 +179,18 @@ async def call_playbook(
     """Run ``callee`` as a function of this node and return the caller's update."""
     check_call(frame, callee, node.id)
     bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
+    dropped = [] if strict else unknown_args(callee, args)
+    if dropped:
+        frame.emit(
+            WarningRaised(
+                frame.pulse.pulse_id,
+                "arguments_dropped",
+                f"playbook {callee.name!r} declares no parameter(s) {', '.join(dropped)}; "
+                "they were not passed",
+                frame.name,
+                node.id,
+            )
+        )
     isolate = bool(node.isolate_pulse_context) or node.execution == "subagent"
     child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
     services = frame.services
@@ -201,7 +219,7 @@ def _input_of(bound: Mapping[str, Any], parent_input: str) -> str:
 
 
 def _results(callee: Playbook, node: Any, final: Mapping[str, Any], start: int) -> Update:
-    child_vars = final.get("vars") or {}
+    child_vars = variables(final)
     outputs = list(final.get("outputs") or [])
     update: Update = {
         "last": outputs[-1] if outputs else "",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
+from sea.state import variables
 from sea.tools.box import ToolBox
 from sea.tools.builtin import builtin_tools
 
@@ -152,6 +154,9 @@ class Runtime:
         run = _Run(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
         async for event in self._stream(run):
             yield event
+
+    stream_pulse = astream_pulse
+    """Alias of :meth:`astream_pulse`."""
 
     async def arun_pulse(
         self,
@@ -266,7 +271,8 @@ class Runtime:
             payload = Command(resume=run.answer)
         else:
             sink(PulseStarted(run.pulse_id, run.persona.id, playbook.name, run.input))
-            state = initial_state(frame, bind_args(playbook, run.args), input=run.input)
+            given = {"input": run.input, **run.args}
+            state = initial_state(frame, bind_args(playbook, given), input=run.input)
             await self._store_input(run, sink)
             state["last"] = run.input
             state["origin"] = _origin(run)
@@ -359,12 +365,12 @@ def _result(run: _Run, events: list[Event]) -> PulseResult:
     calls = [e.record for e in events if isinstance(e, LLMCalled)]
     approval = next((e.request for e in events if isinstance(e, ApprovalRequested)), None)
     final = run.final
-    variables = dict(final.get("vars") or {})
+    scope = variables(final)
     return PulseResult(
         pulse_id=run.pulse_id,
         status=end.status if end else "error",  # type: ignore[arg-type]
         spoken=[e.text for e in events if isinstance(e, Spoken)],
-        outputs=_outputs(run.output_schema, variables),
+        outputs=_outputs(run.output_schema, scope),
         texts=list(final.get("outputs") or []),
         error=end.error if end else None,
         llm_calls=calls,
@@ -383,10 +389,10 @@ def _result(run: _Run, events: list[Event]) -> PulseResult:
 _BUILTINS = ("input", "persona_id", "persona_name", "pulse_id")
 
 
-def _outputs(declared: list[str] | None, variables: dict[str, Any]) -> dict[str, Any]:
+def _outputs(declared: list[str] | None, scope: ChainMap[str, Any]) -> dict[str, Any]:
     if declared:
-        return {key: variables.get(key) for key in declared}
-    return {k: v for k, v in variables.items() if k not in _BUILTINS}
+        return {key: scope.get(key) for key in declared}
+    return {k: v for k, v in scope.maps[-1].items() if k not in _BUILTINS}
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:

@@ -56,10 +56,10 @@ def answer_values(node: LLMNode, result: LLMResult) -> dict[str, Any]:
     """The variables the answer sets (``last`` included)."""
     keys = {k: v for item in node.output_keys or [] for k, v in item.items()}
     values: dict[str, Any] = {}
-    if result.tool_call is not None:
-        call = result.tool_call.to_json()
-        if "function_call" in keys:
-            values[keys["function_call"]] = call
+    call = None if result.tool_call is None else result.tool_call.to_json()
+    if "function_call" in keys:
+        values[keys["function_call"]] = call  # None on a text turn: no stale call survives
+    if call is not None:
         value: Any = call if not result.text else result.text
     elif result.parsed is not None:
         value = result.parsed
