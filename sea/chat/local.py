@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import os
 import threading
 from collections.abc import AsyncIterator, Generator, Sequence
 from dataclasses import dataclass
@@ -115,6 +116,11 @@ class LocalChatModel(BaseChatModel):
     seed: int = 42
     repeat_penalty: float = Field(default=1.1, ge=1.0)
     n_threads: int | None = Field(default=None, ge=1)
+    """Threads for generation and prompt evaluation; None means half the CPUs (at least 1).
+
+    More threads than free cores makes llama much slower (its workers spin), so the default
+    leaves room for the rest of the process and other programs.
+    """
 
     _loaded: dict[str, _Loaded] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -163,11 +169,13 @@ class LocalChatModel(BaseChatModel):
 
     def _load_file(self, path: str) -> _Loaded:
         llama_cpp = _import_llama_cpp()
+        threads = self.n_threads or max(1, (os.cpu_count() or 2) // 2)
         llama = llama_cpp.Llama(
             model_path=path,
             n_ctx=self.n_ctx,
             seed=self.seed,
-            n_threads=self.n_threads,
+            n_threads=threads,
+            n_threads_batch=threads,
             verbose=False,
         )
         template = llama.metadata.get("tokenizer.chat_template")

@@ -109,18 +109,18 @@ def fit_to_context(
         dropped += 1
         used = count_tokens(kept)
     truncated: set[int] = set()
-    while used > budget:
+    while used > budget and any(t["content"] for t in kept):
         index = max(range(len(kept)), key=lambda i: len(kept[i]["content"]))
-        text = kept[index]["content"]
-        keep_chars = len(text) - max(16, 4 * (used - budget)) - len(_TRUNCATION_MARK)
-        if keep_chars <= 0 or len(text) <= 2 * len(_TRUNCATION_MARK):
-            kept[index]["content"] = ""
-        else:
-            head = keep_chars // 2
-            kept[index]["content"] = text[:head] + _TRUNCATION_MARK + text[-(keep_chars - head) :]
+        kept[index]["content"] = _cut_middle(kept[index]["content"], 4 * (used - budget))
         truncated.add(index)
-        new_used = count_tokens(kept)
-        if new_used >= used and not kept[index]["content"]:
-            break  # nothing left to cut: the fixed template overhead alone exceeds the budget
-        used = new_used
+        used = count_tokens(kept)
     return FittedPrompt(kept, used, dropped, len(truncated))
+
+
+def _cut_middle(text: str, excess_chars: int) -> str:
+    """``text`` shortened by at least ``excess_chars`` (at least 16), keeping head and tail."""
+    keep = len(text) - max(16, excess_chars) - len(_TRUNCATION_MARK)
+    if keep <= 0:
+        return ""
+    head = keep // 2
+    return text[:head] + _TRUNCATION_MARK + text[len(text) - (keep - head) :]
