@@ -121,7 +121,7 @@ def test_structured_output_is_valid_against_the_router_schema(model: LocalChatMo
 
 @real_model
 def test_history_too_long_for_the_context_is_trimmed_not_fatal() -> None:
-    small = LocalChatModel(n_ctx=256, max_tokens=8)
+    small = LocalChatModel(n_ctx=256, max_tokens=8, structured_max_tokens=64)
     history: list[Any] = [SystemMessage("You are Aoi.")]
     for i in range(6):
         history.append(HumanMessage(f"Message {i}: " + "tell me about the sea " * 12))
