@@ -1,5 +1,9 @@
 """SAIMemory: the persona message store and pulse-scoped context assembly."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
 from saimemory.records import (
@@ -13,6 +17,23 @@ from saimemory.records import (
     Thread,
 )
 
+
+def open_store(target: str | Path) -> MessageStore:
+    """Open a store: a ``postgresql://`` (or ``postgres://``) DSN, else a SQLite file path.
+
+    The SQLite file and its parent directories are created when missing; migrations are
+    applied on open. Raises :class:`MemoryStoreError` when the target cannot be used.
+    """
+    text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        from saimemory.postgres import PostgresStore
+
+        return PostgresStore(text)
+    from saimemory.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(text))
+
+
 __all__ = [
     "CONVERSATION_TAG",
     "ROOT_SCOPE",
@@ -24,4 +45,5 @@ __all__ = [
     "Persona",
     "SearchHit",
     "Thread",
+    "open_store",
 ]
