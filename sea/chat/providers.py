@@ -135,11 +135,6 @@ def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
 
 
 def _scripted(path: Path) -> BaseChatModel:
-    try:
-        from sea.scripted import ScriptedChatModel  # type: ignore[import-not-found, unused-ignore]
-    except ImportError as exc:
-        raise ModelSourceUnavailable(
-            "the scripted model (sea.scripted) is not part of this installation"
-        ) from exc
-    model: BaseChatModel = ScriptedChatModel.from_file(path)
-    return model
+    from sea.scripted import ScriptedChatModel
+
+    return ScriptedChatModel.from_file(path)

@@ -121,3 +121,20 @@ def test_factories_add_or_override_providers(tmp_path: Path) -> None:
     model = resolve_model("replay:pulse.json", factories={"replay": replay_factory})
     assert seen == ["pulse.json"]
     assert model.invoke("hi").content == "from the trace"
+
+
+def test_scripted_spec_loads_the_script(tmp_path: Path) -> None:
+    from sea.scripted import ScriptedChatModel
+
+    script = tmp_path / "script.json"
+    script.write_text('{"default": ["scripted hello"]}')
+    model = resolve_model(f"scripted:{script}")
+    assert isinstance(model, ScriptedChatModel)
+    assert model.invoke("hi").content == "scripted hello"
+
+
+def test_scripted_spec_with_a_bad_script_is_a_usage_error(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text('{"answers": []}')
+    with pytest.raises(UsageError, match="responses"):
+        resolve_model(f"scripted:{script}")
