@@ -136,7 +136,8 @@ class TerminalView(_Collected):
         if self.llm_calls:
             self._err.write(call_table(self.llm_calls) + "\n")
         if self.error:
-            where = ".".join(str(self.error.get(k)) for k in ("playbook", "node") if self.error.get(k))
+            parts = (self.error.get("playbook"), self.error.get("node"))
+            where = ".".join(str(part) for part in parts if part)
             self._err.write(
                 f"error {self.error.get('code')} at {where}: {self.error.get('message')}\n"
             )

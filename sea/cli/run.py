@@ -128,7 +128,7 @@ async def _pulse(
     if recorder is not None:
         trace = recorder.trace(current_hashes(library, recorder.playbooks_run()))
         Path(args.record).write_bytes(
-            orjson.dumps(trace.model_dump(by_alias=True, exclude_none=False),
+            orjson.dumps(trace.model_dump(by_alias=True, exclude={"schema_"}),
                          option=orjson.OPT_INDENT_2) + b"\n"
         )
     return view.finish()

@@ -7,11 +7,11 @@ a replay can report the *first* point where it went another way.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TRACE_VERSION = 1
+TRACE_VERSION: Final[Literal[1]] = 1
 
 
 class _Entry(BaseModel):
