@@ -232,3 +232,9 @@ class ApprovalDenied(ExecutionError):
     """A person (through the host) declined an action that needed approval."""
 
     code = "SEA575"
+
+
+class ReplayError(SeaError):
+    """A trace cannot be read or replayed."""
+
+    code = "SEA700"

@@ -7,17 +7,11 @@ from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from saimemory.context import PROFILE_MODEL
 from sea.errors import UsageError
 
 ModelKind = Literal["normal", "lightweight"]
-
-PROFILE_MODEL: dict[str, ModelKind] = {
-    "conversation": "normal",
-    "router": "lightweight",
-    "worker": "normal",
-    "worker_light": "lightweight",
-}
-"""The model kind each context profile uses; a profile overrides the node's ``model_type``."""
+"""Which of the two models; a context profile decides it (``saimemory.context.PROFILE_MODEL``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +41,7 @@ class ModelSet:
             if profile not in PROFILE_MODEL:
                 known = ", ".join(PROFILE_MODEL)
                 raise UsageError(f"unknown context profile {profile!r} (known: {known})")
-            return PROFILE_MODEL[profile]
+            return "lightweight" if PROFILE_MODEL[profile] == "lightweight" else "normal"
         if model_type == "normal":
             return "normal"
         if model_type == "lightweight":

@@ -153,8 +153,12 @@ def _describe(
     where = "/".join(str(p) for p in path)
     if error.validator in ("type", "anyOf", "oneOf") and len(path) == 1:
         prop = (schema.get("properties") or {}).get(name, {})
-        expected = " or ".join(sorted(accepted_types(prop, schema))) or "another type"
+        accepted = accepted_types(prop, schema)
         value = args[name]
+        if json_type(value) in accepted and error.context:  # right type, wrong inside
+            deepest = max(error.context, key=lambda e: len(e.absolute_path))
+            return _describe(tool_name, schema, args, deepest)
+        expected = " or ".join(sorted(accepted)) or "another type"
         return (
             f"tool {tool_name!r}: argument {name!r} expects {expected}, got "
             f"{json_type(value)} ({_preview(value)})"
