@@ -42,6 +42,7 @@ from sea.events import (
     PulseEnded,
     PulseStarted,
     Spoken,
+    WarningRaised,
 )
 from sea.limits import Limits
 from sea.llm.call import LLMCaller
@@ -276,6 +277,8 @@ class Runtime:
             "recursion_limit": self.services.limits.recursion_limit,
         }
         bound = graph.copy(update={"checkpointer": saver})
+        if run.resume and not (await bound.aget_state(config)).interrupts:
+            raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
         final = await bound.ainvoke(payload, config, context=frame)
         run.final = dict(final)
         waiting = final.get("__interrupt__") or []
@@ -325,7 +328,7 @@ class Runtime:
             store,
             max_retries=self._max_retries,
             history_budget=self._budget,
-            on_record=lambda record: sink(LLMCalled(run.pulse_id, record)),
+            on_record=lambda record: _report_call(run.pulse_id, record, sink),
         )
         host = {tool.name for tool in self._tools}
         builtin = builtin_tools(store=store, persona_id=run.persona.id, library=library)
@@ -341,6 +344,12 @@ class Runtime:
         Path(self._checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(self._checkpoint_path) as saver:
             yield saver
+
+
+def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
+    sink(LLMCalled(pulse_id, record))
+    for text in record.warnings:
+        sink(WarningRaised(pulse_id, "llm_call", text, record.playbook, record.node))
 
 
 def _origin(run: _Run) -> dict[str, Any]:

@@ -211,3 +211,15 @@ def test_unknown_top_level_playbook_is_an_error_result(
     assert result.status == "error"
     assert result.error is not None and "no_such_playbook" in result.error["message"]
     assert [m.content for m in store.pulse_messages(persona.id, "np")] == ["keep me"]
+
+
+def test_llm_call_warnings_become_warning_events(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime({"responses": {"sub_speak.compose": [""]}})
+    result = runtime.run_pulse(persona, "speak_long", "hi")
+    assert result.status == "ok", result.error
+    warnings = [e for e in result.events if e.kind == "warning"]
+    assert [(w.code, w.node) for w in warnings] == [("llm_call", "compose")]
+    assert "empty" in warnings[0].message
+    assert result.spoken == []  # an empty answer is not spoken

@@ -93,3 +93,14 @@ def test_approval_inside_subplay_resumes_in_fresh_runtime(
     assert done.status == "ok", done.error
     assert done.outputs == {"outcome": "sent", "after": "saw sent"}
     assert sent.count("carol") == 1
+
+
+def test_resume_of_a_finished_pulse_is_refused(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    done = runtime.run_pulse(persona, "counter_loop", "")
+    assert done.status == "ok"
+    again = runtime.resume(done.pulse_id, True)
+    assert again.status == "error"
+    assert again.error is not None and "is not waiting" in again.error["message"]
