@@ -248,7 +248,16 @@ class Runtime:
             status, error = "error", exc.to_json()
         except SeaError as exc:
             status = "error"
-            error = {"code": exc.code, "message": exc.message, "playbook": run.playbook}
+            error = {"code": exc.code, "message": exc.message}
+            error.update(playbook=run.playbook, node=None)
+        except Exception as exc:  # a failure outside any node (e.g. the checkpointer)
+            status = "error"
+            error = {
+                "code": ExecutionError.code,
+                "message": f"{type(exc).__name__}: {exc}",
+                "playbook": run.playbook,
+                "node": None,
+            }
         finally:
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)

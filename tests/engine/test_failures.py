@@ -111,3 +111,24 @@ def test_approval_denied_routes_to_error_next(
     result = runtime.resume(waiting.pulse_id, "no")
     assert result.status == "ok", result.error
     assert result.outputs["outcome"] == "denied: SEA575"
+
+
+class _Opaque:
+    pass
+
+
+@tool
+def add(a: int, b: int) -> object:
+    """Returns something that is not JSON data."""
+    return _Opaque()
+
+
+def test_tool_result_that_is_not_json_fails_the_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[add])
+    result = runtime.run_pulse(persona, "tools_main", "")
+    assert result.status == "error"
+    assert result.error is not None
+    assert (result.error["code"], result.error["node"]) == ("SEA550", "t1")
+    assert "tool 'add' returned _Opaque data that is not JSON" in result.error["message"]

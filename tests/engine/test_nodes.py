@@ -223,3 +223,18 @@ def test_llm_call_warnings_become_warning_events(
     assert [(w.code, w.node) for w in warnings] == [("llm_call", "compose")]
     assert "empty" in warnings[0].message
     assert result.spoken == []  # an empty answer is not spoken
+
+
+@tool
+def divmod_tool(a: int, b: int) -> tuple[int, int]:
+    """Quotient and remainder."""
+    return divmod(a, b)
+
+
+def test_tool_tuple_result_spreads_over_output_keys(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[divmod_tool])
+    result = runtime.run_pulse(persona, "tool_shapes", "")
+    assert result.status == "ok", result.error
+    assert result.outputs == {"quotient": 3, "remainder": 2, "first": 3}
