@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from langchain_core.tools import tool
 
@@ -104,3 +105,26 @@ def test_resume_of_a_finished_pulse_is_refused(
     again = runtime.resume(done.pulse_id, True)
     assert again.status == "error"
     assert again.error is not None and "is not waiting" in again.error["message"]
+
+
+def test_concurrent_pulses_share_graphs_but_not_state(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    import asyncio
+
+    runtime, _ = make_runtime()
+
+    async def both() -> list[Any]:
+        return list(
+            await asyncio.gather(
+                runtime.arun_pulse(persona, "counter_loop", "", pulse_id="x", args={"limit": 3}),
+                runtime.arun_pulse(persona, "counter_loop", "", pulse_id="y", args={"limit": 6}),
+            )
+        )
+
+    first, second = asyncio.run(both())
+    assert (first.status, second.status) == ("ok", "ok")
+    assert first.outputs["count"] == 3 and second.outputs["count"] == 6
+    assert {e.pulse_id for e in first.events} == {"x"}
+    assert {e.pulse_id for e in second.events} == {"y"}
+    assert runtime.services.compiler.cached() == 1
