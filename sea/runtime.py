@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from time import perf_counter
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -41,7 +40,6 @@ from sea.events import (
     MemoryWritten,
     PulseEnded,
     PulseStarted,
-    Spoken,
     WarningRaised,
 )
 from sea.limits import Limits
@@ -50,34 +48,13 @@ from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
-from sea.state import variables
+from sea.result import PulseResult, Status, pulse_result
 from sea.tools.box import ToolBox
 from sea.tools.builtin import builtin_tools
 
-Status = Literal["ok", "error", "cancelled", "waiting"]
+__all__ = ["PulseResult", "Runtime", "Status"]
+
 Sink = Callable[[Event | None], None]
-
-
-@dataclass(frozen=True, slots=True)
-class PulseResult:
-    """What a pulse did."""
-
-    pulse_id: str
-    status: Status
-    spoken: list[str]
-    """Texts the persona said (speak nodes and speaking llm nodes), in order."""
-    outputs: dict[str, Any]
-    """The top-level playbook's ``output_schema`` variables (all its variables if none)."""
-    texts: list[str]
-    """The top-level playbook's outputs list (memorized, spoken and said texts)."""
-    error: dict[str, Any] | None
-    llm_calls: list[LLMCallRecord]
-    memory_writes: list[MemoryWritten]
-    usage: dict[str, int]
-    """``llm_calls``, ``tokens_in``, ``tokens_out``, ``steps``."""
-    approval: dict[str, Any] | None = None
-    """The pending approval request when ``status`` is ``waiting``."""
-    events: list[Event] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -216,7 +193,7 @@ class Runtime:
 
     async def _collect(self, run: _Run) -> PulseResult:
         events = [event async for event in self._stream(run)]
-        return _result(run, events)
+        return pulse_result(run.pulse_id, events, run.final, run.output_schema)
 
     async def _stream(self, run: _Run) -> AsyncIterator[Event]:
         if run.pulse_id in self._running:
@@ -369,41 +346,6 @@ def _origin(run: _Run) -> dict[str, Any]:
         "input": run.input,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
-
-
-def _result(run: _Run, events: list[Event]) -> PulseResult:
-    end = next((e for e in reversed(events) if isinstance(e, PulseEnded)), None)
-    calls = [e.record for e in events if isinstance(e, LLMCalled)]
-    approval = next((e.request for e in events if isinstance(e, ApprovalRequested)), None)
-    final = run.final
-    scope = variables(final)
-    return PulseResult(
-        pulse_id=run.pulse_id,
-        status=end.status if end else "error",  # type: ignore[arg-type]
-        spoken=[e.text for e in events if isinstance(e, Spoken)],
-        outputs=_outputs(run.output_schema, scope),
-        texts=list(final.get("outputs") or []),
-        error=end.error if end else None,
-        llm_calls=calls,
-        memory_writes=[e for e in events if isinstance(e, MemoryWritten)],
-        usage={
-            "llm_calls": len(calls),
-            "tokens_in": sum(c.tokens_in for c in calls),
-            "tokens_out": sum(c.tokens_out for c in calls),
-            "steps": int(final.get("steps") or 0),
-        },
-        approval=approval if end and end.status == "waiting" else None,
-        events=events,
-    )
-
-
-_BUILTINS = ("input", "persona_id", "persona_name", "pulse_id")
-
-
-def _outputs(declared: list[str] | None, scope: ChainMap[str, Any]) -> dict[str, Any]:
-    if declared:
-        return {key: scope.get(key) for key in declared}
-    return {k: v for k, v in scope.maps[-1].items() if k not in _BUILTINS}
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
