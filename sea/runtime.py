@@ -189,6 +189,12 @@ class Runtime:
             self._tmp.cleanup()
             self._tmp = None
 
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- driving ----------------------------------------------------------------------------
 
     async def _collect(self, run: _Run) -> PulseResult:
