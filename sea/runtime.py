@@ -70,6 +70,8 @@ class _Run:
     resume: bool = False
     final: dict[str, Any] = field(default_factory=dict)
     output_schema: list[str] | None = None
+    ran: bool = False
+    """The graph was started (so there may be checkpoints to remove)."""
 
 
 class Runtime:
@@ -88,6 +90,8 @@ class Runtime:
         registry: Node types (default: every module of :mod:`sea.nodes`).
         max_retries: Retries of a rejected structured answer.
         history_budget: How much earlier conversation an LLM context may hold.
+        keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
+            By default only waiting pulses keep theirs, so the file does not grow forever.
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class Runtime:
         registry: Registry | None = None,
         max_retries: int = 2,
         history_budget: HistoryBudget = DEFAULT_BUDGET,
+        keep_checkpoints: bool = False,
     ) -> None:
         self.services = Services(store, library, Compiler(registry), limits or Limits())
         self._models = models
@@ -110,6 +115,7 @@ class Runtime:
         self._max_retries = max_retries
         self._budget = history_budget
         self._checkpointer = checkpointer
+        self._keep_checkpoints = keep_checkpoints
         self._tmp: TemporaryDirectory[str] | None = None
         if checkpointer is None and checkpoint_path is None:
             self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
@@ -224,7 +230,11 @@ class Runtime:
         error: dict[str, Any] | None = None
         try:
             async with self._saver() as saver:
-                status = await self._execute(run, sink, saver)
+                try:
+                    status = await self._execute(run, sink, saver)
+                finally:
+                    if run.ran and status != "waiting" and not self._keep_checkpoints:
+                        await asyncio.shield(_forget(saver, run.pulse_id, sink))
         except asyncio.CancelledError:
             status = "cancelled"
         except ExecutionError as exc:
@@ -269,6 +279,7 @@ class Runtime:
             "recursion_limit": self.services.limits.recursion_limit,
         }
         bound = graph.copy(update={"checkpointer": saver})
+        run.ran = True
         if run.resume and not (await bound.aget_state(config)).interrupts:
             raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
         final = await bound.ainvoke(payload, config, context=frame)
@@ -305,7 +316,8 @@ class Runtime:
         origin = None if found is None else found.checkpoint["channel_values"].get("origin")
         if not isinstance(origin, dict):
             raise UsageError(
-                f"pulse {run.pulse_id!r} is unknown to the checkpointer; nothing to resume"
+                f"pulse {run.pulse_id!r} is not waiting for an answer: the checkpointer does "
+                "not know it (it never ran here, or it ended)"
             )
         persona = origin["persona"]
         run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
@@ -336,6 +348,14 @@ class Runtime:
         Path(self._checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(self._checkpoint_path) as saver:
             yield saver
+
+
+async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) -> None:
+    try:
+        await saver.adelete_thread(pulse_id)
+    except Exception as exc:  # cleanup only: the pulse's own outcome stands
+        message = f"could not remove the pulse's checkpoints: {type(exc).__name__}: {exc}"
+        sink(WarningRaised(pulse_id, "checkpoint_cleanup", message))
 
 
 def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
