@@ -133,3 +133,28 @@ def test_history_too_long_for_the_context_is_trimmed_not_fatal() -> None:
     assert trimmed["prompt_tokens"] <= 256 - 8
     assert answer.usage_metadata is not None
     assert answer.usage_metadata["input_tokens"] == trimmed["prompt_tokens"]
+
+
+@real_model
+def test_cancelling_a_stream_frees_the_model_for_the_next_call(model: LocalChatModel) -> None:
+    story = [HumanMessage("Tell me a long story about the sea.")]
+
+    async def scenario() -> str:
+        received: list[str] = []
+
+        async def consume() -> None:
+            async for chunk in model.astream(story):
+                received.append(str(chunk.content))
+
+        task = asyncio.create_task(consume())
+        while len(received) < 2 and not task.done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not model._lock.locked()
+        # a deadlock guard, not a timing assertion
+        answer = await asyncio.wait_for(model.ainvoke(QUESTION), timeout=120)
+        return str(answer.content)
+
+    assert asyncio.run(scenario()) == model.invoke(QUESTION).content
