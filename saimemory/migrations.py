@@ -129,11 +129,11 @@ def check_sequence(versions: list[int], known: tuple[Migration, ...], where: str
     if versions and max(versions) > latest:
         raise ValueError(
             f"{where} has schema version {max(versions)}, newer than this SAIMemory "
-            f"(knows up to {latest}); upgrade sea-runtime to open it. The file was not changed."
+            f"(knows up to {latest}); upgrade sea-runtime to open it. It was not changed."
         )
     if versions != list(range(1, len(versions) + 1)):
         raise ValueError(
             f"{where} records schema versions {versions}, not a sequence 1..n; "
-            "the store looks corrupt. The file was not changed."
+            "the store looks corrupt. It was not changed."
         )
     return len(versions)

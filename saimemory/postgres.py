@@ -92,10 +92,10 @@ class PostgresStore(SqlStore):
     def _setup(self) -> None:
         ident = pgsql.Identifier(self.schema)
         try:
-            self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-            self._conn.execute(pgsql.SQL("SET search_path TO {}, public").format(ident))
             with self._conn.transaction():
                 self._conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+                self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                self._conn.execute(pgsql.SQL("SET search_path TO {}, public").format(ident))
                 self._check_existing()
                 self._conn.execute(MIGRATIONS_TABLE)
                 for migration in POSTGRES_MIGRATIONS[self._version():]:
@@ -135,11 +135,11 @@ class PostgresStore(SqlStore):
             return self._version()
 
     @contextmanager
-    def _transaction(self, persona: str | None) -> Iterator[Tx]:
+    def _transaction(self, personas: Sequence[str]) -> Iterator[Tx]:
         with self._lock:
             try:
                 with self._conn.transaction():
-                    if persona is not None:
+                    for persona in personas:
                         self._conn.execute(
                             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
                         )
@@ -147,11 +147,11 @@ class PostgresStore(SqlStore):
             except psycopg.Error as exc:
                 raise _translate(exc, self._where) from None
 
-    def _write(self, persona: str) -> Any:
-        return self._transaction(persona)
+    def _write(self, persona: str, *more: str) -> Any:
+        return self._transaction((persona, *more))
 
     def _read(self) -> Any:
-        return self._transaction(None)
+        return self._transaction(())
 
     def _search_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

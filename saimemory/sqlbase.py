@@ -20,7 +20,13 @@ import orjson
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
 from saimemory.errors import InvalidMessageError, InvalidQueryError, NotFoundError
-from saimemory.prepare import check_identifier, from_micros, prepare, to_micros
+from saimemory.prepare import (
+    PreparedMessage,
+    check_identifier,
+    from_micros,
+    prepare,
+    to_micros,
+)
 from saimemory.records import (
     CONVERSATION_TAG,
     ROOT_SCOPE,
@@ -69,8 +75,8 @@ class SqlStore(MessageStore):
     """The store contract over a SQL database with the schema of the migrations."""
 
     @abstractmethod
-    def _write(self, persona: str) -> AbstractContextManager[Tx]:
-        """A write transaction that holds the write lock for ``persona`` (serialised writes)."""
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
+        """A write transaction holding the write lock of each persona (in the order given)."""
 
     @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
@@ -91,21 +97,34 @@ class SqlStore(MessageStore):
         """Store one message in its own transaction and return it with its id and time."""
         row = prepare(message, self._now())
         with self._write(row.persona) as tx:
-            thread = self._writable_thread(tx, row.persona, row.thread)
-            inserted = tx.fetch(
-                "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
-                "scope, metadata, playbook, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "RETURNING id",
-                (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
-                 row.scope, row.metadata_json, row.playbook, row.node),
+            return self._insert(tx, row)
+
+    def append_many(self, messages: Sequence[NewMessage]) -> list[Message]:
+        """Store several messages in one transaction: all of them, in order, or none."""
+        now = self._now()
+        rows = [prepare(message, now) for message in messages]
+        if not rows:
+            return []
+        personas = sorted({row.persona for row in rows})
+        with self._write(personas[0], *personas[1:]) as tx:
+            return [self._insert(tx, row) for row in rows]
+
+    def _insert(self, tx: Tx, row: PreparedMessage) -> Message:
+        thread = self._writable_thread(tx, row.persona, row.thread)
+        inserted = tx.fetch(
+            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
+            "scope, metadata, playbook, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
+            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+             row.scope, row.metadata_json, row.playbook, row.node),
+        )
+        message_id = int(inserted[0][0])
+        for pos, tag in enumerate(row.tags):
+            tx.run(
+                "INSERT INTO message_tags (message_id, pos, tag, persona, thread) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (message_id, pos, tag, row.persona, thread),
             )
-            message_id = int(inserted[0][0])
-            for pos, tag in enumerate(row.tags):
-                tx.run(
-                    "INSERT INTO message_tags (message_id, pos, tag, persona, thread) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (message_id, pos, tag, row.persona, thread),
-                )
         return row.to_message(message_id, thread)
 
     def _writable_thread(self, tx: Tx, persona: str, thread: str | None) -> str:

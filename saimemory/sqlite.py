@@ -144,7 +144,7 @@ class SQLiteStore(SqlStore):
                 self._conn.execute("ROLLBACK")
                 raise
 
-    def _write(self, persona: str) -> Any:
+    def _write(self, persona: str, *more: str) -> Any:
         return self._transaction("BEGIN IMMEDIATE")
 
     def _read(self) -> Any:

@@ -198,3 +198,43 @@ class ToolFailed(ExecutionError):
     """A tool raised while running; the original exception is the ``__cause__``."""
 
     code = "SEA532"
+class NodeFailed(ExecutionError):
+    """A node could not do its work (a template, an expression or a value it needed failed)."""
+
+    code = "SEA550"
+
+
+class BoundExceeded(ExecutionError):
+    """A pulse ran past its step budget or a node past its visit bound (names the loop)."""
+
+    code = "SEA560"
+
+
+class CallArgumentError(ExecutionError):
+    """Arguments for a playbook do not match its ``input_schema`` (missing, wrong type)."""
+
+    code = "SEA570"
+
+
+class CallTargetError(ExecutionError):
+    """A ``subplay``/``exec`` target is unknown, not allowed, or the call would recurse."""
+
+    code = "SEA571"
+
+
+class CallDepthExceeded(BoundExceeded):
+    """Sub-playbook calls are nested deeper than the runtime's limit."""
+
+    code = "SEA572"
+
+
+class ApprovalDenied(ExecutionError):
+    """A person (through the host) declined an action that needed approval."""
+
+    code = "SEA575"
+
+
+class ReplayError(SeaError):
+    """A trace cannot be read or replayed."""
+
+    code = "SEA700"

@@ -41,7 +41,9 @@ from sea.llm.messages import message_dicts
 
 _STRUCTURED_FLAG = "sea_structured_output"
 _METADATA_KWARG = "sea_node_metadata"
-_WORD = re.compile(r"\S+\s*|\s+")
+_WIDE = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
+_WORD = re.compile(rf"[{_WIDE}]{{1,3}}\s*|[^\s{_WIDE}]+\s*|\s+")
+"""Stream chunks: a word with its trailing space; CJK text, which has no spaces, by threes."""
 _CHARS_PER_TOKEN = 4
 _TOKENS_PER_MESSAGE = 4
 
@@ -64,7 +66,7 @@ class ScriptedCall:
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers from a script keyed by ``playbook.node``.
 
-    Supports ``invoke``/``ainvoke``, token streaming (one chunk per word), ``bind_tools``
+    Supports ``invoke``/``ainvoke``, token streaming (a chunk per word), ``bind_tools``
     and ``with_structured_output(schema, include_raw=True)``. Answers carry
     ``usage_metadata`` with token counts estimated from the text (about four characters
     per token).
@@ -144,9 +146,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        entry = self._take(messages, _metadata(run_manager))
-        message = _answer(entry, messages, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return self._result(messages, _metadata(run_manager), kwargs)
 
     async def _agenerate(
         self,
@@ -155,9 +155,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        entry = self._take(messages, _metadata(run_manager))
-        message = _answer(entry, messages, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return self._result(messages, _metadata(run_manager), kwargs)
 
     # langchain-core streams without handing the run's metadata to ``_stream``/``_astream``,
     # so ``stream``/``astream`` pass it along as a keyword, and only they stream.
@@ -246,12 +244,20 @@ class ScriptedChatModel(BaseChatModel):
         the parsed value (a text entry that is not JSON raises ``OutputParserException``).
         """
         bound = self.bind(**{_STRUCTURED_FLAG: True})
-        parse = RunnableLambda(_parse_structured, name="scripted_structured")
+        parse = RunnableLambda(
+            _parse_structured, afunc=_aparse_structured, name="scripted_structured"
+        )
         if include_raw:
             return bound | parse
         return bound | parse | RunnableLambda(_parsed_or_raise, name="scripted_parsed")
 
     # -- script ---------------------------------------------------------------------------
+
+    def _result(
+        self, messages: list[BaseMessage], metadata: Mapping[str, Any], kwargs: Mapping[str, Any]
+    ) -> ChatResult:
+        message = _answer(self._take(messages, metadata), messages, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _take(self, messages: list[BaseMessage], metadata: Mapping[str, Any]) -> Any:
         playbook, node = metadata.get("sea_playbook"), metadata.get("sea_node")
@@ -397,6 +403,10 @@ def _parse_structured(raw: AIMessage) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         error = OutputParserException(f"the answer is not JSON: {exc}", llm_output=text)
         return {"raw": raw, "parsed": None, "parsing_error": error}
+
+
+async def _aparse_structured(raw: AIMessage) -> dict[str, Any]:
+    return _parse_structured(raw)  # no thread hop: parsing is quick
 
 
 def _parsed_or_raise(result: dict[str, Any]) -> Any:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -122,6 +123,7 @@ class LLMCaller:
         self._budget = history_budget
         self._on_record = on_record
         self._clock = clock
+        self._checked_schemas: dict[bytes, str | None] = {}
 
     async def call(
         self, request: LLMRequest, *, on_token: TokenCallback | None = None
@@ -197,7 +199,7 @@ class LLMCaller:
     ) -> LLMResult:
         assert request.response_schema is not None
         schema = with_playbook_enum(request.response_schema, request.playbook_enum)
-        schema_problem = check_schema(schema)
+        schema_problem = self._schema_problem(schema)
         if schema_problem is not None:
             raise StructuredOutputError(
                 f"response_schema is not a valid JSON Schema: {schema_problem}"
@@ -249,6 +251,12 @@ class LLMCaller:
         record = self._ok(tracker, response)
         return LLMResult(text=text, parsed=None, tool_call=tool_call, record=record)
 
+    def _schema_problem(self, schema: Mapping[str, Any]) -> str | None:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS, default=str)
+        if key not in self._checked_schemas:  # checking a schema costs more than a call
+            self._checked_schemas[key] = check_schema(schema)
+        return self._checked_schemas[key]
+
     def _ok(self, tracker: CallTracker, response: Any) -> LLMCallRecord:
         record = tracker.finish("ok", response)
         self._emit(record)
@@ -281,11 +289,14 @@ async def _stream(
     config: RunnableConfig,
     on_token: TokenCallback | None,
 ) -> AIMessage:
-    total: AIMessageChunk | None = None
+    total: AIMessage | None = None
     async for chunk in runnable.astream(tracker.messages, config=config):
-        if not isinstance(chunk, AIMessageChunk):
+        if not isinstance(chunk, AIMessage):
             raise ModelError(f"model {tracker.model!r} streamed {type(chunk).__name__}, not text")
-        total = chunk if total is None else total + chunk
+        if isinstance(chunk, AIMessageChunk) and isinstance(total, AIMessageChunk):
+            total = total + chunk
+        else:  # the first chunk, or a whole answer from a model that cannot stream
+            total = chunk
         text = str(chunk.text)
         if text:
             tracker.partial_text += text

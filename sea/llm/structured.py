@@ -26,6 +26,8 @@ from pydantic import BaseModel
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_PROBLEMS = 3
+ANSWER_TITLE = "structured_answer"
+ANSWER_DESCRIPTION = "The answer, as a JSON object of this schema."
 
 
 @dataclass(slots=True)
@@ -160,9 +162,14 @@ def retry_instruction(problem: str, schema: Mapping[str, Any]) -> HumanMessage:
 
 
 def native_runnable(model: BaseChatModel, schema: Mapping[str, Any]) -> Runnable[Any, Any] | None:
-    """``model.with_structured_output(schema, include_raw=True)``, or None when unsupported."""
+    """``model.with_structured_output(schema, include_raw=True)``, or None when unsupported.
+
+    Providers that implement structured output as a tool call need a ``title`` (the tool's
+    name); a schema without one is given ``structured_answer``.
+    """
+    titled = {"title": ANSWER_TITLE, "description": ANSWER_DESCRIPTION, **schema}
     try:
-        return model.with_structured_output(dict(schema), include_raw=True)
+        return model.with_structured_output(titled, include_raw=True)
     except NotImplementedError:
         return None
 

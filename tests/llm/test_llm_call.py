@@ -12,6 +12,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from saimemory import CONVERSATION_TAG, NewMessage, Persona
 from saimemory.sqlite import SQLiteStore
@@ -266,8 +267,10 @@ def test_zero_retries_fails_on_the_first_bad_answer(store: SQLiteStore, persona:
 
 def test_invalid_response_schema_is_reported(store: SQLiteStore, persona: Persona) -> None:
     model = ScriptedChatModel(default=[{"a": 1}])
-    with pytest.raises(StructuredOutputError, match="not a valid JSON Schema"):
-        run(caller_for(store, model).call(request(persona, response_schema={"type": "int"})))
+    caller = caller_for(store, model)
+    for _ in range(2):  # the verdict on a schema is kept, and still reported
+        with pytest.raises(StructuredOutputError, match="not a valid JSON Schema"):
+            run(caller.call(request(persona, response_schema={"type": "int"})))
     assert model.calls == []
 
 
@@ -491,3 +494,59 @@ def test_pulse_cancelled_from_the_token_sink_is_not_a_model_error(
         )
     assert [r.outcome for r in recorder.records] == ["cancelled"]
     assert recorder.records[0].response == "one "
+
+
+class ToolCallingModel(BaseChatModel):
+    """A provider whose structured output is langchain's default: a forced tool call."""
+
+    arguments: list[dict[str, Any]]
+    offered: list[list[dict[str, Any]]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "tool-calling"
+
+    def bind_tools(self, tools: Any, *, tool_choice: str | None = None, **kwargs: Any) -> Any:
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        self.offered.append(formatted)
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        name = kwargs["tools"][0]["function"]["name"]
+        args = self.arguments.pop(0)
+        message = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": "c1"}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def test_native_structured_output_through_a_tool_call(store: SQLiteStore, persona: Persona) -> None:
+    bad, good = {"playbook": "basic_chat"}, {"playbook": "basic_chat", "reason": "chat"}
+    model = ToolCallingModel(arguments=[bad, good], offered=[])
+    result = run(caller_for(store, model).call(request(persona, response_schema=ROUTER_SCHEMA)))
+    assert result.parsed == good
+    function = model.offered[0][0]["function"]
+    assert function["name"] == "structured_answer"
+    assert function["parameters"]["required"] == ["playbook", "reason"]
+    assert result.record.attempts == [bad, good]
+    assistant, retry = result.record.messages[-2:]
+    assert assistant == {"role": "assistant", "content": '{"playbook":"basic_chat"}'}
+    assert "'reason' is a required property" in retry["content"]
+
+
+def test_streaming_a_model_that_cannot_stream_sends_one_token(
+    store: SQLiteStore, persona: Persona
+) -> None:
+    tokens: list[str] = []
+
+    async def on_token(text: str) -> None:
+        tokens.append(text)
+
+    model = TextOnlyModel(answers=["All at once."], seen=[])
+    result = run(caller_for(store, model).call(request(persona, stream=True), on_token=on_token))
+    assert tokens == ["All at once."]
+    assert result.text == "All at once." and result.record.tokens_out == 3

@@ -170,3 +170,10 @@ def test_bad_scripts_are_usage_errors(tmp_path: Path, content: str, message: str
 def test_missing_script_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read the model script"):
         ScriptedChatModel.from_file(tmp_path / "absent.json")
+
+
+def test_japanese_text_streams_in_small_chunks() -> None:
+    model = ScriptedChatModel(default=["今日は良い天気です。 Yes!"])
+    chunks = [str(c.text) for c in model.stream("hi") if c.text]
+    assert chunks == ["今日は", "良い天", "気です", "。 ", "Yes!"]
+    assert "".join(chunks) == "今日は良い天気です。 Yes!"

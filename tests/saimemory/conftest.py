@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,39 +29,55 @@ BACKENDS = [
 StoreFactory = Callable[[], SqlStore]
 
 
+@dataclass(frozen=True)
+class StoreSpec:
+    """Where this test's store lives; picklable, so other processes can open it too."""
+
+    backend: str
+    path: Path
+    schema: str
+
+    def open(self) -> SqlStore:
+        """A new connection to the store."""
+        if self.backend == "sqlite":
+            return SQLiteStore(self.path)
+        from saimemory.postgres import PostgresStore
+
+        assert POSTGRES_DSN is not None
+        return PostgresStore(POSTGRES_DSN, schema=self.schema)
+
+
+def drop_schema(schema: str) -> None:
+    """Drop a test schema without opening it as a store (it may be unopenable on purpose)."""
+    import psycopg
+
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """The backend under test."""
-    return str(request.param)
+def spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
+    """The store of this test, on the backend under test."""
+    found = StoreSpec(str(request.param), tmp_path / "memory.db", f"t_{uuid.uuid4().hex[:20]}")
+    yield found
+    if found.backend == "postgres":
+        drop_schema(found.schema)
 
 
 @pytest.fixture
-def open_same(backend: str, tmp_path: Path) -> Iterator[StoreFactory]:
+def open_same(spec: StoreSpec) -> Iterator[StoreFactory]:
     """Opens (again) the one store of this test: same file or same PostgreSQL schema."""
     opened: list[SqlStore] = []
-    schema = f"t_{uuid.uuid4().hex[:20]}"
 
     def factory() -> SqlStore:
-        if backend == "sqlite":
-            store: SqlStore = SQLiteStore(tmp_path / "memory.db")
-        else:
-            from saimemory.postgres import PostgresStore
-
-            assert POSTGRES_DSN is not None
-            store = PostgresStore(POSTGRES_DSN, schema=schema)
+        store = spec.open()
         opened.append(store)
         return store
 
     yield factory
     for store in opened:
         store.close()
-    if backend == "postgres":
-        from saimemory.postgres import PostgresStore
-
-        assert POSTGRES_DSN is not None
-        cleaner = PostgresStore(POSTGRES_DSN, schema=schema)
-        cleaner.drop_schema()
-        cleaner.close()
 
 
 @pytest.fixture

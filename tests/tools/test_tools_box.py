@@ -219,3 +219,29 @@ def test_cancellation_passes_through_a_tool() -> None:
             await task
 
     asyncio.run(scenario())
+
+
+def test_a_tool_with_a_json_schema_dict_is_checked_the_same_way() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"type": "object"}},
+            "note": {"type": "string"},
+        },
+        "required": ["items"],
+    }
+
+    async def collect(**kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+    box = ToolBox(
+        [
+            StructuredTool.from_function(
+                coroutine=collect, name="collect", description="Collect.", args_schema=schema
+            )
+        ]
+    )
+    result = asyncio.run(box.invoke("collect", {"items": {"a": 1}, "note": {"text": "hi"}}))
+    assert result == {"items": [{"a": 1}], "note": "hi"}
+    with pytest.raises(ToolArgumentError, match="argument 'note' expects string, got integer"):
+        asyncio.run(box.invoke("collect", {"items": [], "note": 3}))
