@@ -1,7 +1,8 @@
 """``provider:model`` strings to chat models (the CLI's ``--model`` and ``--light-model``).
 
 Valid specs: ``local``, ``local:PATH`` (a GGUF file), ``openai:NAME``, ``anthropic:NAME``,
-``ollama:NAME``, ``scripted:FILE`` and ``replay:TRACE``. Provider packages are imported only
+``ollama:NAME``, ``scripted:FILE`` (a model script) and ``replay:TRACE`` (the answers recorded
+in a pulse trace, per ``playbook.node``). Provider packages are imported only
 when their spec is resolved; a missing one is a :class:`~sea.chat.errors.ProviderPackageMissing`
 naming the pip command.
 """
@@ -19,7 +20,6 @@ from langchain_core.language_models.chat_models import BaseChatModel
 
 from sea.chat.errors import (
     ModelFileNotFound,
-    ModelSourceUnavailable,
     ModelSpecError,
     ProviderPackageMissing,
     missing_local_extra,
@@ -64,14 +64,13 @@ def resolve_model(
     Args:
         spec: One of :data:`VALID_SPECS` (``PATH``/``FILE``/``TRACE`` are file paths).
         factories: Extra or overriding providers, keyed by the part before ``:``. This is
-            how a host plugs in sources this module does not build itself, e.g. the replay
-            model: ``{"replay": lambda trace: ...}``.
+            how a host plugs in model sources this module does not build itself.
 
     Raises:
         ModelSpecError: the spec is malformed or names an unknown provider.
         ModelFileNotFound: the file a spec names does not exist.
         ProviderPackageMissing / LocalModelUnavailable: an optional extra is missing.
-        ModelSourceUnavailable: ``replay:TRACE`` without a replay factory.
+        ReplayError: ``replay:TRACE`` names a file that is not a pulse trace.
     """
     provider, _, argument = spec.strip().partition(":")
     if factories and provider in factories:
@@ -83,11 +82,7 @@ def resolve_model(
     if provider == "scripted":
         return _scripted(_existing_file(_required(argument, spec), "script"))
     if provider == "replay":
-        _existing_file(_required(argument, spec), "trace")
-        raise ModelSourceUnavailable(
-            "`replay:TRACE` is not available yet as a model spec; "
-            "replay a recorded pulse with `sea replay TRACE`"
-        )
+        return _replayed(_existing_file(_required(argument, spec), "trace"))
     raise _spec_error(spec, f"unknown provider {provider!r}" if provider else "empty spec")
 
 
@@ -132,6 +127,12 @@ def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
     model_class: Any = getattr(module, provider.class_name)
     model: BaseChatModel = model_class(model=name)
     return model
+
+
+def _replayed(path: Path) -> BaseChatModel:
+    from sea.trace.replay import load_trace, scripted_model
+
+    return scripted_model(load_trace(path))
 
 
 def _scripted(path: Path) -> BaseChatModel:
