@@ -266,7 +266,10 @@ class LocalChatModel(BaseChatModel):
                     if run_manager is not None:
                         run_manager.on_llm_new_token(text, chunk=chunk)
                     yield chunk
-            completion_tokens = loaded.llama.n_tokens - request.fitted.prompt_tokens
+            # tokens in the context after the prompt; a generation cut at max_tokens sampled
+            # one more token that was never evaluated into the context
+            cut = 1 if finish_reason == "length" else 0
+            completion_tokens = loaded.llama.n_tokens - request.fitted.prompt_tokens + cut
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",

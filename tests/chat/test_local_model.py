@@ -92,6 +92,21 @@ def test_stream_concatenates_to_the_same_answer_with_the_same_usage(
     for chunk in chunks[1:]:
         total += chunk
     assert total.usage_metadata == answer.usage_metadata
+    assert total.response_metadata["finish_reason"] == answer.response_metadata["finish_reason"]
+
+
+@real_model
+def test_stream_cut_at_max_tokens_counts_like_the_plain_call(model: LocalChatModel) -> None:
+    short = model.bind(max_tokens=6)
+    answer = short.invoke(QUESTION)
+    assert answer.response_metadata["finish_reason"] == "length"
+    assert answer.usage_metadata is not None and answer.usage_metadata["output_tokens"] == 6
+    total = None
+    for chunk in short.stream(QUESTION):
+        total = chunk if total is None else total + chunk
+    assert total is not None
+    assert total.content == answer.content
+    assert total.usage_metadata == answer.usage_metadata
 
 
 @real_model
