@@ -170,14 +170,17 @@ class LocalChatModel(BaseChatModel):
     def _load_file(self, path: str) -> _Loaded:
         llama_cpp = _import_llama_cpp()
         threads = self.n_threads or max(1, (os.cpu_count() or 2) // 2)
-        llama = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=self.n_ctx,
-            seed=self.seed,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-        )
+        try:
+            llama = llama_cpp.Llama(
+                model_path=path,
+                n_ctx=self.n_ctx,
+                seed=self.seed,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        except ValueError as exc:  # llama-cpp's way of saying the file did not load
+            raise UsageError(f"cannot load the model file {path}: {exc}") from exc
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise UsageError(f"{path} has no chat template; the local model needs a chat GGUF")

