@@ -113,7 +113,11 @@ def _local(path_text: str | None) -> BaseChatModel:
     if path_text is None:
         default_model_path()  # fail now, not at the first call, when the weights are missing
         return LocalChatModel()
-    return LocalChatModel(model_path=str(_existing_file(path_text, "model")))
+    path = _existing_file(path_text, "model")
+    with path.open("rb") as file:
+        if file.read(4) != b"GGUF":
+            raise ModelSpecError(f"{path} is not a GGUF model file (llama.cpp's format)")
+    return LocalChatModel(model_path=str(path))
 
 
 def _provider_model(provider: _Provider, name: str) -> BaseChatModel:

@@ -98,6 +98,14 @@ def test_local_path_spec_keeps_the_path(tmp_path: Path) -> None:
     assert model.model_name == "tiny-model"
 
 
+@needs_local_extra
+def test_local_path_to_a_file_that_is_not_gguf(tmp_path: Path) -> None:
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"PK\x03\x04")
+    with pytest.raises(ModelSpecError, match="is not a GGUF model file"):
+        resolve_model(f"local:{other}")
+
+
 def test_scripted_file_that_does_not_exist(tmp_path: Path) -> None:
     with pytest.raises(ModelFileNotFound, match="script file not found"):
         resolve_model(f"scripted:{tmp_path / 'missing.json'}")
