@@ -24,6 +24,7 @@ from sea.chat.errors import (
     ProviderPackageMissing,
     missing_local_extra,
 )
+from sea.errors import UsageError
 
 ModelFactory = Callable[[str], BaseChatModel]
 """Builds a chat model from the part of a spec after ``provider:``."""
@@ -72,11 +73,11 @@ def resolve_model(
         ProviderPackageMissing / LocalModelUnavailable: an optional extra is missing.
         ReplayError: ``replay:TRACE`` names a file that is not a pulse trace.
     """
-    provider, _, argument = spec.strip().partition(":")
+    provider, colon, argument = spec.strip().partition(":")
     if factories and provider in factories:
         return factories[provider](_required(argument, spec))
     if provider == "local":
-        return _local(argument.strip() or None)
+        return _local(_required(argument, spec) if colon else None)
     if provider in _PROVIDERS:
         return _provider_model(_PROVIDERS[provider], _required(argument, spec))
     if provider == "scripted":
@@ -129,7 +130,12 @@ def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
             f"install it with `pip install 'sea-runtime[{provider.extra}]'`"
         ) from exc
     model_class: Any = getattr(module, provider.class_name)
-    model: BaseChatModel = model_class(model=name)
+    try:
+        model: BaseChatModel = model_class(model=name)
+    except Exception as exc:  # e.g. no API key configured: the provider's own message
+        raise UsageError(
+            f"cannot create the {provider.extra} model {name!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     return model
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,9 @@ HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", 
 needs_local_extra = pytest.mark.skipif(not HAVE_LOCAL, reason="the `local` extra is not installed")
 
 
-@pytest.mark.parametrize("spec", ["", "gpt-4o", "openai:", "local-model", "foo:bar", "ollama:  "])
+@pytest.mark.parametrize(
+    "spec", ["", "gpt-4o", "openai:", "local:", "local-model", "foo:bar", "ollama:  "]
+)
 def test_malformed_spec_lists_the_valid_forms(spec: str) -> None:
     with pytest.raises(ModelSpecError) as info:
         resolve_model(spec)
@@ -50,6 +53,30 @@ def test_missing_provider_package_names_the_pip_command(
         resolve_model(f"{provider}:some-model")
     assert f"pip install 'sea-runtime[{provider}]'" in info.value.message
     assert info.value.code == "SEA344"
+
+
+class _FakeProviderChat(FakeListChatModel):
+    """Stands in for a provider package's chat class (the packages are optional extras)."""
+
+    model: str = ""
+
+    def __init__(self, **kwargs: object) -> None:
+        if kwargs.get("model") == "needs-key":
+            raise ValueError("Did not find api_key, please set OPENAI_API_KEY")
+        super().__init__(responses=["ok"], **kwargs)
+
+
+def test_provider_spec_builds_the_provider_class_with_the_model_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    package = types.ModuleType("langchain_openai")
+    package.ChatOpenAI = _FakeProviderChat  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "langchain_openai", package)
+    model = resolve_model("openai:gpt-4o-mini")
+    assert isinstance(model, _FakeProviderChat)
+    assert model.model == "gpt-4o-mini"
+    with pytest.raises(UsageError, match="cannot create the openai model 'needs-key'.*api_key"):
+        resolve_model("openai:needs-key")
 
 
 def test_missing_local_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
