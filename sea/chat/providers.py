@@ -107,18 +107,24 @@ def _existing_file(path_text: str, what: str) -> Path:
 
 
 def _local(path_text: str | None) -> BaseChatModel:
+    path = None if path_text is None else _gguf_file(path_text)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_local_extra("the `llama-cpp-python` package")
     from sea.chat.local import LocalChatModel, default_model_path
 
-    if path_text is None:
+    if path is None:
         default_model_path()  # fail now, not at the first call, when the weights are missing
         return LocalChatModel()
+    return LocalChatModel(model_path=str(path))
+
+
+def _gguf_file(path_text: str) -> Path:
+    """A model file given by the user: it must exist and be in llama.cpp's GGUF format."""
     path = _existing_file(path_text, "model")
     with path.open("rb") as file:
         if file.read(4) != b"GGUF":
             raise ModelSpecError(f"{path} is not a GGUF model file (llama.cpp's format)")
-    return LocalChatModel(model_path=str(path))
+    return path
 
 
 def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
