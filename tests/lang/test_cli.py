@@ -34,7 +34,16 @@ def test_validate_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = capsys.readouterr()
     assert code == 1
     (entry,) = json.loads(out)
-    assert set(entry) == {"file", "code", "severity", "pointer", "line", "column", "message", "hint"}
+    assert set(entry) == {
+        "file",
+        "code",
+        "severity",
+        "pointer",
+        "line",
+        "column",
+        "message",
+        "hint",
+    }
     assert entry["code"] == "SEA040"
     assert entry["pointer"] == "/nodes/1/conditional_next/cases/True"
     assert entry["severity"] == "error"
