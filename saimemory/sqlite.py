@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -74,12 +75,26 @@ class SQLiteStore(SqlStore):
     def _setup(self) -> None:
         try:
             self._check_existing()
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal()
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL; the switch does not wait on the busy timeout, so retry it here."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        if str(mode).lower() != "wal":
+            raise StoreUnavailableError(f"{self.path}: cannot use WAL (journal mode {mode})")
 
     def _check_existing(self) -> None:
         """Refuse a file that is not ours before changing anything in it."""
