@@ -23,7 +23,7 @@ from saimemory.migrations import (
     check_sequence,
 )
 from saimemory.prepare import to_micros
-from saimemory.search_terms import Terms, like_pattern
+from saimemory.search_terms import Terms, like_pattern, occurrences
 from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
 
 psycopg: Any
@@ -158,11 +158,18 @@ class PostgresStore(SqlStore):
     ) -> list[tuple[Row, float]]:
         where, params = filters
         words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.all)
+        patterns = [like_pattern(term) for term in terms.all]
+        if not terms.indexed:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {words}{where}"
+                "ORDER BY m.id DESC LIMIT ?",
+                [persona, *patterns, *params, limit],
+            )
+            return [(row, occurrences(row[4], terms)) for row in rows]
         rows = tx.fetch(
             f"SELECT {COLUMNS}, public.word_similarity(?, m.content) AS score FROM messages m "
             f"WHERE m.persona = ? {words}{where}ORDER BY score DESC, m.id DESC LIMIT ?",
-            [" ".join(terms.all), persona, *(like_pattern(t) for t in terms.all), *params,
-             limit],
+            [" ".join(terms.indexed), persona, *patterns, *params, limit],
         )
         return [(row[:-1], float(row[-1])) for row in rows]
 
