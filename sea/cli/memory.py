@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "append messages from a JSON-lines export", _import,
                    json_flag=False, persona_required=False)
     imp.add_argument("file", help="export file ('-' for stdin)")
+    delete = _command(sub, "delete", "delete every message and thread of a persona", _delete,
+                      json_flag=False)
+    delete.add_argument("--yes", action="store_true", help="confirm the deletion")
 
 
 def _command(
@@ -177,4 +180,17 @@ def _import(args: argparse.Namespace) -> int:
     with _store(args) as store:
         written = import_jsonl(store, lines, persona=args.persona)
     print(f"imported {len(written)} messages", file=sys.stderr)
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise UsageError(
+            f"deleting all of {args.persona!r}'s memory cannot be undone; add --yes "
+            "(export it first with `sea memory export`)",
+            code="SEA323",
+        )
+    with _store(args) as store:
+        count = store.delete_persona(args.persona)
+    print(f"deleted {count} messages of {args.persona!r}", file=sys.stderr)
     return 0

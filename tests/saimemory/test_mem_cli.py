@@ -103,3 +103,12 @@ def test_usage_and_store_errors_are_clean(
     assert main(["memory", "import", "--db", str(tmp_path / "ok.db"), "--persona", "a",
                  str(broken)]) == 1
     assert "MEM005" in capsys.readouterr().err
+
+
+def test_delete_needs_confirmation(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "delete", "--db", db, "--persona", "alice"]) == 2
+    assert "--yes" in capsys.readouterr().err
+    assert main(["memory", "delete", "--db", db, "--persona", "alice", "--yes"]) == 0
+    assert "deleted 3 messages" in capsys.readouterr().err
+    assert main(["memory", "recent", "--db", db, "--persona", "alice"]) == 0
+    assert capsys.readouterr().out == ""
