@@ -17,9 +17,8 @@ from typing import Any
 
 import orjson
 
-from saimemory import MemoryStoreError, Message, open_store
+from saimemory import MemoryStoreError, Message, MessageStore, open_store
 from saimemory.jsonl import export_jsonl, import_jsonl
-from saimemory.sqlbase import SqlStore
 from sea.errors import SeaError, UsageError
 
 DB_ENV = "SEA_DB"
@@ -69,7 +68,7 @@ def _command(
 
 
 @contextmanager
-def _store(args: argparse.Namespace) -> Iterator[SqlStore]:
+def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
     target = args.db or os.environ.get(DB_ENV)
     if not target:
         raise UsageError(f"no store given: pass --db PATH|DSN or set {DB_ENV}", code="SEA320")
@@ -77,7 +76,6 @@ def _store(args: argparse.Namespace) -> Iterator[SqlStore]:
         store = open_store(target)
     except MemoryStoreError as exc:
         raise SeaError(exc.message, code=exc.code) from None
-    assert isinstance(store, SqlStore)
     try:
         yield store
     except MemoryStoreError as exc:
