@@ -15,7 +15,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.errors import (
+    InvalidMessageError,
+    MemoryStoreError,
+    SchemaError,
+    StoreUnavailableError,
+)
 from saimemory.migrations import (
     MIGRATIONS_TABLE,
     POSTGRES_MIGRATIONS,
@@ -59,8 +64,7 @@ class _PgTx:
 
 def _translate(exc: Exception, where: str) -> MemoryStoreError:
     if psycopg is not None and isinstance(exc, psycopg.errors.IntegrityError):
-        return MemoryStoreError(f"{where}: constraint violated, nothing written: {exc}",
-                                code="MEM001")
+        return InvalidMessageError(f"{where}: constraint violated, nothing written: {exc}")
     if psycopg is not None and isinstance(exc, psycopg.OperationalError):
         return StoreUnavailableError(f"{where}: {exc}")
     return MemoryStoreError(f"{where}: {type(exc).__name__}: {exc}")

@@ -18,7 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.errors import (
+    InvalidMessageError,
+    MemoryStoreError,
+    SchemaError,
+    StoreUnavailableError,
+)
 from saimemory.migrations import MIGRATIONS_TABLE, SQLITE_MIGRATIONS, Migration, check_sequence
 from saimemory.prepare import to_micros
 from saimemory.search_terms import Terms, fts5_query, like_pattern, occurrences
@@ -42,8 +47,7 @@ class _SqliteTx:
 
 def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
     if isinstance(exc, sqlite3.IntegrityError):
-        return MemoryStoreError(f"{path}: constraint violated, nothing written: {exc}",
-                                code="MEM001")
+        return InvalidMessageError(f"{path}: constraint violated, nothing written: {exc}")
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
         return SchemaError(f"{path} is not a SQLite database (corrupt?); it was not changed")
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
