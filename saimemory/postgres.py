@@ -143,6 +143,10 @@ class PostgresStore(SqlStore):
         with self._lock:
             try:
                 with self._conn.transaction():
+                    if not personas:
+                        self._conn.execute(
+                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+                        )
                     for persona in personas:
                         self._conn.execute(
                             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]

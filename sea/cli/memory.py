@@ -46,6 +46,7 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "append messages from a JSON-lines export", _import,
                    json_flag=False, persona_required=False)
     imp.add_argument("file", help="export file ('-' for stdin)")
+    _command(sub, "threads", "a persona's threads (main first)", _threads, json_flag=False)
     delete = _command(sub, "delete", "delete every message and thread of a persona", _delete,
                       json_flag=False)
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
@@ -178,6 +179,15 @@ def _import(args: argparse.Namespace) -> int:
     with _store(args) as store:
         written = import_jsonl(store, lines, persona=args.persona)
     print(f"imported {len(written)} messages", file=sys.stderr)
+    return 0
+
+
+def _threads(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        for thread in store.threads(args.persona):
+            parent = f" (in {thread.parent})" if thread.parent else ""
+            print(f"{thread.id}  {thread.title}{parent}  "
+                  f"{thread.created_at.isoformat(timespec='seconds')}")
     return 0
 
 
