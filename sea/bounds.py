@@ -19,8 +19,13 @@ def describe_loop(visits: Mapping[str, int]) -> str:
     return ", ".join(f"{node}×{count}" for count, node in repeated)
 
 
-def check_bounds(state: PlaybookState, node: str, playbook: str, limits: Limits) -> None:
-    """Raise :class:`BoundExceeded` if running ``node`` once more would pass a bound."""
+def check_bounds(
+    state: PlaybookState, node: str, playbook: str, limits: Limits, *, looping: bool = True
+) -> None:
+    """Raise :class:`BoundExceeded` if running ``node`` once more would pass a bound.
+
+    Only nodes on a cycle (``looping``) can run twice in one run, so only they are counted.
+    """
     visits = state.get("visits") or {}
     steps = state.get("steps") or 0
     if steps >= limits.max_steps:
@@ -30,7 +35,7 @@ def check_bounds(state: PlaybookState, node: str, playbook: str, limits: Limits)
             playbook=playbook,
             node=node,
         )
-    if visits.get(node, 0) >= limits.max_visits:
+    if looping and visits.get(node, 0) >= limits.max_visits:
         raise BoundExceeded(
             f"node {node!r} would run more than {limits.max_visits} times "
             f"(Limits.max_visits); loop: {describe_loop(visits)}",

@@ -23,7 +23,7 @@ from sea.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.models import Playbook
 from sea.pulse import Frame
 from sea.registry import NodeKind, Registry, default_registry
-from sea.routing import edges_for
+from sea.routing import edges_for, loop_nodes
 from sea.state import PlaybookState, Update
 
 Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
@@ -73,10 +73,12 @@ class Compiler:
 
     def _build(self, playbook: Playbook) -> Graph:
         builder = StateGraph(PlaybookState, context_schema=Frame)
+        loops = loop_nodes(list(playbook.nodes))
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
             routed = getattr(node, "error_next", None) is not None
-            builder.add_node(node.id, _runner(kind, node, playbook.name, routed=routed))
+            runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
+            builder.add_node(node.id, runner)
         builder.add_edge(START, playbook.start_node)
         for node in playbook.nodes:
             edges = edges_for(node)
@@ -87,13 +89,13 @@ class Compiler:
         return builder.compile(name=playbook.name)
 
 
-def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool) -> Any:
+def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool, looping: bool) -> Any:
     node_id: str = node.id
     node_type: str = node.type
 
     async def run(state: PlaybookState, runtime: GraphRuntime[Frame]) -> Update:
         frame = runtime.context
-        check_bounds(state, node_id, playbook, frame.services.limits)
+        check_bounds(state, node_id, playbook, frame.services.limits, looping=looping)
         pid = frame.pulse.pulse_id
         frame.emit(NodeStarted(pid, playbook, node_id, node_type, frame.depth))
         started = perf_counter()
@@ -116,10 +118,14 @@ def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool) -> Any:
                     raise
                 raise failure from exc
             ended("error")
-            return {"error": record, "fault": node_id, "steps": 1, "visits": {node_id: 1}}
+            failed: Update = {"error": record, "fault": node_id, "steps": 1}
+            if looping:
+                failed["visits"] = {node_id: 1}
+            return failed
         ended("ok")
         counted: Update = {**update, "steps": 1 + int(update.get("steps", 0))}
-        counted["visits"] = {node_id: 1}
+        if looping:
+            counted["visits"] = {node_id: 1}
         if routed:
             counted["fault"] = None
         return counted

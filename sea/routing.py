@@ -66,3 +66,25 @@ def _router(node: Any, error_next: str | None) -> Router:
 
     route.__name__ = f"route_{node_id}"
     return route
+
+
+def loop_nodes(nodes: list[Any]) -> frozenset[str]:
+    """Ids of the nodes that lie on a cycle (the only ones that can run twice in one run)."""
+    successors: dict[str, set[str]] = {}
+    for node in nodes:
+        edges = edges_for(node)
+        targets = {edges.static} if edges.router is None else set(edges.targets)
+        successors[node.id] = {t for t in targets if t is not None and t != END}
+    looping: set[str] = set()
+    for start in successors:
+        stack, seen = list(successors[start]), set()
+        while stack:
+            current = stack.pop()
+            if current == start:
+                looping.add(start)
+                break
+            if current in seen or current not in successors:
+                continue
+            seen.add(current)
+            stack.extend(successors[current])
+    return frozenset(looping)

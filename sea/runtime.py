@@ -42,6 +42,7 @@ from sea.events import (
     PulseEnded,
     PulseStarted,
     Spoken,
+    WarningRaised,
 )
 from sea.limits import Limits
 from sea.llm.call import LLMCaller
@@ -247,49 +248,53 @@ class Runtime:
             status, error = "error", exc.to_json()
         except SeaError as exc:
             status = "error"
-            error = {"code": exc.code, "message": exc.message, "playbook": run.playbook}
+            error = {"code": exc.code, "message": exc.message}
+            error.update(playbook=run.playbook, node=None)
+        except Exception as exc:  # a failure outside any node (e.g. the checkpointer)
+            status = "error"
+            error = {
+                "code": ExecutionError.code,
+                "message": f"{type(exc).__name__}: {exc}",
+                "playbook": run.playbook,
+                "node": None,
+            }
         finally:
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)
 
     async def _execute(self, run: _Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        config: RunnableConfig = {
-            "configurable": {"thread_id": run.pulse_id},
-            "recursion_limit": self.services.limits.recursion_limit,
-        }
         if run.resume:
             await self._load_origin(run, saver)
-        assert run.persona is not None and run.playbook is not None
+        else:  # the input is kept whatever happens next, even if the playbook is invalid
+            assert run.persona is not None and run.playbook is not None
+            sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
+            await self._store_input(run, sink)
+        assert run.playbook is not None
         library = self.services.library
         playbook = library.get(run.playbook)
         run.output_schema = playbook.output_schema
         graph: Graph = self.services.compiler.compile(playbook, library.content_hash(playbook.name))
-        bound = graph.copy(update={"checkpointer": saver})
         frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
-        payload: Any
-        if run.resume:
-            payload = Command(resume=run.answer)
-        else:
-            sink(PulseStarted(run.pulse_id, run.persona.id, playbook.name, run.input))
+        payload: Any = Command(resume=run.answer)
+        if not run.resume:
             given = {"input": run.input, **run.args}
             state = initial_state(frame, bind_args(playbook, given), input=run.input)
-            await self._store_input(run, sink)
-            state["last"] = run.input
             state["origin"] = _origin(run)
             payload = state
+        config: RunnableConfig = {
+            "configurable": {"thread_id": run.pulse_id},
+            "recursion_limit": self.services.limits.recursion_limit,
+        }
+        bound = graph.copy(update={"checkpointer": saver})
+        if run.resume and not (await bound.aget_state(config)).interrupts:
+            raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
         final = await bound.ainvoke(payload, config, context=frame)
         run.final = dict(final)
         waiting = final.get("__interrupt__") or []
         for pending in waiting:
             request = dict(pending.value) if isinstance(pending.value, dict) else {}
-            sink(
-                ApprovalRequested(
-                    run.pulse_id,
-                    str(request.get("playbook", playbook.name)),
-                    str(request.get("node", "")),
-                    request,
-                )
-            )
+            where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))
+            sink(ApprovalRequested(run.pulse_id, *where, request))
         return "waiting" if waiting else "ok"
 
     async def _store_input(self, run: _Run, sink: Sink) -> None:
@@ -332,7 +337,7 @@ class Runtime:
             store,
             max_retries=self._max_retries,
             history_budget=self._budget,
-            on_record=lambda record: sink(LLMCalled(run.pulse_id, record)),
+            on_record=lambda record: _report_call(run.pulse_id, record, sink),
         )
         host = {tool.name for tool in self._tools}
         builtin = builtin_tools(store=store, persona_id=run.persona.id, library=library)
@@ -348,6 +353,12 @@ class Runtime:
         Path(self._checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(self._checkpoint_path) as saver:
             yield saver
+
+
+def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
+    sink(LLMCalled(pulse_id, record))
+    for text in record.warnings:
+        sink(WarningRaised(pulse_id, "llm_call", text, record.playbook, record.node))
 
 
 def _origin(run: _Run) -> dict[str, Any]:

@@ -6,8 +6,11 @@ from collections.abc import Mapping
 from time import perf_counter
 from typing import Any
 
+import orjson
+from pydantic import BaseModel
+
 from sea.approval import require_approval
-from sea.errors import ExecutionError
+from sea.errors import ExecutionError, NodeFailed
 from sea.events import ToolCalled
 from sea.pulse import Frame
 
@@ -29,6 +32,32 @@ async def run_tool(frame: Frame, node: str, name: str, args: Mapping[str, Any]) 
                               error, took))
         raise
     took = perf_counter() - started
-    frame.emit(ToolCalled(pulse.pulse_id, frame.name, node, name, dict(args), True, result,
+    value = state_value(result, frame, node, name)
+    frame.emit(ToolCalled(pulse.pulse_id, frame.name, node, name, dict(args), True, value,
                           None, took))
-    return result
+    return value
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    raise TypeError(type(value).__name__)
+
+
+def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
+    """A tool's result as JSON data (what state, checkpoints and memory can keep).
+
+    Tuples become lists, pydantic models their JSON form; anything else that is not JSON
+    data fails the node with a message that names the tool and the type.
+    """
+    try:
+        return orjson.loads(orjson.dumps(result, default=_default))
+    except TypeError as exc:
+        raise NodeFailed(
+            f"tool {tool!r} returned {type(result).__name__} data that is not JSON ({exc}); "
+            "a tool must return strings, numbers, booleans, lists or objects",
+            playbook=frame.name,
+            node=node,
+        ) from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,40 +10,13 @@ import pytest
 
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
-from sea.errors import SeaError
+from sea.library import PlaybookLibrary
 from sea.limits import Limits
 from sea.llm.models import ModelSet
-from sea.models import Playbook
 from sea.runtime import Runtime
 from sea.scripted import ScriptedChatModel
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
-
-
-class DirLibrary:
-    """Test playbooks by name from one directory (the engine's Library port)."""
-
-    def __init__(self, directory: Path) -> None:
-        self._dir = directory
-        self._cache: dict[str, Playbook] = {}
-
-    def _path(self, name: str) -> Path:
-        path = self._dir / f"{name}.json"
-        if not path.is_file():
-            raise SeaError(f"unknown playbook {name!r}", code="SEA120")
-        return path
-
-    def get(self, name: str) -> Playbook:
-        if name not in self._cache:
-            self._cache[name] = Playbook.model_validate_json(self._path(name).read_bytes())
-        return self._cache[name]
-
-    def content_hash(self, name: str) -> str:
-        return hashlib.sha256(self._path(name).read_bytes()).hexdigest()
-
-    def router_callable(self) -> list[Playbook]:
-        names = sorted(p.stem for p in self._dir.glob("*.json"))
-        return [pb for pb in map(self.get, names) if pb.router_callable]
 
 
 @pytest.fixture
@@ -60,8 +32,8 @@ def persona() -> Persona:
 
 
 @pytest.fixture
-def library() -> DirLibrary:
-    return DirLibrary(PLAYBOOKS)
+def library() -> PlaybookLibrary:
+    return PlaybookLibrary([PLAYBOOKS])
 
 
 MakeRuntime = Callable[..., tuple[Runtime, ScriptedChatModel]]
@@ -69,7 +41,7 @@ MakeRuntime = Callable[..., tuple[Runtime, ScriptedChatModel]]
 
 @pytest.fixture
 def make_runtime(
-    store: SQLiteStore, library: DirLibrary, tmp_path: Path
+    store: SQLiteStore, library: PlaybookLibrary, tmp_path: Path
 ) -> Iterator[MakeRuntime]:
     made: list[Runtime] = []
 

@@ -28,15 +28,16 @@ def test_subplay_argument_type_checked(make_runtime: MakeRuntime, persona: Perso
     assert "argument 'topic' must be a string, got object" in message
 
 
-def test_subplay_missing_required_argument_fails_pulse(
-    make_runtime: MakeRuntime, persona: Persona
+def test_subplay_missing_required_argument_is_caught_before_running(
+    make_runtime: MakeRuntime, persona: Persona, store: Any
 ) -> None:
     runtime, _ = make_runtime()
-    result = runtime.run_pulse(persona, "caller_missing", "")
+    result = runtime.run_pulse(persona, "caller_missing", "", pulse_id="cm")
     assert result.status == "error"
-    assert result.error is not None
-    assert (result.error["playbook"], result.error["node"]) == ("caller_missing", "call")
-    assert result.error["code"] == "SEA570"
+    assert result.error is not None and result.error["code"] == "SEA052"
+    assert "requires the argument `topic`" in result.error["message"]
+    assert not [e for e in result.events if e.kind == "node_start"]
+    assert [m.content for m in store.pulse_messages(persona.id, "cm")] == []  # no input given
 
 
 def test_nested_calls_defaults_and_propagate_output(

@@ -76,11 +76,16 @@ def test_exec_of_disallowed_playbook_takes_error_next(
 def test_exec_of_unknown_playbook_takes_error_next(
     make_runtime: MakeRuntime, persona: Persona
 ) -> None:
-    answer = {"playbook": "no_such_playbook", "args": {}}
-    runtime, _ = make_runtime({"responses": {"router_main.route": [answer]}})
-    # the router's enum rejects it first; exec_allowed checks its own list
+    # static checks reject unknown names in allowed_playbooks, so at run time an unknown
+    # name is one that is not allowed
+    runtime, _ = make_runtime()
     result = runtime.run_pulse(persona, "exec_allowed", "no_such_playbook")
+    assert result.status == "ok", result.error
+    assert result.outputs["result"] == "failed"
     assert result.outputs["error"]["code"] == "SEA571"
+    assert "'no_such_playbook' may not be run here (allowed: echo_topic)" in (
+        result.outputs["error"]["message"]
+    )
 
 
 def test_missing_required_input_is_a_clear_error(
@@ -106,3 +111,24 @@ def test_approval_denied_routes_to_error_next(
     result = runtime.resume(waiting.pulse_id, "no")
     assert result.status == "ok", result.error
     assert result.outputs["outcome"] == "denied: SEA575"
+
+
+class _Opaque:
+    pass
+
+
+@tool
+def add(a: int, b: int) -> object:
+    """Returns something that is not JSON data."""
+    return _Opaque()
+
+
+def test_tool_result_that_is_not_json_fails_the_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[add])
+    result = runtime.run_pulse(persona, "tools_main", "")
+    assert result.status == "error"
+    assert result.error is not None
+    assert (result.error["code"], result.error["node"]) == ("SEA550", "t1")
+    assert "tool 'add' returned _Opaque data that is not JSON" in result.error["message"]

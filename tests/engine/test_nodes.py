@@ -168,3 +168,73 @@ def test_llm_memorize_important_and_mappings(
     assert stored[2][:2] == ("assistant", "short summary") and "research" in stored[2][2]
     assert stored[3][:2] == ("assistant", "final words") and "conversation" in stored[3][2]
     assert len(stored) == 4  # the structured pick is not memorized
+
+
+def test_tool_call_without_a_chosen_call_fails_the_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "tool_call_missing", "")
+    assert result.status == "ok", result.error
+    assert result.outputs["error"]["code"] == "SEA550"
+    assert "no tool call in 'fc'" in result.outputs["error"]["message"]
+
+
+def test_playbook_starts_with_exactly_the_builtins_and_its_inputs(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    from sea.variables import BUILTIN_VARIABLES
+
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "builtins", "hello", pulse_id="b1")
+    assert result.status == "ok", result.error
+    final = result.outputs  # no output_schema: every variable but the builtins
+    assert final == {"extra": "d"}
+    named = runtime.run_pulse(persona, "builtins_out", "hello", pulse_id="b2")
+    assert set(named.outputs) == set(BUILTIN_VARIABLES) | {"extra"}
+    assert named.outputs == {
+        "input": "hello",
+        "persona_id": "aiko",
+        "persona_name": "Aiko",
+        "pulse_id": "b2",
+        "last": "hello",
+        "error": None,
+        "extra": "d",
+    }
+
+
+def test_unknown_top_level_playbook_is_an_error_result(
+    make_runtime: MakeRuntime, persona: Persona, store: Any
+) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "no_such_playbook", "keep me", pulse_id="np")
+    assert result.status == "error"
+    assert result.error is not None and "no_such_playbook" in result.error["message"]
+    assert [m.content for m in store.pulse_messages(persona.id, "np")] == ["keep me"]
+
+
+def test_llm_call_warnings_become_warning_events(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime({"responses": {"sub_speak.compose": [""]}})
+    result = runtime.run_pulse(persona, "speak_long", "hi")
+    assert result.status == "ok", result.error
+    warnings = [e for e in result.events if e.kind == "warning"]
+    assert [(w.code, w.node) for w in warnings] == [("llm_call", "compose")]
+    assert "empty" in warnings[0].message
+    assert result.spoken == []  # an empty answer is not spoken
+
+
+@tool
+def divmod_tool(a: int, b: int) -> tuple[int, int]:
+    """Quotient and remainder."""
+    return divmod(a, b)
+
+
+def test_tool_tuple_result_spreads_over_output_keys(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[divmod_tool])
+    result = runtime.run_pulse(persona, "tool_shapes", "")
+    assert result.status == "ok", result.error
+    assert result.outputs == {"quotient": 3, "remainder": 2, "first": 3}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from langchain_core.tools import tool
 
@@ -77,3 +78,53 @@ def test_events_pair_node_start_and_end_with_depth(
     assert sorted(ends) == sorted(starts)
     assert all(e.duration_s >= 0 for e in result.events if isinstance(e, NodeEnded))
     assert all("kind" in e.to_json() for e in result.events)
+
+
+def test_approval_inside_subplay_resumes_in_fresh_runtime(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+    first, _ = make_runtime(tools=[send_mail], limits=limits)
+    waiting = first.run_pulse(persona, "approval_nested", "carol")
+    assert waiting.status == "waiting", waiting.error
+    assert waiting.approval is not None
+    assert (waiting.approval["playbook"], waiting.approval["node"]) == ("approval_tool", "send")
+    second, _ = make_runtime(tools=[send_mail], limits=limits)
+    done = second.resume(waiting.pulse_id, "approve")
+    assert done.status == "ok", done.error
+    assert done.outputs == {"outcome": "sent", "after": "saw sent"}
+    assert sent.count("carol") == 1
+
+
+def test_resume_of_a_finished_pulse_is_refused(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    done = runtime.run_pulse(persona, "counter_loop", "")
+    assert done.status == "ok"
+    again = runtime.resume(done.pulse_id, True)
+    assert again.status == "error"
+    assert again.error is not None and "is not waiting" in again.error["message"]
+
+
+def test_concurrent_pulses_share_graphs_but_not_state(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    import asyncio
+
+    runtime, _ = make_runtime()
+
+    async def both() -> list[Any]:
+        return list(
+            await asyncio.gather(
+                runtime.arun_pulse(persona, "counter_loop", "", pulse_id="x", args={"limit": 3}),
+                runtime.arun_pulse(persona, "counter_loop", "", pulse_id="y", args={"limit": 6}),
+            )
+        )
+
+    first, second = asyncio.run(both())
+    assert (first.status, second.status) == ("ok", "ok")
+    assert first.outputs["count"] == 3 and second.outputs["count"] == 6
+    assert {e.pulse_id for e in first.events} == {"x"}
+    assert {e.pulse_id for e in second.events} == {"y"}
+    assert runtime.services.compiler.cached() == 1
