@@ -4,7 +4,8 @@ Each line holds ``id``, ``persona``, ``thread``, ``thread_title``, ``thread_pare
 ``role``, ``content``, ``tags`` (provenance tags included), ``created_at`` (ISO 8601 with
 offset), ``pulse_id``, ``scope``, ``playbook``, ``node`` and ``metadata``. Import checks
 every line before writing and then writes all of them in one transaction, so a bad file
-writes nothing. Imported messages get new ids; sub-threads are recreated under new ids.
+writes nothing. Imported messages get new ids; sub-threads are recreated under new ids
+(under their parent when the parent also has messages in the file, else under main).
 """
 
 from __future__ import annotations
@@ -16,22 +17,22 @@ from typing import IO, Any
 
 import orjson
 
+from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
 from saimemory.prepare import prepare
 from saimemory.records import PROVENANCE_PREFIXES, Message, NewMessage, Thread
-from saimemory.sqlbase import SqlStore, main_thread_id
 
 REQUIRED = ("role", "content", "tags", "created_at")
 
 
-def export_lines(store: SqlStore, persona: str) -> Iterator[bytes]:
+def export_lines(store: MessageStore, persona: str) -> Iterator[bytes]:
     """The persona's messages in write order, one JSON document (bytes, no newline) each."""
     threads = {thread.id: thread for thread in store.threads(persona)}
     for message in store.iter_messages(persona):
         yield orjson.dumps(message_record(message, threads.get(message.thread)))
 
 
-def export_jsonl(store: SqlStore, persona: str, out: IO[bytes]) -> int:
+def export_jsonl(store: MessageStore, persona: str, out: IO[bytes]) -> int:
     """Write the persona's messages to ``out``; the number of lines written."""
     count = 0
     for line in export_lines(store, persona):
@@ -64,7 +65,6 @@ def message_record(message: Message, thread: Thread | None) -> dict[str, Any]:
 class _Line:
     number: int
     message: NewMessage
-    source_persona: str
     thread: str | None
     thread_title: str | None
     thread_parent: str | None
@@ -111,7 +111,7 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
         node=_optional_str(data, "node", number),
     )
     _check_provenance(message, tags, number)
-    return _Line(number, message, source or message.persona,
+    return _Line(number, message,
                  _optional_str(data, "thread", number),
                  _optional_str(data, "thread_title", number),
                  _optional_str(data, "thread_parent", number))
@@ -130,7 +130,7 @@ def _check_provenance(message: NewMessage, tags: list[str], number: int) -> None
 
 
 def import_jsonl(
-    store: SqlStore, lines: Iterable[bytes | str], *, persona: str | None = None
+    store: MessageStore, lines: Iterable[bytes | str], *, persona: str | None = None
 ) -> list[Message]:
     """Check every line, then append all messages in one transaction; the stored messages.
 
@@ -150,10 +150,13 @@ def import_jsonl(
     return store.append_many(messages)
 
 
-def _target_thread(store: SqlStore, line: _Line, made: dict[tuple[str, str], str]) -> str | None:
-    """The target thread of a line: main for the source's main, else a recreated sub-thread."""
+def _target_thread(
+    store: MessageStore, line: _Line, made: dict[tuple[str, str], str]
+) -> str | None:
+    """The target thread of a line: main for a thread without parent (the source's main
+    thread, or no thread given), else a sub-thread recreated once per source thread."""
     source = line.thread
-    if source is None or source == main_thread_id(line.source_persona):
+    if source is None or line.thread_parent is None:
         return None
     target_persona = line.message.persona
     key = (target_persona, source)

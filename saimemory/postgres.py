@@ -15,7 +15,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.errors import (
+    InvalidMessageError,
+    MemoryStoreError,
+    SchemaError,
+    StoreUnavailableError,
+)
 from saimemory.migrations import (
     MIGRATIONS_TABLE,
     POSTGRES_MIGRATIONS,
@@ -23,7 +28,7 @@ from saimemory.migrations import (
     check_sequence,
 )
 from saimemory.prepare import to_micros
-from saimemory.search_terms import Terms, like_pattern
+from saimemory.search_terms import Terms, like_pattern, occurrences
 from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
 
 psycopg: Any
@@ -59,8 +64,7 @@ class _PgTx:
 
 def _translate(exc: Exception, where: str) -> MemoryStoreError:
     if psycopg is not None and isinstance(exc, psycopg.errors.IntegrityError):
-        return MemoryStoreError(f"{where}: constraint violated, nothing written: {exc}",
-                                code="MEM001")
+        return InvalidMessageError(f"{where}: constraint violated, nothing written: {exc}")
     if psycopg is not None and isinstance(exc, psycopg.OperationalError):
         return StoreUnavailableError(f"{where}: {exc}")
     return MemoryStoreError(f"{where}: {type(exc).__name__}: {exc}")
@@ -139,6 +143,10 @@ class PostgresStore(SqlStore):
         with self._lock:
             try:
                 with self._conn.transaction():
+                    if not personas:
+                        self._conn.execute(
+                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+                        )
                     for persona in personas:
                         self._conn.execute(
                             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
@@ -158,11 +166,18 @@ class PostgresStore(SqlStore):
     ) -> list[tuple[Row, float]]:
         where, params = filters
         words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.all)
+        patterns = [like_pattern(term) for term in terms.all]
+        if not terms.indexed:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {words}{where}"
+                "ORDER BY m.id DESC LIMIT ?",
+                [persona, *patterns, *params, limit],
+            )
+            return [(row, occurrences(row[4], terms)) for row in rows]
         rows = tx.fetch(
             f"SELECT {COLUMNS}, public.word_similarity(?, m.content) AS score FROM messages m "
             f"WHERE m.persona = ? {words}{where}ORDER BY score DESC, m.id DESC LIMIT ?",
-            [" ".join(terms.all), persona, *(like_pattern(t) for t in terms.all), *params,
-             limit],
+            [" ".join(terms.indexed), persona, *patterns, *params, limit],
         )
         return [(row[:-1], float(row[-1])) for row in rows]
 

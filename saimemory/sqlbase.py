@@ -19,7 +19,7 @@ import orjson
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
-from saimemory.errors import InvalidMessageError, InvalidQueryError, NotFoundError
+from saimemory.errors import InvalidQueryError, NotFoundError
 from saimemory.prepare import (
     PreparedMessage,
     check_identifier,
@@ -362,4 +362,4 @@ def _filters(
     return "".join(sql), params
 
 
-__all__ = ["COLUMNS", "InvalidMessageError", "SqlStore", "Tx", "main_thread_id"]
+__all__ = ["COLUMNS", "SqlStore", "Tx", "main_thread_id"]

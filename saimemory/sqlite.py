@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.errors import (
+    InvalidMessageError,
+    MemoryStoreError,
+    SchemaError,
+    StoreUnavailableError,
+)
 from saimemory.migrations import MIGRATIONS_TABLE, SQLITE_MIGRATIONS, Migration, check_sequence
 from saimemory.prepare import to_micros
 from saimemory.search_terms import Terms, fts5_query, like_pattern, occurrences
@@ -41,8 +47,7 @@ class _SqliteTx:
 
 def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
     if isinstance(exc, sqlite3.IntegrityError):
-        return MemoryStoreError(f"{path}: constraint violated, nothing written: {exc}",
-                                code="MEM001")
+        return InvalidMessageError(f"{path}: constraint violated, nothing written: {exc}")
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
         return SchemaError(f"{path} is not a SQLite database (corrupt?); it was not changed")
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
@@ -74,12 +79,26 @@ class SQLiteStore(SqlStore):
     def _setup(self) -> None:
         try:
             self._check_existing()
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal()
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from None
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL; the switch does not wait on the busy timeout, so retry it here."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        if str(mode).lower() != "wal":
+            raise StoreUnavailableError(f"{self.path}: cannot use WAL (journal mode {mode})")
 
     def _check_existing(self) -> None:
         """Refuse a file that is not ours before changing anything in it."""

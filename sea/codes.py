@@ -40,6 +40,7 @@ UNDEFINED_VARIABLE: Final = "SEA030"
 UNDEFINED_IN_PROMPT: Final = "SEA031"
 EXPRESSION_SYNTAX: Final = "SEA032"
 UNCERTAIN_VARIABLE: Final = "SEA033"
+OUTPUT_NEVER_DEFINED: Final = "SEA034"
 # Branches
 CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
@@ -88,6 +89,7 @@ CODES: Final[dict[str, str]] = {
     UNDEFINED_IN_PROMPT: "a prompt references a variable nothing defines (or a literal brace)",
     EXPRESSION_SYNTAX: "an `=` expression does not parse",
     UNCERTAIN_VARIABLE: "a variable may come only from a callee whose outputs are unknown",
+    OUTPUT_NEVER_DEFINED: "an `output_schema` key that nothing in the playbook defines",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
     MAPPING_SOURCE_UNKNOWN: "an `output_mapping` source is not a field of `response_schema`",

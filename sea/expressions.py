@@ -148,7 +148,7 @@ def _syntax_error(
         lines = translation.source.split("\n")
         offset = sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
         offset = min(translation.original_offset(offset), len(original))
-        detail = found.group(3).strip()
+        detail = found.group(3).split(" expecting ")[0].strip()
     return ExpressionSyntaxError(
         f"expression `={original}` does not parse: {detail}", offset=offset
     )

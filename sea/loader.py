@@ -20,6 +20,7 @@ from sea.errors import Diagnostic, PlaybookError, Severity
 from sea.issues import Issue, error
 from sea.locate import Locator, join_pointer
 from sea.models import Playbook
+from sea.schema_errors import json_type
 from sea.validation import SchemaValidation, schema_validation
 
 
@@ -131,8 +132,7 @@ def check_document(
     if not isinstance(document, dict):
         issue = error(
             codes.NOT_AN_OBJECT,
-            "the document must be a JSON object (a playbook), not "
-            f"{type(document).__name__ if document is not None else 'null'}",
+            f"the document must be a JSON object (a playbook), not a JSON {json_type(document)}",
             "",
             hint='a playbook looks like {"name": …, "description": …, "start_node": …, '
             '"nodes": [...]}',

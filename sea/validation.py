@@ -106,7 +106,8 @@ def _node_issues(node: Any, index: int, validators: _Validators) -> list[Issue]:
                 join_pointer("nodes", index),
             )
         ]
-    validator = validators.nodes.get(node.get("type"))  # type: ignore[arg-type]
+    kind = node.get("type")
+    validator = validators.nodes.get(kind) if isinstance(kind, str) else None
     if validator is None:
         issue = _node_type_issue(node, index, sorted(validators.nodes))
         return [issue] if issue else []
@@ -127,7 +128,8 @@ def _repair(node: Any, index: int, bad: set[str], validators: _Validators) -> di
     where = join_pointer("nodes", index)
     bad_fields = {p[len(where) + 1 :].split("/")[0] for p in bad if p.startswith(where + "/")}
     trimmed = {k: v for k, v in node.items() if escape_pointer(k) not in bad_fields}
-    validator = validators.nodes.get(node.get("type"))  # type: ignore[arg-type]
+    kind = node.get("type")
+    validator = validators.nodes.get(kind) if isinstance(kind, str) else None
     if validator is not None and validator.is_valid(trimmed):
         return trimmed
     stub: dict[str, Any] = {"id": node_id, "type": "pass"}

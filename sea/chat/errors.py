@@ -1,6 +1,6 @@
 """Errors of the chat-model layer: model specs, missing extras, local model output.
 
-Codes: ``SEA341``–``SEA349`` (usage: specs, extras, files, unsupported features) and
+Codes: ``SEA341``–``SEA347`` (usage: specs, extras, files, unsupported features) and
 ``SEA581`` (execution: the local model's structured output could not be parsed).
 """
 
@@ -34,12 +34,6 @@ class ProviderPackageMissing(UsageError):
     """A provider's langchain package (an optional extra) is not installed."""
 
     code = "SEA344"
-
-
-class ModelSourceUnavailable(UsageError):
-    """A model source exists in the spec grammar but is not part of this installation."""
-
-    code = "SEA345"
 
 
 class ToolCallingUnsupported(UsageError, NotImplementedError):

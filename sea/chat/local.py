@@ -170,14 +170,17 @@ class LocalChatModel(BaseChatModel):
     def _load_file(self, path: str) -> _Loaded:
         llama_cpp = _import_llama_cpp()
         threads = self.n_threads or max(1, (os.cpu_count() or 2) // 2)
-        llama = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=self.n_ctx,
-            seed=self.seed,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-        )
+        try:
+            llama = llama_cpp.Llama(
+                model_path=path,
+                n_ctx=self.n_ctx,
+                seed=self.seed,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        except ValueError as exc:  # llama-cpp's way of saying the file did not load
+            raise UsageError(f"cannot load the model file {path}: {exc}") from exc
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise UsageError(f"{path} has no chat template; the local model needs a chat GGUF")
@@ -266,7 +269,10 @@ class LocalChatModel(BaseChatModel):
                     if run_manager is not None:
                         run_manager.on_llm_new_token(text, chunk=chunk)
                     yield chunk
-            completion_tokens = loaded.llama.n_tokens - request.fitted.prompt_tokens
+            # tokens in the context after the prompt; a generation cut at max_tokens sampled
+            # one more token that was never evaluated into the context
+            cut = 1 if finish_reason == "length" else 0
+            completion_tokens = loaded.llama.n_tokens - request.fitted.prompt_tokens + cut
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",

@@ -35,10 +35,13 @@ def subschema(schema: Any, path: list[str]) -> dict[str, Any] | None:
             return None
         if segment == "length" and schema.get("type") in ("array", "string"):
             return {"type": "integer"}
+        properties = schema.get("properties")
         if segment.isdigit() and isinstance(schema.get("items"), dict):
             schema = schema["items"]
+        elif isinstance(properties, dict):
+            schema = properties.get(segment)
         else:
-            schema = schema.get("properties", {}).get(segment)
+            return None
     return schema if isinstance(schema, dict) else None
 
 

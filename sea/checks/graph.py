@@ -12,6 +12,8 @@ from sea.issues import Issue, error, warning
 from sea.locate import join_pointer
 from sea.models import Playbook
 
+Graph = dict[str, list[tuple[str | None, str]]]
+
 _EDGE_CODES = {
     "next": codes.UNKNOWN_NEXT,
     "error_next": codes.UNKNOWN_ERROR_NEXT,
@@ -192,14 +194,28 @@ def _unbounded_loops(
     return issues
 
 
+def _meant_targets(graph: Graph) -> set[str]:
+    """Nodes a misspelt edge target probably meant (not reported as unreachable too)."""
+    ids = list(graph)
+    return {
+        close
+        for edges_ in graph.values()
+        for target, _ in edges_
+        if target is not None and target not in graph
+        for close in [did_you_mean(target, ids)]
+        if close is not None
+    }
+
+
 def check_flow(playbook: Playbook, context: CheckContext) -> list[Issue]:
     """Nodes unreachable from the start (error_next counts) and loops that cannot end."""
     graph = successors(playbook)
     seen = reachable(graph, [playbook.start_node]) if playbook.start_node in graph else None
     issues: list[Issue] = []
     if seen is not None:
+        meant = _meant_targets(graph)
         for index, node in indexed(playbook):
-            if node.id not in seen:
+            if node.id not in seen and node.id not in meant:
                 issues.append(
                     error(
                         codes.UNREACHABLE,

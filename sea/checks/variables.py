@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sea import codes
 from sea.checks.context import CheckContext
-from sea.checks.dataflow import Definitions, Read, definitions, node_reads
+from sea.checks.dataflow import Definitions, Read, definitions, node_reads, root_of
 from sea.checks.graph import reachable, successors
 from sea.checks.nodes import indexed
 from sea.hints import did_you_mean
 from sea.issues import Issue, error, warning
+from sea.locate import join_pointer
 from sea.models import FALLIBLE_TYPES, Playbook
 from sea.variables import ALWAYS_DEFINED
 
@@ -58,12 +59,29 @@ def _issue(read: Read, defs: Definitions, known: set[str]) -> Issue:
     )
 
 
+def _outputs(playbook: Playbook, defs: Definitions, known: set[str]) -> list[Issue]:
+    if defs.uncertain:
+        return []
+    return [
+        warning(
+            codes.OUTPUT_NEVER_DEFINED,
+            f"output_schema lists `{name}`, but nothing in the playbook defines it",
+            join_pointer("output_schema", index),
+            hint="callers will not receive it; define it (output_key, output_mapping, a set "
+            "node) or remove it from output_schema",
+        )
+        for index, name in enumerate(playbook.output_schema or [])
+        if root_of(name) not in known
+    ]
+
+
 def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """An issue for every read of a variable that nothing can define."""
+    """An issue for every read of a variable that nothing can define, and for output_schema
+    keys nothing defines."""
     defs = definitions(playbook, context)
     known = set(defs.names) | ALWAYS_DEFINED
     error_scope: set[str] | None = None
-    issues: list[Issue] = []
+    issues: list[Issue] = _outputs(playbook, defs, known)
     for index, node in indexed(playbook):
         for read in node_reads(index, node):
             if read.root in known:

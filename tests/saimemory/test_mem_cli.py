@@ -103,3 +103,22 @@ def test_usage_and_store_errors_are_clean(
     assert main(["memory", "import", "--db", str(tmp_path / "ok.db"), "--persona", "a",
                  str(broken)]) == 1
     assert "MEM005" in capsys.readouterr().err
+
+
+def test_delete_needs_confirmation(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "delete", "--db", db, "--persona", "alice"]) == 2
+    assert "--yes" in capsys.readouterr().err
+    assert main(["memory", "delete", "--db", db, "--persona", "alice", "--yes"]) == 0
+    assert "deleted 3 messages" in capsys.readouterr().err
+    assert main(["memory", "recent", "--db", db, "--persona", "alice"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_threads_lists_main_first(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    store = SQLiteStore(db)
+    side = store.create_thread("alice", title="research notes")
+    store.close()
+    assert main(["memory", "threads", "--db", db, "--persona", "alice"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("alice:main  main  ")
+    assert lines[1].startswith(f"{side.id}  research notes (in alice:main)")

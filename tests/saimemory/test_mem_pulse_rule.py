@@ -126,3 +126,15 @@ def test_history_is_per_persona_and_per_thread(store: SqlStore) -> None:
     assert contents(store, pulse_id="p") == ["mine"]
     assert contents(store, pulse_id="p", thread=side.id) == ["in side"]
     assert [m.content for m in store.history("bob", pulse_id="p")] == ["bob's"]
+
+
+def test_write_order_wins_over_given_timestamps(store: SqlStore) -> None:
+    from datetime import UTC, datetime
+
+    late = datetime(2030, 1, 1, tzinfo=UTC)
+    early = datetime(2001, 1, 1, tzinfo=UTC)
+    for content, stamp in (("first", late), ("second", early)):
+        store.append(NewMessage(persona=P, role="user", content=content, created_at=stamp,
+                                pulse_id="p", tags=(CONVERSATION_TAG,)))
+    assert contents(store, pulse_id="q") == ["first", "second"]
+    assert contents(store, pulse_id="p") == ["first", "second"]

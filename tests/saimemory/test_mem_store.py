@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -150,11 +151,8 @@ def test_open_store_picks_sqlite_for_paths(tmp_path: Path) -> None:
         store.append(msg())
     finally:
         store.close()
-    wal = SQLiteStore(target)
-    try:
-        assert wal._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    finally:
-        wal.close()
+    with sqlite3.connect(target) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_open_store_on_a_directory_is_a_clear_error(tmp_path: Path) -> None:
