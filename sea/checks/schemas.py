@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from jsonschema import Draft202012Validator
 
 from sea import codes
@@ -56,6 +57,13 @@ def _bad_types(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
             yield from _bad_types(value, (*path, key))
 
 
+@lru_cache(maxsize=512)
+def _meta_errors(canonical: bytes) -> tuple[tuple[tuple[str | int, ...], str], ...]:
+    """(path, message) of every metaschema error; cached by the schema's canonical JSON."""
+    schema = orjson.loads(canonical)
+    return tuple((tuple(e.absolute_path), e.message) for e in _meta().iter_errors(schema))
+
+
 def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
     base = node_pointer(index, "response_schema")
     issues = []
@@ -75,15 +83,16 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
                 + ", ".join(sorted(_TYPES)),
             )
         )
-    for err in _meta().iter_errors(schema):
-        pointer = base + join_pointer(*err.absolute_path)
+    canonical = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    for path, message in _meta_errors(canonical):
+        pointer = base + join_pointer(*path)
         if any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
             continue
         flagged.add(pointer)
         issues.append(
             error(
                 codes.BAD_RESPONSE_SCHEMA,
-                f"response_schema is not a valid JSON Schema: {err.message}",
+                f"response_schema is not a valid JSON Schema: {message}",
                 pointer,
                 node_id=node.id,
                 hint="see https://json-schema.org/understanding-json-schema/",
