@@ -1,4 +1,29 @@
-"""SAIMemory: the persona message store and pulse-scoped context assembly."""
+"""SAIMemory: the persona message store and pulse-scoped context assembly.
+
+- :class:`MessageStore` (``base.py``) is the contract; :func:`open_store` picks a backend:
+  :class:`saimemory.sqlite.SQLiteStore` (one file, WAL, ``BEGIN IMMEDIATE`` per write) or
+  :class:`saimemory.postgres.PostgresStore` (psycopg 3, per-persona advisory lock per
+  write). Both share their queries (``sqlbase.py``) and numbered migrations
+  (``migrations.py``), applied on open; a newer, foreign or corrupt database is refused
+  with :class:`~saimemory.errors.SchemaError` and left untouched.
+- Every write of a pulse carries ``pulse:<id>``, ``playbook:<name>`` and ``node:<id>`` tags,
+  added by the store from :class:`NewMessage` fields. Tags live in their own indexed table.
+- The pulse rule (:meth:`MessageStore.history`): earlier ``conversation`` messages within a
+  budget, then this pulse's messages of this scope (and its conversation of any scope), in
+  write order. Ids give the order; timestamps never do.
+- Search: words of three characters or more go through a trigram index (SQLite FTS5
+  ``trigram``; PostgreSQL ``pg_trgm``), which finds substrings in Japanese and English
+  alike without a language-specific tokenizer. Shorter words (猫, 東京) cannot be
+  answered by a trigram index; they filter the indexed candidates when the query also
+  has a longer word, and otherwise are matched with a substring scan of the persona's
+  messages newest first, which stops as soon as ``limit`` hits are found.
+- ``context.py`` builds an LLM node's messages by profile; ``jsonl.py`` exports and
+  imports a persona as JSON lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
@@ -13,6 +38,23 @@ from saimemory.records import (
     Thread,
 )
 
+
+def open_store(target: str | Path) -> MessageStore:
+    """Open a store: a ``postgresql://`` (or ``postgres://``) DSN, else a SQLite file path.
+
+    The SQLite file and its parent directories are created when missing; migrations are
+    applied on open. Raises :class:`MemoryStoreError` when the target cannot be used.
+    """
+    text = str(target)
+    if text.startswith(("postgresql://", "postgres://")):
+        from saimemory.postgres import PostgresStore
+
+        return PostgresStore(text)
+    from saimemory.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(text))
+
+
 __all__ = [
     "CONVERSATION_TAG",
     "ROOT_SCOPE",
@@ -24,4 +66,5 @@ __all__ = [
     "Persona",
     "SearchHit",
     "Thread",
+    "open_store",
 ]

@@ -22,6 +22,11 @@ class MessageStore(ABC):
     def append(self, message: NewMessage) -> Message:
         """Store one message in its own transaction and return it with its id and time."""
 
+    def append_many(self, messages: Sequence[NewMessage]) -> list[Message]:
+        """Store several messages in order. Backends make this one transaction (all or none);
+        this default appends one by one."""
+        return [self.append(message) for message in messages]
+
     @abstractmethod
     def history(
         self,
@@ -37,6 +42,8 @@ class MessageStore(ABC):
         Earlier conversation (tagged ``conversation``, not of this pulse), newest first until
         the budget is spent, returned oldest first; then every message of this pulse in this
         scope, in write order (plus this pulse's ``conversation`` messages of other scopes).
+        The budget limits the earlier conversation only; a message longer than
+        ``budget.max_chars`` is cut with a marker (never dropped, never emptying the history).
         """
 
     @abstractmethod

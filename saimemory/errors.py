@@ -13,3 +13,39 @@ class MemoryStoreError(Exception):
         self.message = message
         if code is not None:
             self.code = code
+
+
+class InvalidMessageError(MemoryStoreError):
+    """A message (or an imported line) violates a constraint; nothing was written."""
+
+    code = "MEM001"
+
+
+class NotFoundError(MemoryStoreError):
+    """A thread or persona the caller named does not exist (or belongs to someone else)."""
+
+    code = "MEM002"
+
+
+class SchemaError(MemoryStoreError):
+    """The database is corrupt, not a SAIMemory store, or newer than this code; left untouched."""
+
+    code = "MEM003"
+
+
+class StoreUnavailableError(MemoryStoreError):
+    """The database could not be opened or reached (path, permissions, server, driver)."""
+
+    code = "MEM004"
+
+
+class ImportFormatError(MemoryStoreError):
+    """An export file line is not a valid message record; names the line."""
+
+    code = "MEM005"
+
+
+class InvalidQueryError(MemoryStoreError):
+    """A search query or filter is unusable (empty query, bad limit, inverted time range)."""
+
+    code = "MEM006"

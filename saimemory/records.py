@@ -16,6 +16,9 @@ ROOT_SCOPE = ""
 CONVERSATION_TAG = "conversation"
 """Messages with this tag are the conversation: visible to later pulses."""
 
+PROVENANCE_PREFIXES: tuple[str, ...] = ("pulse:", "playbook:", "node:")
+"""Tags the store adds itself from ``pulse_id``, ``playbook`` and ``node``."""
+
 
 @dataclass(frozen=True, slots=True)
 class Persona:
@@ -39,7 +42,11 @@ class NewMessage:
     scope: str = ROOT_SCOPE
     thread: str | None = None
     created_at: datetime | None = None
-    """None: the store stamps the time of the write (UTC)."""
+    """None: the store stamps the time of the write (UTC). Otherwise timezone-aware."""
+    playbook: str | None = None
+    """The playbook that wrote it; the store adds the ``playbook:<name>`` tag."""
+    node: str | None = None
+    """The node that wrote it; the store adds the ``node:<id>`` tag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,8 @@ class Message:
     scope: str
     tags: tuple[str, ...]
     metadata: Mapping[str, Any]
+    playbook: str | None = None
+    node: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +85,17 @@ class HistoryBudget:
     max_messages: int = 50
     max_chars: int = 24_000
 
+    def __post_init__(self) -> None:
+        if self.max_messages < 0 or self.max_chars < 1:
+            raise ValueError(
+                f"HistoryBudget needs max_messages >= 0 and max_chars >= 1, "
+                f"got {self.max_messages} and {self.max_chars}"
+            )
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A full-text search result."""
+    """A full-text search result. ``rank``: higher is better (comparable within one search)."""
 
     message: Message
     snippet: str

@@ -1,0 +1,178 @@
+"""Benchmark of SAIMemory: the recent-history query and an append at 10k, 100k (and 1M) messages.
+
+One store per backend grows through the sizes: the fill uses a bulk path (one multi-row
+insert per chunk, tags generated in SQL), the measured operations go through the public
+API. Figures are medians in milliseconds; the ratio column compares each size with the
+smallest, so "indexes, not scans" shows as ratios near 1.
+
+    python bench/bench_memory.py                        # SQLite, 10k and 100k
+    python bench/bench_memory.py --big                  # adds 1M
+    python bench/bench_memory.py --dsn postgresql://... # PostgreSQL too
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from saimemory import CONVERSATION_TAG, NewMessage
+from saimemory.postgres import PostgresStore
+from saimemory.sqlbase import SqlStore, main_thread_id
+from saimemory.sqlite import SQLiteStore
+
+PERSONA = "bench"
+OTHER = "other"
+PULSE_SIZE = 10
+CHUNK = 20_000
+TOPICS = ["東京タワー", "京都の抹茶", "猫の昼寝", "雨の日の読書", "夜景", "新しいレシピ"]
+ENGLISH = ["the weather", "a long walk", "quantum physics", "the garden", "old movies"]
+
+Row = tuple[Any, ...]
+
+
+def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
+    """Synthetic messages: pulses of ten, the first and last of each pulse conversation."""
+    for i in range(start, stop):
+        pulse, k = divmod(i, PULSE_SIZE)
+        persona = OTHER if pulse % 10 == 9 else PERSONA
+        node = "input" if k == 0 else "speak" if k == PULSE_SIZE - 1 else f"step{k}"
+        role = "assistant" if node == "speak" or k % 2 else "user"
+        content = (f"メッセージ{i}: 今日は{TOPICS[i % len(TOPICS)]}について話した。"
+                   f" Message {i} is about {ENGLISH[i % len(ENGLISH)]}.")
+        if node.startswith("step"):
+            content = f"<system>\n{content}\n</system>"
+        yield (persona, main_thread_id(persona), role, content, t0_us + i * 1000,
+               f"pulse-{pulse}", "", "{}", "bench_playbook", node)
+
+
+def tag_statements(first_id: int) -> list[str]:
+    """INSERT … SELECT statements that tag every message with id >= first_id."""
+    cols = "message_id, pos, tag, persona, thread"
+    rest = f"FROM messages WHERE id >= {first_id}"
+    return [
+        f"INSERT INTO message_tags ({cols}) SELECT id, 0, '{CONVERSATION_TAG}', persona, thread "
+        f"{rest} AND node IN ('input', 'speak')",
+        f"INSERT INTO message_tags ({cols}) SELECT id, 1, 'pulse:' || pulse_id, persona, thread "
+        f"{rest}",
+        f"INSERT INTO message_tags ({cols}) SELECT id, 2, 'playbook:' || playbook, persona, "
+        f"thread {rest}",
+        f"INSERT INTO message_tags ({cols}) SELECT id, 3, 'node:' || node, persona, thread "
+        f"{rest}",
+    ]
+
+
+INSERT = ("INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope, "
+          "metadata, playbook, node) VALUES ")
+
+
+def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
+    conn = store._conn
+    for lo in range(start, stop, CHUNK):
+        conn.execute("BEGIN IMMEDIATE")
+        first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
+        conn.executemany(INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         message_rows(lo, min(stop, lo + CHUNK), t0_us))
+        for statement in tag_statements(first):
+            conn.execute(statement)
+        conn.execute("COMMIT")
+
+
+def fill_postgres(store: PostgresStore, start: int, stop: int, t0_us: int) -> None:
+    conn = store._conn
+    for lo in range(start, stop, CHUNK):
+        with conn.transaction():
+            first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
+            with conn.cursor().copy(
+                "COPY messages (persona, thread, role, content, created_us, pulse_id, scope, "
+                "metadata, playbook, node) FROM STDIN"
+            ) as copy:
+                for row in message_rows(lo, min(stop, lo + CHUNK), t0_us):
+                    copy.write_row(row)
+            for statement in tag_statements(first):
+                conn.execute(statement)
+    conn.execute("ANALYZE messages")
+    conn.execute("ANALYZE message_tags")
+
+
+def median_ms(action: Callable[[], object], repeat: int) -> float:
+    action()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def measure(store: SqlStore, size: int) -> dict[str, float]:
+    """Medians of the operations the engine performs, at the current size."""
+    pulse = f"live-{size}"
+    for text in ("今日はどうだった？", "<system>\nsub-playbook result\n</system>"):
+        store.append(NewMessage(PERSONA, "user", text, pulse_id=pulse,
+                                tags=(CONVERSATION_TAG,) if "？" in text else ()))
+    counter = iter(range(10**9))
+
+    def append() -> None:
+        store.append(NewMessage(PERSONA, "assistant", f"step {next(counter)}", pulse_id=pulse,
+                                playbook="bench", node="n"))
+
+    return {
+        "history": median_ms(lambda: store.history(PERSONA, pulse_id=pulse), 50),
+        "append": median_ms(append, 100),
+        "recent": median_ms(lambda: store.recent(PERSONA, limit=20), 50),
+        "search_rare": median_ms(lambda: store.search(PERSONA, f"メッセージ{size // 2}:"), 10),
+        "search_common": median_ms(lambda: store.search(PERSONA, "東京タワー", limit=10), 5),
+        "short_hit": median_ms(lambda: store.search(PERSONA, "猫", limit=10), 10),
+        "short_miss": median_ms(lambda: store.search(PERSONA, "彗星", limit=10), 5),
+    }
+
+
+def run(name: str, store: SqlStore, fill: Callable[[int, int, int], None],
+        sizes: list[int]) -> None:
+    store.main_thread(PERSONA)
+    store.main_thread(OTHER)
+    t0_us = 1_700_000_000 * 10**6
+    filled = 0
+    base: dict[str, float] | None = None
+    for size in sizes:
+        started = time.perf_counter()
+        fill(filled, size, t0_us)
+        filled = size
+        fill_s = time.perf_counter() - started
+        figures = measure(store, size)
+        base = base or figures
+        print(f"{name} {size:,} messages (fill {fill_s:.1f}s)", flush=True)
+        for key, value in figures.items():
+            print(f"    {key:14} {value:9.3f} ms   x{value / base[key]:6.2f} vs {sizes[0]:,}",
+                  flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big", action="store_true", help="also 1,000,000 messages")
+    parser.add_argument("--dsn", help="PostgreSQL DSN: also benchmark PostgreSQL")
+    parser.add_argument("--no-sqlite", action="store_true", help="skip SQLite")
+    args = parser.parse_args()
+    sizes = [10_000, 100_000] + ([1_000_000] if args.big else [])
+    if not args.no_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite = SQLiteStore(Path(tmp) / "bench.db")
+            run("sqlite", sqlite, lambda a, b, t: fill_sqlite(sqlite, a, b, t), sizes)
+            sqlite.close()
+    if args.dsn:
+        pg = PostgresStore(args.dsn, schema=f"bench_{uuid.uuid4().hex[:12]}")
+        try:
+            run("postgres", pg, lambda a, b, t: fill_postgres(pg, a, b, t), sizes)
+        finally:
+            pg.drop_schema()
+            pg.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Context assembly by profile: the message list an LLM node sends to its model.
+
+Base = the persona's system prompt; Main = the pulse rule's history (``conversation`` and
+``router`` profiles only); Specialized = the node's own prompt as a user message wrapped in
+``<system>``. Building a context reads the store and has no other effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from saimemory.base import DEFAULT_BUDGET, MessageStore
+from saimemory.errors import MemoryStoreError
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
+
+PROFILE_MODEL: Mapping[str, str] = {
+    "conversation": "normal",
+    "router": "lightweight",
+    "worker": "normal",
+    "worker_light": "lightweight",
+}
+"""Which model (``normal`` or ``lightweight``) each context profile uses."""
+
+PROFILES_WITH_HISTORY = frozenset({"conversation", "router"})
+
+
+def wrap_system(text: str) -> str:
+    """``text`` inside ``<system>`` tags, unless it already starts with ``<system>``."""
+    if text.lstrip().startswith("<system>"):
+        return text
+    return f"<system>\n{text}\n</system>"
+
+
+def base_prompt(persona: Persona) -> str:
+    """The persona's system prompt; names the persona when the prompt does not."""
+    prompt = persona.system_prompt.strip()
+    if not prompt:
+        return f"You are {persona.name}."
+    if persona.name and persona.name not in prompt:
+        return f"You are {persona.name}.\n\n{prompt}"
+    return prompt
+
+
+def to_chat_message(message: Message) -> BaseMessage:
+    """A stored message as the model sees it: stored ``system`` rows become ``<system>`` users."""
+    if message.role == "assistant":
+        return AIMessage(content=message.content)
+    if message.role == "system":
+        return HumanMessage(content=wrap_system(message.content))
+    return HumanMessage(content=message.content)
+
+
+def build_messages(
+    store: MessageStore,
+    persona: Persona,
+    *,
+    profile: str,
+    pulse_id: str | None,
+    scope: str = ROOT_SCOPE,
+    prompt: str | None,
+    budget: HistoryBudget = DEFAULT_BUDGET,
+) -> list[BaseMessage]:
+    """The messages for an LLM node of ``profile`` running in ``pulse_id`` / ``scope``.
+
+    Raises:
+        MemoryStoreError: ``profile`` is not one of :data:`PROFILE_MODEL` (code MEM007).
+    """
+    if profile not in PROFILE_MODEL:
+        raise MemoryStoreError(
+            f"unknown context profile {profile!r}; expected one of {', '.join(PROFILE_MODEL)}",
+            code="MEM007",
+        )
+    messages: list[BaseMessage] = [SystemMessage(content=base_prompt(persona))]
+    if profile in PROFILES_WITH_HISTORY:
+        history = store.history(persona.id, pulse_id=pulse_id, scope=scope, budget=budget)
+        messages.extend(to_chat_message(message) for message in history)
+    if prompt:
+        messages.append(HumanMessage(content=wrap_system(prompt)))
+    return messages

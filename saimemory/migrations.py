@@ -1,0 +1,139 @@
+"""Numbered, append-only schema migrations of both backends.
+
+Each migration is a list of statements applied in one transaction and recorded in the
+``schema_migrations`` table. Never edit or reorder a released migration: add a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_us BIGINT NOT NULL)"
+)
+
+_THREADS = (
+    "CREATE TABLE threads ("
+    " id TEXT PRIMARY KEY,"
+    " persona TEXT NOT NULL,"
+    " parent TEXT REFERENCES threads(id) ON DELETE CASCADE,"
+    " title TEXT NOT NULL,"
+    " is_main INTEGER NOT NULL DEFAULT 0 CHECK (is_main IN (0, 1)),"
+    " created_us BIGINT NOT NULL)",
+    "CREATE INDEX threads_persona ON threads (persona, created_us)",
+    "CREATE UNIQUE INDEX threads_one_main ON threads (persona) WHERE is_main = 1",
+)
+
+_MESSAGE_COLUMNS = (
+    " persona TEXT NOT NULL,"
+    " thread TEXT NOT NULL REFERENCES threads(id),"
+    " role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),"
+    " content TEXT NOT NULL CHECK (content <> ''),"
+    " created_us BIGINT NOT NULL,"
+    " pulse_id TEXT,"
+    " scope TEXT NOT NULL DEFAULT '',"
+    " metadata TEXT NOT NULL DEFAULT '{}',"
+    " playbook TEXT,"
+    " node TEXT)"
+)
+
+_MESSAGE_INDEXES = (
+    "CREATE INDEX messages_persona ON messages (persona, id)",
+    "CREATE INDEX messages_thread ON messages (persona, thread, id)",
+    "CREATE INDEX messages_pulse ON messages (persona, pulse_id, id)",
+    "CREATE INDEX messages_time ON messages (persona, created_us)",
+)
+
+_TAGS = (
+    "CREATE TABLE message_tags ("
+    " message_id BIGINT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,"
+    " pos INTEGER NOT NULL,"
+    " tag TEXT NOT NULL,"
+    " persona TEXT NOT NULL,"
+    " thread TEXT NOT NULL,"
+    " PRIMARY KEY (message_id, tag))",
+    "CREATE INDEX message_tags_lookup ON message_tags (persona, tag, thread, message_id)",
+)
+
+SQLITE_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "threads, messages, tags",
+        _THREADS
+        + ("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT," + _MESSAGE_COLUMNS,)
+        + _MESSAGE_INDEXES
+        + _TAGS,
+    ),
+    Migration(
+        2,
+        "full-text search (FTS5, trigram tokenizer)",
+        (
+            "CREATE VIRTUAL TABLE messages_fts USING fts5("
+            " content, content='messages', content_rowid='id', tokenize='trigram')",
+            "CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN"
+            " INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END",
+            "CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN"
+            " INSERT INTO messages_fts (messages_fts, rowid, content)"
+            " VALUES ('delete', old.id, old.content); END",
+            "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN"
+            " INSERT INTO messages_fts (messages_fts, rowid, content)"
+            " VALUES ('delete', old.id, old.content);"
+            " INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END",
+            "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+        ),
+    ),
+)
+
+POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "threads, messages, tags",
+        _THREADS
+        + (
+            "CREATE TABLE messages (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+            + _MESSAGE_COLUMNS,
+        )
+        + _MESSAGE_INDEXES
+        + _TAGS,
+    ),
+    Migration(
+        2,
+        "full-text search (pg_trgm)",
+        (
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+            "CREATE INDEX messages_content_trgm ON messages"
+            " USING gin (content public.gin_trgm_ops)",
+        ),
+    ),
+)
+
+
+def check_sequence(versions: list[int], known: tuple[Migration, ...], where: str) -> int:
+    """The current version of a store whose recorded versions are ``versions``.
+
+    Raises ValueError with a message when the record is not 1..n or n is newer than
+    ``known`` (the caller turns it into a :class:`~saimemory.errors.SchemaError`).
+    """
+    latest = known[-1].version
+    if versions and max(versions) > latest:
+        raise ValueError(
+            f"{where} has schema version {max(versions)}, newer than this SAIMemory "
+            f"(knows up to {latest}); upgrade sea-runtime to open it. It was not changed."
+        )
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(
+            f"{where} records schema versions {versions}, not a sequence 1..n; "
+            "the store looks corrupt. It was not changed."
+        )
+    return len(versions)

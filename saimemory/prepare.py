@@ -1,0 +1,157 @@
+"""Checks a :class:`NewMessage` and turns it into the row a backend writes.
+
+Both backends call :func:`prepare` before touching the database, so bad input is
+rejected the same way everywhere and nothing half-written is left behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from saimemory.errors import InvalidMessageError
+from saimemory.records import PROVENANCE_PREFIXES, ROLES, Message, NewMessage, Role
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_ID_CHARS = 200
+"""Longest persona id, pulse id, scope, playbook name, node id, thread id or tag."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A checked message: what goes into the ``messages`` and ``message_tags`` tables."""
+
+    persona: str
+    thread: str | None
+    role: Role
+    content: str
+    created_us: int
+    pulse_id: str | None
+    scope: str
+    playbook: str | None
+    node: str | None
+    tags: tuple[str, ...]
+    metadata_json: str
+
+    def to_message(self, message_id: int, thread: str) -> Message:
+        """The stored message once the backend knows its id and thread."""
+        return Message(
+            id=message_id,
+            persona=self.persona,
+            thread=thread,
+            role=self.role,
+            content=self.content,
+            created_at=from_micros(self.created_us),
+            pulse_id=self.pulse_id,
+            scope=self.scope,
+            tags=self.tags,
+            metadata=orjson.loads(self.metadata_json),
+            playbook=self.playbook,
+            node=self.node,
+        )
+
+
+def to_micros(moment: datetime) -> int:
+    """Microseconds since the Unix epoch of a timezone-aware datetime."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(micros: int) -> datetime:
+    """The UTC datetime of microseconds since the Unix epoch."""
+    return EPOCH + timedelta(microseconds=micros)
+
+
+def check_identifier(value: object, what: str, *, optional: bool = False) -> str | None:
+    """A short non-empty string without NUL characters (``None`` allowed when optional)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidMessageError(f"{what} must be a non-empty string, got {value!r}")
+    if "\x00" in value or len(value) > MAX_ID_CHARS:
+        raise InvalidMessageError(
+            f"{what} must be at most {MAX_ID_CHARS} characters without NUL, got {value[:40]!r}…"
+        )
+    return value
+
+
+def _check_tags(tags: object) -> list[str]:
+    if isinstance(tags, str) or not isinstance(tags, tuple | list):
+        raise InvalidMessageError(f"tags must be a tuple of strings, got {tags!r}")
+    checked: list[str] = []
+    for tag in tags:
+        name = check_identifier(tag, "a tag")
+        assert name is not None
+        if name != name.strip():
+            raise InvalidMessageError(f"tag {name!r} has leading or trailing whitespace")
+        if name.startswith(PROVENANCE_PREFIXES):
+            raise InvalidMessageError(
+                f"tag {name!r}: the store adds pulse:/playbook:/node: tags itself; "
+                "pass pulse_id, playbook and node instead"
+            )
+        if name not in checked:
+            checked.append(name)
+    return checked
+
+
+def _provenance(message: NewMessage) -> list[str]:
+    tags = []
+    if message.pulse_id is not None:
+        tags.append(f"pulse:{message.pulse_id}")
+    if message.playbook is not None:
+        tags.append(f"playbook:{message.playbook}")
+    if message.node is not None:
+        tags.append(f"node:{message.node}")
+    return tags
+
+
+def _metadata_json(metadata: Mapping[str, Any]) -> str:
+    if not isinstance(metadata, Mapping):
+        raise InvalidMessageError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    try:
+        return orjson.dumps(dict(metadata)).decode()
+    except TypeError as exc:
+        raise InvalidMessageError(f"metadata is not JSON-serializable: {exc}") from None
+
+
+def _created_us(created_at: datetime | None, now: datetime) -> int:
+    if created_at is None:
+        return to_micros(now)
+    if not isinstance(created_at, datetime) or created_at.tzinfo is None:
+        raise InvalidMessageError(
+            f"created_at must be a timezone-aware datetime, got {created_at!r}"
+        )
+    return to_micros(created_at)
+
+
+def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
+    """Check every field of ``message``; raise :class:`InvalidMessageError` naming the problem."""
+    check_identifier(message.persona, "persona")
+    if message.role not in ROLES:
+        raise InvalidMessageError(f"role must be one of {', '.join(ROLES)}, got {message.role!r}")
+    if not isinstance(message.content, str) or not message.content:
+        raise InvalidMessageError(f"content must be a non-empty string, got {message.content!r}")
+    if "\x00" in message.content:
+        raise InvalidMessageError("content contains a NUL character")
+    check_identifier(message.pulse_id, "pulse_id", optional=True)
+    check_identifier(message.playbook, "playbook", optional=True)
+    check_identifier(message.node, "node", optional=True)
+    check_identifier(message.thread, "thread", optional=True)
+    if not isinstance(message.scope, str) or "\x00" in message.scope:
+        raise InvalidMessageError(f"scope must be a string, got {message.scope!r}")
+    return PreparedMessage(
+        persona=message.persona,
+        thread=message.thread,
+        role=message.role,
+        content=message.content,
+        created_us=_created_us(message.created_at, now),
+        pulse_id=message.pulse_id,
+        scope=message.scope,
+        playbook=message.playbook,
+        node=message.node,
+        tags=tuple(_check_tags(message.tags) + _provenance(message)),
+        metadata_json=_metadata_json(message.metadata),
+    )

@@ -1,0 +1,73 @@
+"""Turns a user's search text into terms both backends can match.
+
+Terms are whitespace-separated words matched as substrings, all required. Terms of at
+least :data:`MIN_INDEXED_CHARS` characters can use the trigram index; shorter ones (very
+common in Japanese: 猫, 東京) cannot, and are matched by a substring test instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from saimemory.errors import InvalidQueryError
+
+MIN_INDEXED_CHARS = 3
+MAX_TERMS = 16
+SNIPPET_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The words of one query, split by whether a trigram index can find them."""
+
+    indexed: tuple[str, ...]
+    short: tuple[str, ...]
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Every term, indexed ones first."""
+        return self.indexed + self.short
+
+
+def split_terms(query: str) -> Terms:
+    """The terms of ``query``; raise :class:`InvalidQueryError` when there are none."""
+    words = [word for word in query.split() if word]
+    if not words:
+        raise InvalidQueryError(f"search query is empty: {query!r}")
+    if len(words) > MAX_TERMS:
+        raise InvalidQueryError(f"search query has {len(words)} words; at most {MAX_TERMS}")
+    if any("\x00" in word for word in words):
+        raise InvalidQueryError("search query contains a NUL character")
+    unique = list(dict.fromkeys(words))
+    return Terms(
+        indexed=tuple(w for w in unique if len(w) >= MIN_INDEXED_CHARS),
+        short=tuple(w for w in unique if len(w) < MIN_INDEXED_CHARS),
+    )
+
+
+def like_pattern(term: str) -> str:
+    """A LIKE pattern matching ``term`` anywhere (``\\`` is the escape character)."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def fts5_query(terms: Terms) -> str:
+    """An FTS5 MATCH expression: every indexed term as a quoted phrase, all required."""
+    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms.indexed)
+
+
+def snippet(content: str, terms: Terms) -> str:
+    """About :data:`SNIPPET_CHARS` characters of ``content`` around the first term found."""
+    folded = content.casefold()
+    hits = [folded.find(term.casefold()) for term in terms.all]
+    start = min((hit for hit in hits if hit >= 0), default=0)
+    begin = max(0, start - SNIPPET_CHARS // 3)
+    end = min(len(content), begin + SNIPPET_CHARS)
+    text = content[begin:end].replace("\n", " ")
+    return ("…" if begin > 0 else "") + text + ("…" if end < len(content) else "")
+
+
+def occurrences(content: str, terms: Terms) -> float:
+    """How many times the terms occur in ``content`` (the rank of substring matches)."""
+    folded = content.casefold()
+    return float(sum(folded.count(term.casefold()) for term in terms.all))

@@ -1,0 +1,365 @@
+"""What the SQLite and PostgreSQL backends share: the queries of the store contract.
+
+SQL here uses ``?`` placeholders; a backend's :class:`Tx` translates them if its driver
+wants another style. Backends provide transactions, the per-persona write lock, the
+search query and error translation; everything else (the pulse rule, threads, export
+order) is written once here so both backends behave the same.
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import orjson
+
+from saimemory.base import DEFAULT_BUDGET, MessageStore
+from saimemory.budget import clamp, spend
+from saimemory.errors import InvalidQueryError, NotFoundError
+from saimemory.prepare import (
+    PreparedMessage,
+    check_identifier,
+    from_micros,
+    prepare,
+    to_micros,
+)
+from saimemory.records import (
+    CONVERSATION_TAG,
+    ROOT_SCOPE,
+    HistoryBudget,
+    Message,
+    NewMessage,
+    SearchHit,
+    Thread,
+)
+from saimemory.search_terms import Terms, snippet, split_terms
+
+Row = tuple[Any, ...]
+
+COLUMNS = (
+    "m.id, m.persona, m.thread, m.role, m.content, m.created_us, m.pulse_id, m.scope, "
+    "m.metadata, m.playbook, m.node"
+)
+THREAD_COLUMNS = "id, persona, parent, title, created_us"
+PAGE = 500
+
+
+class Tx(Protocol):
+    """One open transaction (or read snapshot) of a backend."""
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run ``sql`` and return every row."""
+        ...
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Run ``sql`` for its effect."""
+        ...
+
+
+def main_thread_id(persona: str) -> str:
+    """The id of a persona's main thread."""
+    return f"{persona}:main"
+
+
+def _thread(row: Row) -> Thread:
+    return Thread(
+        id=row[0], persona=row[1], parent=row[2], title=row[3], created_at=from_micros(row[4])
+    )
+
+
+class SqlStore(MessageStore):
+    """The store contract over a SQL database with the schema of the migrations."""
+
+    @abstractmethod
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
+        """A write transaction holding the write lock of each persona (in the order given)."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Tx]:
+        """A read transaction."""
+
+    @abstractmethod
+    def _search_rows(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[Row, float]]:
+        """Matching message rows with a rank (higher is better), best first."""
+
+    def _now(self) -> datetime:
+        return datetime.now(UTC)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def append(self, message: NewMessage) -> Message:
+        """Store one message in its own transaction and return it with its id and time."""
+        row = prepare(message, self._now())
+        with self._write(row.persona) as tx:
+            return self._insert(tx, row)
+
+    def append_many(self, messages: Sequence[NewMessage]) -> list[Message]:
+        """Store several messages in one transaction: all of them, in order, or none."""
+        now = self._now()
+        rows = [prepare(message, now) for message in messages]
+        if not rows:
+            return []
+        personas = sorted({row.persona for row in rows})
+        with self._write(personas[0], *personas[1:]) as tx:
+            return [self._insert(tx, row) for row in rows]
+
+    def _insert(self, tx: Tx, row: PreparedMessage) -> Message:
+        thread = self._writable_thread(tx, row.persona, row.thread)
+        inserted = tx.fetch(
+            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
+            "scope, metadata, playbook, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
+            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+             row.scope, row.metadata_json, row.playbook, row.node),
+        )
+        message_id = int(inserted[0][0])
+        for pos, tag in enumerate(row.tags):
+            tx.run(
+                "INSERT INTO message_tags (message_id, pos, tag, persona, thread) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (message_id, pos, tag, row.persona, thread),
+            )
+        return row.to_message(message_id, thread)
+
+    def _writable_thread(self, tx: Tx, persona: str, thread: str | None) -> str:
+        if thread is None:
+            return self._ensure_main(tx, persona).id
+        rows = tx.fetch("SELECT persona FROM threads WHERE id = ?", (thread,))
+        if not rows or rows[0][0] != persona:
+            raise NotFoundError(f"persona {persona!r} has no thread {thread!r}")
+        return thread
+
+    def _ensure_main(self, tx: Tx, persona: str) -> Thread:
+        thread_id = main_thread_id(persona)
+        rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+        if rows:
+            return _thread(rows[0])
+        tx.run(
+            "INSERT INTO threads (id, persona, parent, title, is_main, created_us) "
+            "VALUES (?, ?, NULL, 'main', 1, ?)",
+            (thread_id, persona, to_micros(self._now())),
+        )
+        return _thread(tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?",
+                                (thread_id,))[0])
+
+    def main_thread(self, persona: str) -> Thread:
+        """The persona's main thread (created on first use)."""
+        check_identifier(persona, "persona")
+        with self._read() as tx:
+            rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?",
+                            (main_thread_id(persona),))
+        if rows:
+            return _thread(rows[0])
+        with self._write(persona) as tx:
+            return self._ensure_main(tx, persona)
+
+    def create_thread(self, persona: str, *, title: str, parent: str | None = None) -> Thread:
+        """A new sub-thread (``parent`` defaults to the main thread)."""
+        check_identifier(persona, "persona")
+        check_identifier(title, "title")
+        with self._write(persona) as tx:
+            parent_id = self._writable_thread(tx, persona, parent)
+            thread_id = f"{persona}:{uuid.uuid4().hex[:16]}"
+            tx.run(
+                "INSERT INTO threads (id, persona, parent, title, is_main, created_us) "
+                "VALUES (?, ?, ?, ?, 0, ?)",
+                (thread_id, persona, parent_id, title, to_micros(self._now())),
+            )
+            rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+        return _thread(rows[0])
+
+    def threads(self, persona: str) -> list[Thread]:
+        """All threads of a persona, the main thread first, then by creation."""
+        with self._read() as tx:
+            rows = tx.fetch(
+                f"SELECT {THREAD_COLUMNS} FROM threads WHERE persona = ? "
+                "ORDER BY is_main DESC, created_us, id",
+                (persona,),
+            )
+        return [_thread(row) for row in rows]
+
+    def delete_persona(self, persona: str) -> int:
+        """Delete every message and thread of a persona; the number of messages deleted."""
+        with self._write(persona) as tx:
+            count = int(tx.fetch("SELECT COUNT(*) FROM messages WHERE persona = ?",
+                                 (persona,))[0][0])
+            tx.run("DELETE FROM message_tags WHERE persona = ?", (persona,))
+            tx.run("DELETE FROM messages WHERE persona = ?", (persona,))
+            tx.run("DELETE FROM threads WHERE persona = ? AND is_main = 0", (persona,))
+            tx.run("DELETE FROM threads WHERE persona = ?", (persona,))
+        return count
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        tags: dict[int, list[str]] = {int(row[0]): [] for row in rows}
+        ids = list(tags)
+        for start in range(0, len(ids), PAGE):
+            chunk = ids[start:start + PAGE]
+            marks = ", ".join("?" * len(chunk))
+            for message_id, tag in tx.fetch(
+                f"SELECT message_id, tag FROM message_tags WHERE message_id IN ({marks}) "
+                "ORDER BY message_id, pos",
+                chunk,
+            ):
+                tags[int(message_id)].append(tag)
+        return [
+            Message(
+                id=int(row[0]), persona=row[1], thread=row[2], role=row[3], content=row[4],
+                created_at=from_micros(row[5]), pulse_id=row[6], scope=row[7],
+                tags=tuple(tags[int(row[0])]), metadata=orjson.loads(row[8]),
+                playbook=row[9], node=row[10],
+            )
+            for row in rows
+        ]
+
+    def history(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = DEFAULT_BUDGET,
+        thread: str | None = None,
+    ) -> list[Message]:
+        """The pulse rule (see :meth:`MessageStore.history`)."""
+        thread_id = thread if thread is not None else main_thread_id(persona)
+        with self._read() as tx:
+            earlier = self._earlier_conversation(tx, persona, thread_id, pulse_id, budget)
+            current = self._current_pulse(tx, persona, thread_id, pulse_id, scope)
+            return spend(self._messages(tx, earlier), budget) + clamp(
+                self._messages(tx, current), budget
+            )
+
+    def _earlier_conversation(
+        self, tx: Tx, persona: str, thread: str, pulse_id: str | None, budget: HistoryBudget
+    ) -> list[Row]:
+        """Conversation rows of other pulses, newest first, enough to spend ``budget``."""
+        not_this_pulse = ""
+        params: list[Any] = [persona, CONVERSATION_TAG, thread]
+        if pulse_id is not None:
+            not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
+            params.append(pulse_id)
+        params.append(budget.max_messages)
+        return tx.fetch(
+            f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
+            "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
+            f"{not_this_pulse}ORDER BY t.message_id DESC LIMIT ?",
+            params,
+        )
+
+    def _current_pulse(
+        self, tx: Tx, persona: str, thread: str, pulse_id: str | None, scope: str
+    ) -> list[Row]:
+        """This pulse's rows of ``scope`` and its conversation rows of any scope."""
+        if pulse_id is None:
+            return []
+        return tx.fetch(
+            f"SELECT {COLUMNS} FROM messages m "
+            "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
+            "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?)) "
+            "ORDER BY m.id",
+            (persona, pulse_id, thread, scope, CONVERSATION_TAG),
+        )
+
+    def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:
+        """Every message written by one pulse, in write order, all scopes and threads."""
+        with self._read() as tx:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.pulse_id = ? "
+                "ORDER BY m.id",
+                (persona, pulse_id),
+            )
+            return self._messages(tx, rows)
+
+    def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
+        """The newest ``limit`` messages of a persona (all threads unless one is named)."""
+        if limit < 0:
+            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        where, params = "m.persona = ?", [persona]
+        if thread is not None:
+            where, params = "m.persona = ? AND m.thread = ?", [persona, thread]
+        with self._read() as tx:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM messages m WHERE {where} ORDER BY m.id DESC LIMIT ?",
+                [*params, limit],
+            )
+            rows.reverse()
+            return self._messages(tx, rows)
+
+    def iter_messages(self, persona: str) -> Iterator[Message]:
+        """Every message of a persona in write order, read page by page."""
+        last = 0
+        while True:
+            with self._read() as tx:
+                rows = tx.fetch(
+                    f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.id > ? "
+                    "ORDER BY m.id LIMIT ?",
+                    (persona, last, PAGE),
+                )
+                page = self._messages(tx, rows)
+            yield from page
+            if len(rows) < PAGE:
+                return
+            last = page[-1].id
+
+    def search(
+        self,
+        persona: str,
+        query: str,
+        *,
+        tags: Sequence[str] = (),
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """Substring search (every word required), with tag (all required) and time filters.
+
+        ``since`` is inclusive, ``until`` exclusive. Words of three characters or more use the
+        trigram index; shorter ones are checked as substrings of the indexed candidates, or of
+        the persona's messages newest first when the query has only short words.
+        """
+        terms = split_terms(query)
+        if limit < 1:
+            raise InvalidQueryError(f"limit must be >= 1, got {limit}")
+        filters = _filters(tags, since, until)
+        with self._read() as tx:
+            found = self._search_rows(tx, persona, terms, filters, limit)
+            messages = self._messages(tx, [row for row, _ in found])
+        return [
+            SearchHit(message=message, snippet=snippet(message.content, terms), rank=rank)
+            for message, (_, rank) in zip(messages, found, strict=True)
+        ]
+
+
+def _filters(
+    tags: Sequence[str], since: datetime | None, until: datetime | None
+) -> tuple[str, list[Any]]:
+    """SQL conditions on ``m`` for the tag and time filters of a search."""
+    if isinstance(tags, str):
+        raise InvalidQueryError(f"tags must be a sequence of strings, got {tags!r}")
+    sql: list[str] = []
+    params: list[Any] = []
+    for tag in dict.fromkeys(tags):
+        sql.append("AND EXISTS (SELECT 1 FROM message_tags ft WHERE ft.message_id = m.id "
+                   "AND ft.tag = ?) ")
+        params.append(tag)
+    for bound, op in ((since, ">="), (until, "<")):
+        if bound is None:
+            continue
+        if bound.tzinfo is None:
+            raise InvalidQueryError(f"search time bounds must be timezone-aware, got {bound!r}")
+        sql.append(f"AND m.created_us {op} ? ")
+        params.append(to_micros(bound))
+    if since is not None and until is not None and since >= until:
+        raise InvalidQueryError(f"since ({since}) must be before until ({until})")
+    return "".join(sql), params
+
+
+__all__ = ["COLUMNS", "SqlStore", "Tx", "main_thread_id"]

@@ -1,0 +1,197 @@
+"""The default backend: one SQLite file, WAL, a busy timeout, one transaction per write.
+
+Writes take ``BEGIN IMMEDIATE`` (the database write lock) so writers from any number of
+processes are serialised and ids grow in commit order. Full-text search uses FTS5 with
+the trigram tokenizer: it matches any substring of three characters or more, which works
+for Japanese (no word boundaries) as well as English, without a language-specific
+tokenizer. Shorter words are matched by a substring test (see :mod:`saimemory.search_terms`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from saimemory.errors import (
+    InvalidMessageError,
+    MemoryStoreError,
+    SchemaError,
+    StoreUnavailableError,
+)
+from saimemory.migrations import MIGRATIONS_TABLE, SQLITE_MIGRATIONS, Migration, check_sequence
+from saimemory.prepare import to_micros
+from saimemory.search_terms import Terms, fts5_query, like_pattern, occurrences
+from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
+
+BUSY_TIMEOUT_S = 30.0
+
+
+class _SqliteTx:
+    """A :class:`~saimemory.sqlbase.Tx` over one sqlite3 connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._conn.execute(sql, params)
+
+
+def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return InvalidMessageError(f"{path}: constraint violated, nothing written: {exc}")
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        return SchemaError(f"{path} is not a SQLite database (corrupt?); it was not changed")
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return StoreUnavailableError(f"{path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {exc}")
+    return MemoryStoreError(f"{path}: {type(exc).__name__}: {exc}")
+
+
+class SQLiteStore(SqlStore):
+    """A persona message store in one SQLite file (created with its parents if missing)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreUnavailableError(f"{self.path} is a directory, not a database file")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
+        self._lock = threading.RLock()
+        try:
+            self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _setup(self) -> None:
+        try:
+            self._check_existing()
+            self._enable_wal()
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise _translate(exc, self.path) from None
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL; the switch does not wait on the busy timeout, so retry it here."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        if str(mode).lower() != "wal":
+            raise StoreUnavailableError(f"{self.path}: cannot use WAL (journal mode {mode})")
+
+    def _check_existing(self) -> None:
+        """Refuse a file that is not ours before changing anything in it."""
+        names = {row[0] for row in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if names and "schema_migrations" not in names:
+            raise SchemaError(
+                f"{self.path} is a SQLite database but not a SAIMemory store "
+                f"(tables: {', '.join(sorted(names)[:5])}); it was not changed"
+            )
+        if names:
+            self._version()
+
+    def _version(self) -> int:
+        versions = [row[0] for row in self._conn.execute(
+            "SELECT version FROM schema_migrations ORDER BY version")]
+        try:
+            return check_sequence(versions, SQLITE_MIGRATIONS, str(self.path))
+        except ValueError as exc:
+            raise SchemaError(str(exc)) from None
+
+    def _migrate(self) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(MIGRATIONS_TABLE)
+                current = self._version()
+                for migration in SQLITE_MIGRATIONS[current:]:
+                    self._apply(migration)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def _apply(self, migration: Migration) -> None:
+        for statement in migration.statements:
+            self._conn.execute(statement)
+        self._conn.execute(
+            "INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)",
+            (migration.version, migration.name, to_micros(datetime.now(UTC))),
+        )
+
+    def schema_version(self) -> int:
+        """The schema version of the open file."""
+        with self._lock:
+            return self._version()
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[Tx]:
+        with self._lock:
+            try:
+                self._conn.execute(begin)
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+            try:
+                yield _SqliteTx(self._conn)
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._conn.execute("ROLLBACK")
+                raise _translate(exc, self.path) from None
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def _write(self, persona: str, *more: str) -> Any:
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def _read(self) -> Any:
+        return self._transaction("BEGIN")
+
+    def _search_rows(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[Row, float]]:
+        where, params = filters
+        short = "".join("AND m.content LIKE ? ESCAPE '\\' " for _ in terms.short)
+        short_params = [like_pattern(term) for term in terms.short]
+        if terms.indexed:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS}, bm25(messages_fts) AS score FROM messages_fts "
+                "JOIN messages m ON m.id = messages_fts.rowid "
+                f"WHERE messages_fts MATCH ? AND m.persona = ? {short}{where}"
+                "ORDER BY score, m.id DESC LIMIT ?",
+                [fts5_query(terms), persona, *short_params, *params, limit],
+            )
+            return [(row[:-1], -float(row[-1])) for row in rows]
+        rows = tx.fetch(
+            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {short}{where}"
+            "ORDER BY m.id DESC LIMIT ?",
+            [persona, *short_params, *params, limit],
+        )
+        return [(row, occurrences(row[4], terms)) for row in rows]
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self._conn.close()

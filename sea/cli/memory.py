@@ -1,0 +1,204 @@
+"""``sea memory``: read and move a persona's SAIMemory from the command line.
+
+The store is given by ``--db`` (a SQLite file path or a ``postgresql://`` DSN) or, when
+that is absent, by the ``SEA_DB`` environment variable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from saimemory import MemoryStoreError, Message, MessageStore, open_store
+from saimemory.jsonl import export_jsonl, import_jsonl
+from sea.errors import SeaError, UsageError
+
+DB_ENV = "SEA_DB"
+PREVIEW_CHARS = 200
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sea memory`` and its subcommands."""
+    parser = subparsers.add_parser("memory", help="inspect, search, export and import SAIMemory")
+    sub = parser.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    recent = _command(sub, "recent", "newest messages of a persona", _recent, aliases=["list"])
+    recent.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    recent.add_argument("--thread", help="only this thread (default: all threads)")
+    pulse = _command(sub, "pulse", "every message one pulse wrote, in order", _pulse)
+    pulse.add_argument("pulse_id", help="the pulse id")
+    search = _command(sub, "search", "full-text search (Japanese and English)", _search)
+    search.add_argument("query", help="words to find (all required)")
+    search.add_argument("--tag", action="append", default=[], help="required tag (repeatable)")
+    search.add_argument("--since", help="ISO 8601 time, inclusive")
+    search.add_argument("--until", help="ISO 8601 time, exclusive")
+    search.add_argument("--limit", type=int, default=20, help="how many hits (default 20)")
+    export = _command(sub, "export", "write a persona's messages as JSON lines", _export,
+                      json_flag=False)
+    export.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
+    imp = _command(sub, "import", "append messages from a JSON-lines export", _import,
+                   json_flag=False, persona_required=False)
+    imp.add_argument("file", help="export file ('-' for stdin)")
+    _command(sub, "threads", "a persona's threads (main first)", _threads, json_flag=False)
+    delete = _command(sub, "delete", "delete every message and thread of a persona", _delete,
+                      json_flag=False)
+    delete.add_argument("--yes", action="store_true", help="confirm the deletion")
+
+
+def _command(
+    sub: Any, name: str, help_text: str, handler: Any, *, aliases: Sequence[str] = (),
+    json_flag: bool = True, persona_required: bool = True,
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, aliases=list(aliases))
+    parser.add_argument("--db", help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV})")
+    parser.add_argument(
+        "--persona", required=persona_required,
+        help="persona id" + ("" if persona_required else " to import into (default: as in file)"),
+    )
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print JSON lines")
+    parser.set_defaults(func=handler)
+    return parser
+
+
+@contextmanager
+def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
+    target = args.db or os.environ.get(DB_ENV)
+    if not target:
+        raise UsageError(f"no store given: pass --db PATH|DSN or set {DB_ENV}", code="SEA320")
+    try:
+        store = open_store(target)
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    try:
+        yield store
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    finally:
+        store.close()
+
+
+def _format(message: Message) -> str:
+    where = f"pulse {message.pulse_id}" if message.pulse_id else "no pulse"
+    if message.scope:
+        where += f", scope {message.scope}"
+    text = message.content.replace("\n", " ")
+    if len(text) > PREVIEW_CHARS:
+        text = text[:PREVIEW_CHARS] + "…"
+    tags = ", ".join(message.tags) or "-"
+    return (f"#{message.id} {message.created_at.isoformat(timespec='seconds')} {message.role} "
+            f"[{where}] tags: {tags}\n    {text}")
+
+
+def _print(messages: Sequence[Message], as_json: bool) -> None:
+    for message in messages:
+        if as_json:
+            record = {
+                "id": message.id, "persona": message.persona, "thread": message.thread,
+                "role": message.role, "content": message.content, "tags": list(message.tags),
+                "created_at": message.created_at.isoformat(), "pulse_id": message.pulse_id,
+                "scope": message.scope, "playbook": message.playbook, "node": message.node,
+                "metadata": dict(message.metadata),
+            }
+            print(orjson.dumps(record).decode())
+        else:
+            print(_format(message))
+
+
+def _recent(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise UsageError(f"--limit must be >= 0, got {args.limit}", code="SEA321")
+    with _store(args) as store:
+        _print(store.recent(args.persona, limit=args.limit, thread=args.thread), args.json)
+    return 0
+
+
+def _pulse(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        messages = store.pulse_messages(args.persona, args.pulse_id)
+        if not messages:
+            print(f"no messages of pulse {args.pulse_id!r} for {args.persona!r}", file=sys.stderr)
+            return 1
+        _print(messages, args.json)
+    return 0
+
+
+def _time(text: str | None, flag: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not an ISO 8601 time", code="SEA321") from None
+    if moment.tzinfo is None:
+        raise UsageError(f"{flag} {text!r} needs a UTC offset, e.g. {text}+00:00", code="SEA321")
+    return moment
+
+
+def _search(args: argparse.Namespace) -> int:
+    since, until = _time(args.since, "--since"), _time(args.until, "--until")
+    with _store(args) as store:
+        hits = store.search(args.persona, args.query, tags=args.tag, since=since, until=until,
+                            limit=args.limit)
+    if args.json:
+        _print([hit.message for hit in hits], True)
+        return 0
+    for hit in hits:
+        print(f"#{hit.message.id} {hit.message.created_at.isoformat(timespec='seconds')} "
+              f"{hit.message.role} (rank {hit.rank:.3f}): {hit.snippet}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        if args.output == "-":
+            count = export_jsonl(store, args.persona, sys.stdout.buffer)
+            sys.stdout.flush()
+        else:
+            with Path(args.output).open("wb") as out:
+                count = export_jsonl(store, args.persona, out)
+    print(f"exported {count} messages of {args.persona!r}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    if args.file == "-":
+        lines = sys.stdin.buffer.read().splitlines()
+    else:
+        try:
+            lines = Path(args.file).read_bytes().splitlines()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.file}: {exc.strerror}", code="SEA322") from None
+    with _store(args) as store:
+        written = import_jsonl(store, lines, persona=args.persona)
+    print(f"imported {len(written)} messages", file=sys.stderr)
+    return 0
+
+
+def _threads(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        for thread in store.threads(args.persona):
+            parent = f" (in {thread.parent})" if thread.parent else ""
+            print(f"{thread.id}  {thread.title}{parent}  "
+                  f"{thread.created_at.isoformat(timespec='seconds')}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise UsageError(
+            f"deleting all of {args.persona!r}'s memory cannot be undone; add --yes "
+            "(export it first with `sea memory export`)",
+            code="SEA323",
+        )
+    with _store(args) as store:
+        count = store.delete_persona(args.persona)
+    print(f"deleted {count} messages of {args.persona!r}", file=sys.stderr)
+    return 0

@@ -1,0 +1,130 @@
+"""Schema migrations: applied on open, from empty and older files; refusals change nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from saimemory import NewMessage
+from saimemory.errors import SchemaError
+from saimemory.migrations import SQLITE_MIGRATIONS
+from saimemory.sqlbase import SqlStore
+from saimemory.sqlite import SQLiteStore
+
+LATEST = SQLITE_MIGRATIONS[-1].version
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def versions(path: Path) -> list[int]:
+    with sqlite3.connect(path) as conn:
+        return [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+
+
+def test_empty_file_gets_every_migration(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    path.touch()
+    store = SQLiteStore(path)
+    assert store.schema_version() == LATEST
+    store.close()
+    assert versions(path) == list(range(1, LATEST + 1))
+
+
+def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    SQLiteStore(path).close()
+    assert versions(path) == list(range(1, LATEST + 1))
+
+
+def build_v1_file(path: Path) -> None:
+    """A store as the first released schema wrote it, with messages and no search index."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                 " applied_us BIGINT NOT NULL)")
+    for statement in SQLITE_MIGRATIONS[0].statements:
+        conn.execute(statement)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 'threads, messages, tags', 0)")
+    conn.execute("INSERT INTO threads VALUES ('alice:main', 'alice', NULL, 'main', 1, 0)")
+    for i, text in enumerate(["昔の会話です", "an old conversation"], start=1):
+        conn.execute("INSERT INTO messages (persona, thread, role, content, created_us, scope, "
+                     "metadata) VALUES ('alice', 'alice:main', 'user', ?, ?, '', '{}')",
+                     (text, i))
+        conn.execute("INSERT INTO message_tags VALUES (?, 0, 'conversation', 'alice', "
+                     "'alice:main')", (i,))
+    conn.commit()
+    conn.close()
+
+
+def test_older_schema_is_migrated_and_keeps_its_messages(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    build_v1_file(path)
+    store = SQLiteStore(path)
+    try:
+        assert store.schema_version() == LATEST
+        old = ["昔の会話です", "an old conversation"]
+        assert [m.content for m in store.history("alice")] == old
+        assert [h.message.content for h in store.search("alice", "昔の会話")] == ["昔の会話です"]
+        new = store.append(NewMessage("alice", "user", "新しい会話"))
+        assert new.id == 3
+        assert [h.message.id for h in store.search("alice", "会話")] == [3, 1]
+    finally:
+        store.close()
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'from the future', 0)", (LATEST + 1,))
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    with pytest.raises(SchemaError, match=f"schema version {LATEST + 1}, newer") as info:
+        SQLiteStore(path)
+    assert info.value.code == "MEM003"
+    assert digest(path) == before
+
+
+def test_gap_in_recorded_versions_is_reported_as_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM schema_migrations WHERE version = 1")
+    with pytest.raises(SchemaError, match="looks corrupt"):
+        SQLiteStore(path)
+
+
+def test_garbage_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"this is not a database at all\n" * 200)
+    before = digest(path)
+    with pytest.raises(SchemaError, match="not a SQLite database"):
+        SQLiteStore(path)
+    assert digest(path) == before
+
+
+def test_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE messages (id TEXT PRIMARY KEY, body TEXT)")
+    before = digest(path)
+    with pytest.raises(SchemaError, match="not a SAIMemory store"):
+        SQLiteStore(path)
+    assert digest(path) == before
+
+
+def test_newer_schema_is_refused_on_every_backend(open_same: object) -> None:
+    first: SqlStore = open_same()  # type: ignore[operator]
+    first.append(NewMessage("alice", "user", "kept"))
+    with first._write("alice") as tx:
+        tx.run("INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, 0)",
+               (99, "future"))
+    first.close()
+    with pytest.raises(SchemaError, match="newer than this SAIMemory"):
+        open_same()  # type: ignore[operator]
