@@ -78,7 +78,7 @@ def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, A
     found: list[dict[str, Any] | None] = []
     if schema is None:
         return found
-    if (node.output_key or node.id) == root:
+    if node.output_key == root:
         found.append(subschema(schema, rest))
     for source, target in (node.output_mapping or {}).items():
         if root_of(target) != root:
