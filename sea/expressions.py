@@ -107,6 +107,7 @@ class _Translation:
     """Spans of ``source`` outside string literals."""
 
     def original_offset(self, offset: int) -> int:
+        """Map an offset in the translated source back to the original text."""
         best = (0, 0)
         for translated, original in self.breaks:
             if translated <= offset:
