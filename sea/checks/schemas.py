@@ -13,8 +13,8 @@ from sea import codes
 from sea.checks.context import CheckContext
 from sea.checks.nodes import indexed, node_pointer
 from sea.hints import TYPE_NAME_FIXES
-from sea.issues import Issue, error
-from sea.locate import join_pointer
+from sea.issues import Issue, error, warning
+from sea.locate import escape_pointer, join_pointer
 from sea.models import LLMNode, Playbook
 
 _TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
@@ -101,10 +101,50 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
     return issues
 
 
+def _declared(schema: Any, path: list[str]) -> bool:
+    """False only when the schema declares its properties and the path leaves them."""
+    for segment in path:
+        if not isinstance(schema, dict):
+            return True
+        properties = schema.get("properties")
+        if segment.isdigit() and isinstance(schema.get("items"), dict):
+            schema = schema["items"]
+        elif isinstance(properties, dict) and properties:
+            if segment not in properties:
+                return False
+            schema = properties[segment]
+        else:
+            return True
+    return True
+
+
+def _mapping_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
+    issues = []
+    prefix = f"{node.output_key}." if node.output_key else None
+    for source in node.output_mapping or {}:
+        path = source[len(prefix) :] if prefix and source.startswith(prefix) else source
+        if _declared(schema, path.split(".")):
+            continue
+        fields = ", ".join(f"`{name}`" for name in schema.get("properties") or {})
+        issues.append(
+            warning(
+                codes.MAPPING_SOURCE_UNKNOWN,
+                f"output_mapping reads `{source}`, which response_schema does not declare",
+                node_pointer(index, "output_mapping", escape_pointer(source)),
+                node_id=node.id,
+                at_key=True,
+                hint=f"declared fields: {fields}" if fields else None,
+            )
+        )
+    return issues
+
+
 def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """Every llm node's ``response_schema`` against the 2020-12 metaschema."""
+    """Every llm node's ``response_schema`` against the 2020-12 metaschema, and
+    ``output_mapping`` sources against the fields it declares."""
     issues: list[Issue] = []
     for index, node in indexed(playbook):
         if isinstance(node, LLMNode) and node.response_schema is not None:
             issues.extend(_schema_issues(index, node, node.response_schema))
+            issues.extend(_mapping_issues(index, node, node.response_schema))
     return issues
