@@ -49,16 +49,13 @@ MAPPING_SOURCE_UNKNOWN: Final = "SEA042"
 UNKNOWN_PLAYBOOK: Final = "SEA050"
 UNKNOWN_ARGUMENT: Final = "SEA051"
 MISSING_ARGUMENT: Final = "SEA052"
-NOT_ROUTER_CALLABLE: Final = "SEA053"
 # Tools
 UNKNOWN_TOOL: Final = "SEA060"
 UNKNOWN_TOOL_ARGUMENT: Final = "SEA061"
 MISSING_TOOL_ARGUMENT: Final = "SEA062"
 BAD_TOOL_ARGUMENT: Final = "SEA063"
-# Libraries and the command line's view of files
+# Sets of files
 DUPLICATE_PLAYBOOK: Final = "SEA080"
-NAME_MISMATCH: Final = "SEA081"
-BAD_TOOL_CATALOGUE: Final = "SEA090"
 
 CODES: Final[dict[str, str]] = {
     FILE_UNREADABLE: "the file does not exist or cannot be read",
@@ -96,13 +93,10 @@ CODES: Final[dict[str, str]] = {
     UNKNOWN_PLAYBOOK: "a called playbook does not exist",
     UNKNOWN_ARGUMENT: "an argument the callee's `input_schema` does not declare",
     MISSING_ARGUMENT: "a required argument of the callee is not passed",
-    NOT_ROUTER_CALLABLE: "an `exec` allow-list names a playbook that is not router-callable",
     UNKNOWN_TOOL: "a tool that is not in the tool catalogue",
     UNKNOWN_TOOL_ARGUMENT: "an argument the tool's schema does not declare",
     MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",
     BAD_TOOL_ARGUMENT: "a literal argument does not match the tool's argument schema",
     DUPLICATE_PLAYBOOK: "two files define a playbook with the same name",
-    NAME_MISMATCH: "the playbook's name differs from its file name",
-    BAD_TOOL_CATALOGUE: "the tool catalogue file is invalid",
 }
 """Code → one-line meaning."""

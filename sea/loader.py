@@ -94,6 +94,8 @@ def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, int, str]:
 def _build(
     document: dict[str, Any], validation: SchemaValidation
 ) -> tuple[Playbook | None, list[Issue]]:
+    if validation.playbook is not None:
+        return validation.playbook, []
     candidate = validation.salvaged if validation.issues else document
     if candidate is None:
         return None, []

@@ -116,10 +116,12 @@ class _Scanner:
             self.pos += 1
 
     def document(self) -> None:
+        """Scan the whole text."""
         self._skip()
         self.value("", None)
 
     def value(self, pointer: str, key_offset: int | None) -> None:
+        """Record and skip the value starting at the current position."""
         self._skip()
         self.entries[pointer] = _Entry(self.pos, key_offset)
         char = self.text[self.pos]

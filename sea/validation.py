@@ -12,12 +12,13 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from pydantic import ValidationError as ModelError
 
 from sea import codes
 from sea.hints import did_you_mean
 from sea.issues import Issue, error
 from sea.locate import escape_pointer, join_pointer
-from sea.models import NODE_ID_PATTERN
+from sea.models import NODE_ID_PATTERN, Playbook
 from sea.schema import load_schema, node_definitions, top_level_schema
 from sea.schema_errors import SchemaErrorTranslator, json_type
 
@@ -58,6 +59,8 @@ class SchemaValidation:
     issues: list[Issue] = field(default_factory=list)
     salvaged: dict[str, Any] | None = None
     """With issues: the document with bad parts removed or stubbed (``None`` if hopeless)."""
+    playbook: Playbook | None = None
+    """Without issues: the validated playbook (when the fast path produced it)."""
     partial: bool = False
     """The salvaged document lost nodes, edges or top-level fields: flow checks are unsafe."""
 
@@ -170,8 +173,24 @@ def _salvage(
     return result, stubbed or bool(bad_top) or _lost_edges(bad)
 
 
+def _fast_path(document: dict[str, Any]) -> Playbook | None:
+    """The playbook if the models accept the document in strict mode (no coercion).
+
+    The models and the schema are generated from one source and a test checks that what
+    the strict models accept, the schema accepts; the JSON Schema validator (slow, pure
+    Python) then only runs to explain a rejected document.
+    """
+    try:
+        return Playbook.model_validate(document, strict=True)
+    except ModelError:
+        return None
+
+
 def schema_validation(document: dict[str, Any]) -> SchemaValidation:
     """Validate a parsed document against the published schema."""
+    fast = _fast_path(document)
+    if fast is not None:
+        return SchemaValidation(playbook=fast)
     validators = _validators()
     top = SchemaErrorTranslator((), "playbook", validators.definitions)
     issues = top.translate(validators.top.iter_errors(document))
@@ -182,4 +201,4 @@ def schema_validation(document: dict[str, Any]) -> SchemaValidation:
     if not issues:
         return SchemaValidation()
     salvaged, partial = _salvage(document, issues, validators)
-    return SchemaValidation(issues, salvaged, partial)
+    return SchemaValidation(issues, salvaged, partial=partial)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sea import codes
 from sea.checks.context import CheckContext
-from sea.checks.dataflow import definitions, root_of
+from sea.checks.dataflow import Definitions, definitions, root_of
 from sea.checks.nodes import indexed, node_pointer
 from sea.conditions import DEFAULT_KEY, case_key_value
 from sea.hints import did_you_mean
@@ -78,7 +78,7 @@ def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, A
     found: list[dict[str, Any] | None] = []
     if schema is None:
         return found
-    if (node.output_key or node.id) == root:
+    if node.output_key == root:
         found.append(subschema(schema, rest))
     for source, target in (node.output_mapping or {}).items():
         if root_of(target) != root:
@@ -90,10 +90,16 @@ def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, A
     return found
 
 
-def producers(playbook: Playbook, context: CheckContext, field: str) -> list[_Produced] | None:
-    """What ``field`` can hold, if only response schemas define its root (else None)."""
+def producers(
+    playbook: Playbook, defs: Definitions, others: set[str], field: str
+) -> list[_Produced] | None:
+    """What ``field`` can hold, if only response schemas define its root (else None).
+
+    ``others`` are the roots something else defines (parameters, set, tool outputs).
+    """
     root, *rest = field.split(".")
-    defs = definitions(playbook, context)
+    if root in others:
+        return None
     produced: list[_Produced] = []
     for node in playbook.nodes:
         if not isinstance(node, LLMNode):
@@ -105,16 +111,19 @@ def producers(playbook: Playbook, context: CheckContext, field: str) -> list[_Pr
             produced.append(described)
     if not produced or defs.names.get(root, "").startswith("the output_schema"):
         return None
-    others = [n for n in playbook.nodes if not isinstance(n, LLMNode)]
-    if any(_defines(n, root) for n in others) or any(p.name == root for p in playbook.input_schema):
-        return None
     return produced
 
 
-def _defines(node: Any, root: str) -> bool:
-    keys = [getattr(node, "output_key", None), *(getattr(node, "output_keys", None) or [])]
-    keys += list(getattr(node, "assignments", {}) or {})
-    return any(isinstance(k, str) and root_of(k) == root for k in keys)
+def _other_roots(playbook: Playbook) -> set[str]:
+    """Roots defined by parameters or by nodes other than llm nodes."""
+    roots = {param.name for param in playbook.input_schema}
+    for node in playbook.nodes:
+        if isinstance(node, LLMNode):
+            continue
+        keys = [getattr(node, "output_key", None), *(getattr(node, "output_keys", None) or [])]
+        keys += list(getattr(node, "assignments", None) or {})
+        roots.update(root_of(k) for k in keys if isinstance(k, str))
+    return roots
 
 
 def _key_can_match(key: str, produced: _Produced) -> bool:
@@ -192,11 +201,15 @@ def _check_node(
 def check_cases(playbook: Playbook, context: CheckContext) -> list[Issue]:
     """Case keys against the type their field is declared with."""
     issues: list[Issue] = []
+    defs: Definitions | None = None
+    others: set[str] = set()
     for index, node in indexed(playbook):
         cond = node.conditional_next
         if cond is None:
             continue
-        produced = producers(playbook, context, cond.field)
+        if defs is None:
+            defs, others = definitions(playbook, context), _other_roots(playbook)
+        produced = producers(playbook, defs, others, cond.field)
         if produced:
             issues.extend(_check_node(index, node.id, cond, produced))
     return issues

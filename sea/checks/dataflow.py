@@ -145,8 +145,6 @@ def _callee_outputs(node: SubplayNode | ExecNode, context: CheckContext) -> list
 def _llm_definitions(node: LLMNode) -> Iterator[str]:
     if node.output_key:
         yield node.output_key
-    elif node.response_schema is not None:
-        yield node.id
     yield from (node.output_mapping or {}).values()
     for entry in node.output_keys or []:
         yield from entry.values()

@@ -6,14 +6,15 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from jsonschema import Draft202012Validator
 
 from sea import codes
 from sea.checks.context import CheckContext
 from sea.checks.nodes import indexed, node_pointer
 from sea.hints import TYPE_NAME_FIXES
-from sea.issues import Issue, error
-from sea.locate import join_pointer
+from sea.issues import Issue, error, warning
+from sea.locate import escape_pointer, join_pointer
 from sea.models import LLMNode, Playbook
 
 _TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
@@ -56,6 +57,13 @@ def _bad_types(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
             yield from _bad_types(value, (*path, key))
 
 
+@lru_cache(maxsize=512)
+def _meta_errors(canonical: bytes) -> tuple[tuple[tuple[str | int, ...], str], ...]:
+    """(path, message) of every metaschema error; cached by the schema's canonical JSON."""
+    schema = orjson.loads(canonical)
+    return tuple((tuple(e.absolute_path), e.message) for e in _meta().iter_errors(schema))
+
+
 def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
     base = node_pointer(index, "response_schema")
     issues = []
@@ -75,15 +83,16 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
                 + ", ".join(sorted(_TYPES)),
             )
         )
-    for err in _meta().iter_errors(schema):
-        pointer = base + join_pointer(*err.absolute_path)
+    canonical = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    for path, message in _meta_errors(canonical):
+        pointer = base + join_pointer(*path)
         if any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
             continue
         flagged.add(pointer)
         issues.append(
             error(
                 codes.BAD_RESPONSE_SCHEMA,
-                f"response_schema is not a valid JSON Schema: {err.message}",
+                f"response_schema is not a valid JSON Schema: {message}",
                 pointer,
                 node_id=node.id,
                 hint="see https://json-schema.org/understanding-json-schema/",
@@ -92,10 +101,50 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
     return issues
 
 
+def _declared(schema: Any, path: list[str]) -> bool:
+    """False only when the schema declares its properties and the path leaves them."""
+    for segment in path:
+        if not isinstance(schema, dict):
+            return True
+        properties = schema.get("properties")
+        if segment.isdigit() and isinstance(schema.get("items"), dict):
+            schema = schema["items"]
+        elif isinstance(properties, dict) and properties:
+            if segment not in properties:
+                return False
+            schema = properties[segment]
+        else:
+            return True
+    return True
+
+
+def _mapping_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
+    issues = []
+    prefix = f"{node.output_key}." if node.output_key else None
+    for source in node.output_mapping or {}:
+        path = source[len(prefix) :] if prefix and source.startswith(prefix) else source
+        if _declared(schema, path.split(".")):
+            continue
+        fields = ", ".join(f"`{name}`" for name in schema.get("properties") or {})
+        issues.append(
+            warning(
+                codes.MAPPING_SOURCE_UNKNOWN,
+                f"output_mapping reads `{source}`, which response_schema does not declare",
+                node_pointer(index, "output_mapping", escape_pointer(source)),
+                node_id=node.id,
+                at_key=True,
+                hint=f"declared fields: {fields}" if fields else None,
+            )
+        )
+    return issues
+
+
 def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """Every llm node's ``response_schema`` against the 2020-12 metaschema."""
+    """Every llm node's ``response_schema`` against the 2020-12 metaschema, and
+    ``output_mapping`` sources against the fields it declares."""
     issues: list[Issue] = []
     for index, node in indexed(playbook):
         if isinstance(node, LLMNode) and node.response_schema is not None:
             issues.extend(_schema_issues(index, node, node.response_schema))
+            issues.extend(_mapping_issues(index, node, node.response_schema))
     return issues

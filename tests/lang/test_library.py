@@ -87,3 +87,12 @@ def test_bundled_puts_the_bundled_directory_last(tmp_path: Path) -> None:
 
     library = PlaybookLibrary.bundled([tmp_path])
     assert library.dirs == [tmp_path, bundled_playbooks_dir()]
+
+
+def test_package_exports_the_front_end_lazily() -> None:
+    import sea
+
+    assert sea.PlaybookLibrary is PlaybookLibrary
+    from sea.loader import check_document
+
+    assert sea.check_document is check_document

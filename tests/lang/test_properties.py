@@ -8,12 +8,15 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from sea.checks import CheckContext
 from sea.codes import CODES
 from sea.errors import Severity
 from sea.library import PlaybookLibrary
 from sea.loader import check_document
+from sea.models import Playbook
+from sea.schema import load_schema
 from sea.templates import render
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -112,3 +115,14 @@ def test_render_never_fails_with_keep(template: str, state: dict[str, Any]) -> N
     result = render(template, state, missing="keep")
     if "{" not in template and "}" not in template:
         assert result == template
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_what_the_strict_models_accept_the_schema_accepts(document: Any) -> None:
+    # The loader's fast path trusts the strict models; the published schema must agree.
+    try:
+        Playbook.model_validate(document, strict=True)
+    except ValueError:
+        return
+    assert list(Draft202012Validator(load_schema()).iter_errors(document)) == []

@@ -1,0 +1,177 @@
+"""Benchmark of the language front end: validation, expressions, templates, CLI start-up.
+
+Run: ``PYTHONPATH=. python bench/bench_validate.py``. Prints absolute figures and ratios
+against a baseline doing the least comparable work in the same run:
+
+* validation of a generated 50-node playbook vs. plain ``orjson.loads`` + pydantic
+  ``Playbook.model_validate`` (no JSON Schema, no diagnostics, no static checks);
+* a compiled CEL expression ``{loop_count} + 1`` vs. the Python lambda doing the same;
+* template rendering vs. ``str.format`` of the same text;
+* ``sea validate`` on a directory (a fresh process) vs. ``python -c pass``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sea.expressions import compile_expression
+from sea.loader import check_document
+from sea.models import Playbook
+from sea.templates import render
+
+
+def _node(i: int, last: int) -> dict[str, Any]:
+    nxt = f"n{i + 1}" if i < last else None
+    kind = i % 5
+    if kind == 0:
+        return {
+            "id": f"n{i}",
+            "type": "llm",
+            "context_profile": "worker",
+            "action": f"Step {i}: think about {{input}} and {{{f'v{i - 2}' if i else 'input'}}}.",
+            "response_schema": {
+                "type": "object",
+                "properties": {"ok": {"type": "boolean"}, "text": {"type": "string"}},
+            },
+            "output_key": f"v{i}",
+            "next": nxt,
+        }
+    if kind == 1:
+        return {
+            "id": f"n{i}",
+            "type": "pass",
+            "conditional_next": {
+                "field": f"v{i - 1}.ok",
+                "cases": {"true": nxt, "false": nxt},
+                "default": nxt,
+            },
+        }
+    if kind == 2:
+        return {
+            "id": f"n{i}",
+            "type": "set",
+            "assignments": {f"v{i}": "={count} + 1", "count": 1, "note": "n {input}"},
+            "next": nxt,
+        }
+    if kind == 3:
+        return {
+            "id": f"n{i}",
+            "type": "tool",
+            "action": "memory_search",
+            "args": {"query": "{input}", "limit": 3},
+            "output_key": f"v{i}",
+            "next": nxt,
+            "error_next": nxt,
+        }
+    return {
+        "id": f"n{i}",
+        "type": "memorize",
+        "action": f"<system>{{v{i - 1}}}</system>",
+        "role": "user",
+        "tags": ["bench"],
+        "next": nxt,
+    }
+
+
+def playbook_bytes(size: int = 50) -> bytes:
+    """A valid playbook of ``size`` nodes mixing every common node type."""
+    nodes = [_node(i, size - 1) for i in range(size)]
+    document = {
+        "name": "bench",
+        "description": "generated",
+        "input_schema": [{"name": "input", "description": "text"}],
+        "start_node": "n0",
+        "nodes": nodes,
+    }
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2)
+
+
+def _timeit(func: Callable[[], object], repeat: int) -> float:
+    """Median seconds per call."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def _per_call(func: Callable[[], object], loops: int) -> float:
+    start = time.perf_counter()
+    for _ in range(loops):
+        func()
+    return (time.perf_counter() - start) / loops
+
+
+def bench_validation() -> None:
+    data = playbook_bytes(50)
+    result = check_document(data)
+    assert result.diagnostics == [], [d.format_human() for d in result.diagnostics]
+    check_document(data)  # warm caches (schema validators)
+    full = _timeit(lambda: check_document(data), 30)
+    base = _timeit(lambda: Playbook.model_validate(orjson.loads(data)), 30)
+    broken = data.replace(b'"action": "memory_search"', b'"acton": "memory_search"', 1)
+    bad = _timeit(lambda: check_document(broken), 30)
+    print(f"validate 50-node playbook : {full * 1e3:8.2f} ms  (valid)")
+    print(f"validate with one typo    : {bad * 1e3:8.2f} ms  (diagnostics + locations)")
+    print(f"orjson + pydantic only    : {base * 1e3:8.2f} ms  ratio {full / base:6.1f}x")
+
+
+def bench_expressions() -> None:
+    expression = compile_expression("{loop_count} + 1")
+    state = {"loop_count": 41}
+    assert expression.evaluate(state) == 42
+
+    def python() -> int:
+        return int(state["loop_count"]) + 1
+
+    cel = _per_call(lambda: expression.evaluate(state), 20000)
+    py = _per_call(python, 20000)
+    compile_cost = _per_call(lambda: compile_expression("{plan.total_phases} - {n} * 2"), 2000)
+    print(f"CEL evaluate {{x}} + 1     : {cel * 1e6:8.2f} us  ratio {cel / py:6.1f}x vs Python")
+    print(f"CEL compile               : {compile_cost * 1e6:8.2f} us")
+
+
+def bench_templates() -> None:
+    state = {"input": "hello", "plan": {"steps": [{"title": "one"}]}, "n": 3}
+    template = "Input: {input}; step {plan.steps.0.title}; n={n}."
+    flat = {"input": "hello", "title": "one", "n": 3}
+    ours = _per_call(lambda: render(template, state), 20000)
+    base = _per_call(lambda: "Input: {input}; step {title}; n={n}.".format(**flat), 20000)
+    print(
+        f"render template           : {ours * 1e6:8.2f} us  ratio {ours / base:6.1f}x vs str.format"
+    )
+
+
+def bench_cli() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(10):
+            Path(tmp, f"p{i}.json").write_bytes(
+                playbook_bytes(50).replace(b'"bench"', f'"bench{i}"'.encode(), 1)
+            )
+        command = [sys.executable, "-m", "sea", "validate", tmp]
+        run = _timeit(lambda: subprocess.run(command, check=True, capture_output=True), 3)
+    bare = _timeit(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
+    print(f"sea validate (10 x 50 nodes, fresh process): {run * 1e3:7.0f} ms")
+    print(f"python -c pass                             : {bare * 1e3:7.0f} ms")
+
+
+def main() -> None:
+    """Run every benchmark and print the figures."""
+    bench_validation()
+    bench_expressions()
+    bench_templates()
+    bench_cli()
+
+
+if __name__ == "__main__":
+    main()
