@@ -13,6 +13,7 @@ FILE_UNREADABLE: Final = "SEA001"
 INVALID_UTF8: Final = "SEA002"
 INVALID_JSON: Final = "SEA003"
 NOT_AN_OBJECT: Final = "SEA004"
+TOO_DEEP: Final = "SEA005"
 # Schema (shape of the document)
 MISSING_FIELD: Final = "SEA010"
 UNKNOWN_FIELD: Final = "SEA011"
@@ -62,6 +63,7 @@ CODES: Final[dict[str, str]] = {
     INVALID_UTF8: "the file is not valid UTF-8 text",
     INVALID_JSON: "the file is not valid JSON",
     NOT_AN_OBJECT: "the document is not a JSON object",
+    TOO_DEEP: "the document nests objects and arrays deeper than the limit",
     INVALID_VALUE: "a value is not allowed here (schema violation)",
     MISSING_FIELD: "a required field is missing",
     UNKNOWN_FIELD: "a field that this object does not have (never silently dropped)",

@@ -18,7 +18,7 @@ from sea import codes
 from sea.checks import CheckContext, run_checks
 from sea.errors import Diagnostic, PlaybookError, Severity
 from sea.issues import Issue, error
-from sea.locate import Locator, join_pointer
+from sea.locate import Locator, escape_pointer, join_pointer
 from sea.models import Playbook
 from sea.schema_errors import json_type
 from sea.validation import SchemaValidation, schema_validation
@@ -82,6 +82,32 @@ def _parse(text: str, file: str | None) -> tuple[Any, list[Diagnostic]]:
         ]
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and arrays a document may have (playbooks need far less)."""
+
+
+def _too_deep(document: Any) -> str | None:
+    """Pointer to a value nested deeper than :data:`MAX_DEPTH`, if any (iterative walk)."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, pointer, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return pointer
+        if isinstance(value, dict):
+            stack.extend(
+                (v, f"{pointer}/{escape_pointer(k)}", depth + 1)
+                for k, v in value.items()
+                if isinstance(v, (dict, list))
+            )
+        elif isinstance(value, list):
+            stack.extend(
+                (v, f"{pointer}/{i}", depth + 1)
+                for i, v in enumerate(value)
+                if isinstance(v, (dict, list))
+            )
+    return None
+
+
 def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, int, str]:
     return (
         0 if diagnostic.severity is Severity.ERROR else 1,
@@ -138,6 +164,15 @@ def check_document(
             "",
             hint='a playbook looks like {"name": …, "description": …, "start_node": …, '
             '"nodes": [...]}',
+        )
+        return LoadResult(None, [issue.diagnostic(file, locator)])
+    deep = _too_deep(document)
+    if deep is not None:
+        issue = error(
+            codes.TOO_DEEP,
+            f"the document nests objects and arrays more than {MAX_DEPTH} levels deep",
+            deep,
+            hint="flatten the structure; playbooks and response schemas need far less nesting",
         )
         return LoadResult(None, [issue.diagnostic(file, locator)])
     validation = schema_validation(document)

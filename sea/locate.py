@@ -14,6 +14,9 @@ import orjson
 
 _WHITESPACE = " \t\r\n"
 _ESCAPE_LENGTH = {"u": 6}
+_MAX_DEPTH = 80
+"""Positions are recorded this deep; deeper containers are skipped (the loader rejects
+documents nested more than 64 levels)."""
 
 
 def escape_pointer(segment: str | int) -> str:
@@ -120,15 +123,17 @@ class _Scanner:
         self._skip()
         self.value("", None)
 
-    def value(self, pointer: str, key_offset: int | None) -> None:
+    def value(self, pointer: str, key_offset: int | None, depth: int = 0) -> None:
         """Record and skip the value starting at the current position."""
         self._skip()
         self.entries[pointer] = _Entry(self.pos, key_offset)
         char = self.text[self.pos]
-        if char == "{":
-            self._object(pointer)
+        if char in "{[" and depth >= _MAX_DEPTH:
+            self._skip_container()
+        elif char == "{":
+            self._object(pointer, depth)
         elif char == "[":
-            self._array(pointer)
+            self._array(pointer, depth)
         elif char == '"':
             self._string()
         else:
@@ -147,6 +152,22 @@ class _Scanner:
         decoded: str = orjson.loads(text[start - 1 : i + 1])
         return decoded
 
+    def _skip_container(self) -> None:
+        """Skip a nested object or array without recording inside it (iterative)."""
+        depth = 0
+        while True:
+            char = self.text[self.pos]
+            if char == '"':
+                self._string()
+                continue
+            self.pos += 1
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+                if depth == 0:
+                    return
+
     def _scalar(self) -> None:
         text = self.text
         i = self.pos
@@ -156,7 +177,7 @@ class _Scanner:
             raise ValueError("unexpected character")
         self.pos = i
 
-    def _object(self, pointer: str) -> None:
+    def _object(self, pointer: str, depth: int) -> None:
         self.pos += 1
         self._skip()
         if self.text[self.pos] == "}":
@@ -168,14 +189,14 @@ class _Scanner:
             name = self._string()
             self._skip()
             self.pos += 1  # ':'
-            self.value(pointer + "/" + escape_pointer(name), key_offset)
+            self.value(pointer + "/" + escape_pointer(name), key_offset, depth + 1)
             self._skip()
             char = self.text[self.pos]
             self.pos += 1
             if char == "}":
                 return
 
-    def _array(self, pointer: str) -> None:
+    def _array(self, pointer: str, depth: int) -> None:
         self.pos += 1
         self._skip()
         if self.text[self.pos] == "]":
@@ -183,7 +204,7 @@ class _Scanner:
             return
         index = 0
         while True:
-            self.value(f"{pointer}/{index}", None)
+            self.value(f"{pointer}/{index}", None, depth + 1)
             index += 1
             self._skip()
             char = self.text[self.pos]

@@ -114,3 +114,14 @@ def test_text_input_is_accepted() -> None:
     text = doc({"id": "a", "type": "pass"}).decode()
     result = check_document(text)
     assert result.playbook is not None and result.diagnostics == []
+
+
+def test_absurdly_deep_documents_are_a_diagnostic() -> None:
+    deep = "[" * 900 + "]" * 900
+    data = doc({"id": "a", "type": "set", "assignments": {"x": "PLACEHOLDER"}}).replace(
+        b'"PLACEHOLDER"', deep.encode()
+    )
+    (diagnostic,) = check_document(data).diagnostics
+    assert diagnostic.code == "SEA005"
+    assert diagnostic.pointer.startswith("/nodes/0/assignments/x/0/0")
+    assert diagnostic.line is not None

@@ -12,10 +12,12 @@ from jsonschema import Draft202012Validator
 
 from sea.checks import CheckContext
 from sea.codes import CODES
+from sea.conditions import choose_target
 from sea.errors import Severity
+from sea.expressions import ExpressionError, compile_expression
 from sea.library import PlaybookLibrary
 from sea.loader import check_document
-from sea.models import Playbook
+from sea.models import ConditionalNext, Playbook
 from sea.schema import load_schema
 from sea.templates import render
 
@@ -126,3 +128,35 @@ def test_what_the_strict_models_accept_the_schema_accepts(document: Any) -> None
     except ValueError:
         return
     assert list(Draft202012Validator(load_schema()).iter_errors(document)) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["eq", "ne", "gt", "gte", "lt", "lte"]),
+    st.dictionaries(st.text(max_size=6) | st.sampled_from(["true", "5", "null", "{v}"]),
+                    st.sampled_from(["a", "b", None]), min_size=1, max_size=4),
+    VALUES,
+)  # fmt: skip
+def test_choose_target_never_raises(operator: str, cases: dict[str, Any], value: Any) -> None:
+    cond = ConditionalNext.model_validate({"field": "v", "operator": operator, "cases": cases})
+    assert choose_target(cond, {"v": value}) in {"a", "b", None}
+
+
+@settings(max_examples=200, deadline=None)
+@given(VALUES)
+def test_expression_reads_any_value_as_data(value: Any) -> None:
+    expression = compile_expression("{v} == {v}")
+    try:
+        assert expression.evaluate({"v": value}) is True
+    except ExpressionError:
+        assert _has_huge_int(value)
+
+
+def _has_huge_int(value: Any) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return not -(2**63) <= value < 2**63
+    if isinstance(value, dict):
+        return any(_has_huge_int(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_huge_int(v) for v in value)
+    return False
