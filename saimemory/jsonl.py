@@ -29,7 +29,7 @@ def export_lines(store: MessageStore, persona: str) -> Iterator[bytes]:
     """The persona's messages in write order, one JSON document (bytes, no newline) each."""
     threads = {thread.id: thread for thread in store.threads(persona)}
     for message in store.iter_messages(persona):
-        yield orjson.dumps(_record(message, threads.get(message.thread)))
+        yield orjson.dumps(message_record(message, threads.get(message.thread)))
 
 
 def export_jsonl(store: MessageStore, persona: str, out: IO[bytes]) -> int:
@@ -41,7 +41,8 @@ def export_jsonl(store: MessageStore, persona: str, out: IO[bytes]) -> int:
     return count
 
 
-def _record(message: Message, thread: Thread | None) -> dict[str, Any]:
+def message_record(message: Message, thread: Thread | None) -> dict[str, Any]:
+    """A stored message as one JSON-lines record (the export format)."""
     return {
         "id": message.id,
         "persona": message.persona,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class Severity(StrEnum):
@@ -142,3 +142,99 @@ class PulseCancelled(SeaError):
     """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
 
     code = "SEA590"
+
+
+if TYPE_CHECKING:  # imported for annotations only: the call path imports this module
+    from sea.llm.call import LLMCallRecord
+
+
+class ModelError(ExecutionError):
+    """A chat model call failed (the provider raised, or the answer was unusable).
+
+    ``record`` is the :class:`sea.llm.call.LLMCallRecord` of the failed call when the call
+    path could make one, so a failed call is still reported.
+    """
+
+    code = "SEA520"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        playbook: str | None = None,
+        node: str | None = None,
+        record: LLMCallRecord | None = None,
+    ) -> None:
+        super().__init__(message, code=code, playbook=playbook, node=node)
+        self.record = record
+
+
+class StructuredOutputError(ModelError):
+    """The model's answer did not match the node's ``response_schema`` after every retry."""
+
+    code = "SEA521"
+
+
+class ScriptExhausted(ModelError):
+    """A scripted chat model has no response left for the node that called it."""
+
+    code = "SEA522"
+
+
+class ToolNotFound(ExecutionError):
+    """A node asked for a tool that is not registered with the runtime."""
+
+    code = "SEA530"
+
+
+class ToolArgumentError(ExecutionError):
+    """Arguments for a tool do not match its argument schema (names the argument and types)."""
+
+    code = "SEA531"
+
+
+class ToolFailed(ExecutionError):
+    """A tool raised while running; the original exception is the ``__cause__``."""
+
+    code = "SEA532"
+class NodeFailed(ExecutionError):
+    """A node could not do its work (a template, an expression or a value it needed failed)."""
+
+    code = "SEA550"
+
+
+class BoundExceeded(ExecutionError):
+    """A pulse ran past its step budget or a node past its visit bound (names the loop)."""
+
+    code = "SEA560"
+
+
+class CallArgumentError(ExecutionError):
+    """Arguments for a playbook do not match its ``input_schema`` (missing, wrong type)."""
+
+    code = "SEA570"
+
+
+class CallTargetError(ExecutionError):
+    """A ``subplay``/``exec`` target is unknown, not allowed, or the call would recurse."""
+
+    code = "SEA571"
+
+
+class CallDepthExceeded(BoundExceeded):
+    """Sub-playbook calls are nested deeper than the runtime's limit."""
+
+    code = "SEA572"
+
+
+class ApprovalDenied(ExecutionError):
+    """A person (through the host) declined an action that needed approval."""
+
+    code = "SEA575"
+
+
+class ReplayError(SeaError):
+    """A trace cannot be read or replayed."""
+
+    code = "SEA700"

@@ -113,12 +113,12 @@ class LLMNode(_FallibleNode):
     output_mapping: dict[str, str] | None = Field(
         default=None,
         description="Path in the structured answer → state key to copy it to, "
-        "e.g. `{\"playbook\": \"selected_playbook\"}`.",
+        'e.g. `{"playbook": "selected_playbook"}`.',
     )
     output_keys: list[dict[str, str]] | None = Field(
         default=None,
-        description="Where tool-mode results go: one-key objects `{\"text\": KEY}`, "
-        "`{\"function_call\": KEY}` (the chosen call as `{name, args}`) or `{\"thought\": KEY}`.",
+        description='Where tool-mode results go: one-key objects `{"text": KEY}`, '
+        '`{"function_call": KEY}` (the chosen call as `{name, args}`) or `{"thought": KEY}`.',
     )
     available_tools: list[str] | None = Field(
         default=None,
@@ -341,17 +341,13 @@ class InputParam(_Strict):
     type: ParamType | None = Field(
         default=None, description="Expected JSON type of the value (default `string`)."
     )
-    param_type: ParamType | None = Field(
-        default=None, description="Legacy spelling of `type`."
-    )
+    param_type: ParamType | None = Field(default=None, description="Legacy spelling of `type`.")
     required: bool = Field(
         default=True,
         description="The caller must pass it (unless a `default` is given).",
     )
     default: Any = Field(default=None, description="Value used when the caller passes none.")
-    enum_values: list[Any] | None = Field(
-        default=None, description="Allowed values (for `enum`)."
-    )
+    enum_values: list[Any] | None = Field(default=None, description="Allowed values (for `enum`).")
     enum_source: str | None = Field(
         default=None, description="Host hint for a UI: where enum values come from."
     )

@@ -23,6 +23,7 @@ def _subcommand_modules() -> list[str]:
         info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
     )
 
+
 Handler = Callable[[argparse.Namespace], int]
 
 

@@ -1,0 +1,202 @@
+"""Case keys that can never match the type of the value compared (from ``response_schema``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sea import codes
+from sea.checks.context import CheckContext
+from sea.checks.dataflow import definitions, root_of
+from sea.checks.nodes import indexed, node_pointer
+from sea.conditions import DEFAULT_KEY, case_key_value
+from sea.hints import did_you_mean
+from sea.issues import Issue, error, warning
+from sea.locate import escape_pointer
+from sea.models import ConditionalNext, LLMNode, Playbook
+
+_NUMERIC = {"integer", "number"}
+_ORDERING = {"gt", "gte", "lt", "lte"}
+
+
+@dataclass(frozen=True)
+class _Produced:
+    """What a field can hold, as declared by the response_schema that produces it."""
+
+    types: frozenset[str]
+    enum: tuple[Any, ...] | None
+    source: str
+
+
+def subschema(schema: Any, path: list[str]) -> dict[str, Any] | None:
+    """The schema of the value at ``path`` inside a value of ``schema`` (None: unknown)."""
+    for segment in path:
+        if not isinstance(schema, dict):
+            return None
+        if segment == "length" and schema.get("type") in ("array", "string"):
+            return {"type": "integer"}
+        properties = schema.get("properties")
+        if segment.isdigit() and isinstance(schema.get("items"), dict):
+            schema = schema["items"]
+        elif isinstance(properties, dict):
+            schema = properties.get(segment)
+        else:
+            return None
+    return schema if isinstance(schema, dict) else None
+
+
+def _describe(schema: dict[str, Any], source: str) -> _Produced | None:
+    kind = schema.get("type")
+    enum = schema.get("enum")
+    if "const" in schema:
+        enum = [schema["const"]]
+    if isinstance(kind, str):
+        types = frozenset([kind])
+    elif isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        types = frozenset(kind)
+    elif isinstance(enum, list):
+        types = frozenset(_json_kind(v) for v in enum)
+    else:
+        return None
+    return _Produced(types, tuple(enum) if isinstance(enum, list) else None, source)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return "string" if isinstance(value, str) else "object"
+
+
+def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, Any] | None]:
+    schema = node.response_schema
+    found: list[dict[str, Any] | None] = []
+    if schema is None:
+        return found
+    if (node.output_key or node.id) == root:
+        found.append(subschema(schema, rest))
+    for source, target in (node.output_mapping or {}).items():
+        if root_of(target) != root:
+            continue
+        prefix = f"{node.output_key}." if node.output_key else ""
+        source = source[len(prefix) :] if prefix and source.startswith(prefix) else source
+        extra = target.split(".")[1:]
+        found.append(subschema(schema, source.split(".") + extra + rest))
+    return found
+
+
+def producers(playbook: Playbook, context: CheckContext, field: str) -> list[_Produced] | None:
+    """What ``field`` can hold, if only response schemas define its root (else None)."""
+    root, *rest = field.split(".")
+    defs = definitions(playbook, context)
+    produced: list[_Produced] = []
+    for node in playbook.nodes:
+        if not isinstance(node, LLMNode):
+            continue
+        for schema in _llm_products(node, root, rest):
+            described = _describe(schema, f"llm node `{node.id}`") if schema else None
+            if described is None:
+                return None
+            produced.append(described)
+    if not produced or defs.names.get(root, "").startswith("the output_schema"):
+        return None
+    others = [n for n in playbook.nodes if not isinstance(n, LLMNode)]
+    if any(_defines(n, root) for n in others) or any(p.name == root for p in playbook.input_schema):
+        return None
+    return produced
+
+
+def _defines(node: Any, root: str) -> bool:
+    keys = [getattr(node, "output_key", None), *(getattr(node, "output_keys", None) or [])]
+    keys += list(getattr(node, "assignments", {}) or {})
+    return any(isinstance(k, str) and root_of(k) == root for k in keys)
+
+
+def _key_can_match(key: str, produced: _Produced) -> bool:
+    denoted = case_key_value(key)
+    if denoted is None or key == "":
+        return True
+    for kind in produced.types:
+        if kind == "string" and (produced.enum is None or key in produced.enum):
+            return True
+        if kind == "boolean" and isinstance(denoted, bool):
+            return True
+        if kind in _NUMERIC and isinstance(denoted, (int, float)) and not isinstance(denoted, bool):
+            return kind == "number" or float(denoted).is_integer()
+        if kind in ("object", "array", "null"):
+            return True
+    return False
+
+
+def _key_hint(key: str, produced: _Produced) -> str:
+    if "boolean" in produced.types:
+        lowered = key.strip().lower()
+        if lowered in ("true", "false"):
+            return f'write the key as "{lowered}" (JSON booleans are lowercase)'
+        return 'a boolean matches the keys "true" and "false"'
+    if produced.enum is not None:
+        allowed = [str(v) for v in produced.enum]
+        close = did_you_mean(key, allowed)
+        return (f"did you mean `{close}`? " if close else "") + "allowed: " + ", ".join(allowed)
+    return "the value is " + " or ".join(sorted(produced.types))
+
+
+def _check_node(
+    index: int, node_id: str, cond: ConditionalNext, produced: list[_Produced]
+) -> list[Issue]:
+    base = node_pointer(index, "conditional_next")
+    source = ", ".join(dict.fromkeys(p.source for p in produced))
+    types = " or ".join(sorted({t for p in produced for t in p.types}))
+    issues: list[Issue] = []
+    if cond.operator in _ORDERING and not any(p.types & _NUMERIC for p in produced):
+        issues.append(
+            warning(
+                codes.ORDERING_ON_NON_NUMBER,
+                f"`{cond.field}` is {types} (response_schema of {source}); `{cond.operator}` "
+                "compares numbers only",
+                f"{base}/operator",
+                node_id=node_id,
+                hint="declare the field as integer or number, or compare with `eq`",
+            )
+        )
+        return issues
+    for key in cond.cases:
+        if key == DEFAULT_KEY or "{" in key:
+            continue
+        if cond.operator in _ORDERING:
+            denoted = case_key_value(key)
+            ok = isinstance(denoted, (int, float)) and not isinstance(denoted, bool)
+        else:
+            ok = any(_key_can_match(key, p) for p in produced)
+        if ok:
+            continue
+        issues.append(
+            error(
+                codes.CASE_NEVER_MATCHES,
+                f"case `{key}` can never match: `{cond.field}` is {types} "
+                f"(response_schema of {source})",
+                f"{base}/cases/{escape_pointer(key)}",
+                node_id=node_id,
+                at_key=True,
+                hint=_key_hint(key, produced[0]),
+            )
+        )
+    return issues
+
+
+def check_cases(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Case keys against the type their field is declared with."""
+    issues: list[Issue] = []
+    for index, node in indexed(playbook):
+        cond = node.conditional_next
+        if cond is None:
+            continue
+        produced = producers(playbook, context, cond.field)
+        if produced:
+            issues.extend(_check_node(index, node.id, cond, produced))
+    return issues

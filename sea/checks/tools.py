@@ -1,0 +1,108 @@
+"""Tools against a catalogue of names and argument schemas (``sea validate --tools``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from sea import codes
+from sea.checks.context import CheckContext, ToolCatalogue
+from sea.checks.nodes import indexed, node_pointer
+from sea.hints import did_you_mean
+from sea.issues import Issue, error
+from sea.locate import escape_pointer
+from sea.models import LLMNode, Playbook, ToolNode
+from sea.templates import references
+
+
+def _unknown_tool(name: str, pointer: str, node_id: str, catalogue: ToolCatalogue) -> Issue:
+    close = did_you_mean(name, catalogue.tools)
+    return error(
+        codes.UNKNOWN_TOOL,
+        f"tool `{name}` is not in the tool catalogue",
+        pointer,
+        node_id=node_id,
+        hint=(f"did you mean `{close}`? " if close else "")
+        + "tools: "
+        + ", ".join(sorted(catalogue.tools)),
+    )
+
+
+def _literal_issue(
+    name: str, value: Any, schema: Mapping[str, Any], pointer: str, node_id: str
+) -> Issue | None:
+    if isinstance(value, str) and references(value):
+        return None
+    problems = list(Draft202012Validator(dict(schema)).iter_errors(value))
+    if not problems:
+        return None
+    return error(
+        codes.BAD_TOOL_ARGUMENT,
+        f"argument `{name}`: {problems[0].message}",
+        pointer,
+        node_id=node_id,
+    )
+
+
+def _tool_args(index: int, node: ToolNode, schema: Mapping[str, Any]) -> list[Issue]:
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    issues: list[Issue] = []
+    given: dict[str, tuple[str, Any]] = {}
+    for field, values in (("args", node.args), ("args_input", node.args_input)):
+        for name, value in (values or {}).items():
+            given[name] = (node_pointer(index, field, escape_pointer(name)), value)
+            if properties and name not in properties:
+                close = did_you_mean(name, properties)
+                issues.append(
+                    error(
+                        codes.UNKNOWN_TOOL_ARGUMENT,
+                        f"tool `{node.action}` has no argument `{name}`",
+                        given[name][0],
+                        node_id=node.id,
+                        at_key=True,
+                        hint=(f"did you mean `{close}`? " if close else "")
+                        + "arguments: "
+                        + ", ".join(properties),
+                    )
+                )
+            elif field == "args" and isinstance(properties.get(name), Mapping):
+                found = _literal_issue(name, value, properties[name], given[name][0], node.id)
+                if found is not None:
+                    issues.append(found)
+    for name in schema.get("required") or []:
+        if name not in given:
+            issues.append(
+                error(
+                    codes.MISSING_TOOL_ARGUMENT,
+                    f"tool `{node.action}` requires the argument `{name}`, which is not passed",
+                    node_pointer(index, "args" if node.args is not None else "action"),
+                    node_id=node.id,
+                    hint=f'add "{name}" to `args`',
+                )
+            )
+    return issues
+
+
+def check_tools(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Unknown tools and arguments, when a catalogue is given."""
+    catalogue = context.tools
+    if catalogue is None:
+        return []
+    issues: list[Issue] = []
+    for index, node in indexed(playbook):
+        if isinstance(node, ToolNode):
+            if node.action not in catalogue.tools:
+                pointer = node_pointer(index, "action")
+                issues.append(_unknown_tool(node.action, pointer, node.id, catalogue))
+                continue
+            schema = catalogue.tools[node.action]
+            if schema is not None:
+                issues.extend(_tool_args(index, node, schema))
+        elif isinstance(node, LLMNode):
+            for i, name in enumerate(node.available_tools or []):
+                if name not in catalogue.tools:
+                    pointer = node_pointer(index, "available_tools", i)
+                    issues.append(_unknown_tool(name, pointer, node.id, catalogue))
+    return issues

@@ -1,0 +1,89 @@
+"""What the CLI commands share: the default data directory, store, persona and playbooks.
+
+This is the only place of the command line that reads the environment: ``SEA_DB`` (the
+store) and ``SEA_HOME`` (the data directory, default the per-user data directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from saimemory import Persona
+from sea.errors import UsageError
+
+DB_ENV = "SEA_DB"
+HOME_ENV = "SEA_HOME"
+
+DEFAULT_PERSONA = Persona(
+    id="aoi",
+    name="Aoi",
+    system_prompt=(
+        "You are Aoi, a warm and curious companion. You talk with the user in a friendly, "
+        "natural way and keep your answers short."
+    ),
+)
+
+
+def data_dir() -> Path:
+    """Where the CLI keeps its default store and checkpoints."""
+    configured = os.environ.get(HOME_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("sea", appauthor=False))
+
+
+def default_db() -> str:
+    """The store to use when ``--db`` is absent: ``$SEA_DB`` or a file in :func:`data_dir`."""
+    return os.environ.get(DB_ENV) or str(data_dir() / "memory.sqlite")
+
+
+def add_db_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--db`` option every store-using command takes."""
+    parser.add_argument(
+        "--db",
+        help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV}, else a file in the "
+        "per-user data directory)",
+    )
+
+
+def load_persona(file: str | None, persona_id: str | None) -> Persona:
+    """The persona from ``--persona-file`` (id, name, system_prompt) and ``--persona``.
+
+    Raises:
+        UsageError: the file cannot be read or lacks a field.
+    """
+    if file is None:
+        if persona_id is None or persona_id == DEFAULT_PERSONA.id:
+            return DEFAULT_PERSONA
+        return Persona(persona_id, persona_id, DEFAULT_PERSONA.system_prompt.replace(
+            DEFAULT_PERSONA.name, persona_id))
+    data = _read_json(Path(file), "persona file")
+    if not isinstance(data, dict):
+        raise UsageError(f"{file}: a persona file is a JSON object with id, name, system_prompt")
+    unknown = sorted(set(data) - {"id", "name", "system_prompt"})
+    if unknown:
+        raise UsageError(f"{file}: unknown field {unknown[0]!r} (expected id, name, system_prompt)")
+    pid = persona_id or data.get("id")
+    if not isinstance(pid, str) or not pid:
+        raise UsageError(f"{file}: field 'id' (a non-empty string) is missing")
+    name = data.get("name", pid)
+    prompt = data.get("system_prompt", "")
+    if not isinstance(name, str) or not isinstance(prompt, str):
+        raise UsageError(f"{file}: 'name' and 'system_prompt' must be strings")
+    return Persona(pid, name, prompt)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read the {what} {path}: {exc.strerror}") from exc
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"the {what} {path} is not valid JSON: {exc}") from exc

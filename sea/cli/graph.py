@@ -1,0 +1,52 @@
+"""``sea graph NAME|FILE``: print a playbook as Mermaid flowchart text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``graph`` subcommand."""
+    parser = subparsers.add_parser(
+        "graph",
+        help="print a playbook as a Mermaid flowchart",
+        description="Print a playbook (a file, or a name looked up in --dir directories and "
+        "the bundled playbooks) as Mermaid text.",
+    )
+    parser.add_argument("playbook", metavar="NAME|FILE")
+    parser.add_argument(
+        "--dir",
+        dest="dirs",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="playbook directory searched before the bundled one (repeatable)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``sea graph``."""
+    from sea.errors import PlaybookError, UsageError
+    from sea.library import PlaybookLibrary, PlaybookNotFound
+    from sea.loader import load_playbook_file
+    from sea.render import to_mermaid
+
+    target = Path(args.playbook)
+    try:
+        if target.suffix == ".json" or target.exists():
+            playbook = load_playbook_file(target)
+        else:
+            playbook = PlaybookLibrary.bundled(args.dirs).get(args.playbook)
+    except PlaybookNotFound as exc:
+        raise UsageError(str(exc)) from exc
+    except PlaybookError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format_human(), file=sys.stderr)
+        return 1
+    sys.stdout.write(to_mermaid(playbook))
+    return 0

@@ -1,0 +1,74 @@
+"""``sea replay FILE``: run a recorded pulse again offline and report the first divergence."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from saimemory.base import DEFAULT_BUDGET
+from sea.library import PlaybookLibrary
+from sea.trace.replay import ReplayReport, areplay, load_trace
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sea replay``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "replay", help="replay a recorded pulse offline and compare it with the recording"
+    )
+    parser.add_argument("trace", help="trace file written by `sea run --record`")
+    parser.add_argument(
+        "--playbooks", action="append", default=None, metavar="DIR",
+        help="directory searched for playbooks before the bundled ones (repeatable; default: "
+        "the directories recorded in the trace that still exist)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(func=replay_command)
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """Handler of ``sea replay``: exit 0 when the replay matched, 1 when it diverged."""
+    trace = load_trace(Path(args.trace))
+    dirs = args.playbooks
+    if dirs is None:
+        dirs = [d for d in trace.playbook_dirs if Path(d).is_dir()]
+    library = PlaybookLibrary.bundled([Path(d) for d in dirs])
+    report = asyncio.run(areplay(trace, library, budget=DEFAULT_BUDGET))
+    if args.json:
+        sys.stdout.write(orjson.dumps(_report_json(report), default=str).decode() + "\n")
+    else:
+        sys.stdout.write(_report_text(report) + "\n")
+    return 0 if report.matched else 1
+
+
+def _report_json(report: ReplayReport) -> dict[str, Any]:
+    return {
+        "matched": report.matched,
+        "divergence": report.divergence.to_json() if report.divergence else None,
+        "changed_playbooks": {
+            name: {"recorded": old, "current": new}
+            for name, (old, new) in report.changed_playbooks.items()
+        },
+        "nodes": len(report.actual.nodes),
+        "llm_calls": len(report.actual.llm_calls),
+    }
+
+
+def _report_text(report: ReplayReport) -> str:
+    lines = [
+        f"note: playbook {name} changed since the recording"
+        for name in report.changed_playbooks
+    ]
+    if report.divergence is None:
+        lines.append(
+            f"replay matched: {len(report.actual.nodes)} nodes, "
+            f"{len(report.actual.llm_calls)} model calls, "
+            f"{len(report.actual.tool_calls)} tool calls"
+        )
+    else:
+        lines.append(report.divergence.describe())
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""``sea run``: run one pulse of a persona, streaming its reply to the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from saimemory import MessageStore, Persona, open_store
+from saimemory.base import DEFAULT_BUDGET
+from sea.cli._setup import add_db_argument, data_dir, default_db, load_persona
+from sea.cli._view import JsonView, TerminalView, View
+from sea.errors import UsageError
+from sea.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from sea.runtime import Runtime
+from sea.trace.recorder import TraceRecorder, history_snapshot
+from sea.trace.replay import current_hashes
+
+DEFAULT_PLAYBOOK = "meta_user"
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sea run``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run", help="run one pulse of a persona (streams the reply)"
+    )
+    parser.add_argument(
+        "playbook", nargs="?", default=DEFAULT_PLAYBOOK,
+        help=f"playbook name or file (default: {DEFAULT_PLAYBOOK})",
+    )
+    parser.add_argument("--input", "-i", required=True, help="what the user says")
+    parser.add_argument("--persona", help="persona id (default: the bundled persona, aoi)")
+    parser.add_argument("--persona-file", help="JSON file with id, name and system_prompt")
+    add_db_argument(parser)
+    parser.add_argument(
+        "--model", default="local",
+        help="normal model: local, local:PATH, openai:NAME, anthropic:NAME, ollama:NAME, "
+        "scripted:FILE, replay:TRACE (default: local)",
+    )
+    parser.add_argument("--light-model", help="lightweight model (default: the normal model)")
+    parser.add_argument(
+        "--playbooks", action="append", default=[], metavar="DIR",
+        help="directory searched for playbooks before the bundled ones (repeatable)",
+    )
+    parser.add_argument("--record", metavar="FILE", help="write the pulse's trace to FILE")
+    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Handler of ``sea run``."""
+    return asyncio.run(_run(args))
+
+
+def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str]:
+    """The library to run with and the playbook's name (``target`` may be a file).
+
+    Raises:
+        UsageError: a ``--playbooks`` entry is not a directory.
+    """
+    search = [Path(d) for d in dirs]
+    for directory in search:
+        if not directory.is_dir():
+            raise UsageError(f"--playbooks {directory}: not a directory")
+    path = Path(target)
+    if target.endswith(".json") or path.is_file():
+        from sea.loader import load_playbook_file
+
+        playbook = load_playbook_file(path)
+        return PlaybookLibrary.bundled([path.parent, *search]), playbook.name
+    return PlaybookLibrary.bundled(search), target
+
+
+def chat_models(model: str, light: str | None) -> ModelSet:
+    """The normal and lightweight models; one object when both specs are the same."""
+    from sea.chat.providers import resolve_model
+
+    normal = resolve_model(model)
+    lightweight = normal if light is None or light == model else resolve_model(light)
+    return ModelSet(normal=normal, lightweight=lightweight)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    library, name = playbook_library(args.playbook, args.playbooks)
+    library.get(name)  # a missing or invalid playbook fails before anything is loaded
+    persona = load_persona(args.persona_file, args.persona)
+    models = chat_models(args.model, args.light_model)
+    store = open_store(args.db or default_db())
+    view: View = JsonView() if args.json else TerminalView(sys.stdout, sys.stderr)
+    try:
+        status = await _pulse(args, store, persona, models, library, name, view)
+    finally:
+        store.close()
+    return 0 if status == "ok" else 1
+
+
+async def _pulse(
+    args: argparse.Namespace,
+    store: MessageStore,
+    persona: Persona,
+    models: ModelSet,
+    library: PlaybookLibrary,
+    name: str,
+    view: View,
+) -> str:
+    home = data_dir()
+    home.mkdir(parents=True, exist_ok=True)
+    runtime = Runtime(
+        store, models, library=library, checkpoint_path=home / "checkpoints.sqlite",
+        history_budget=DEFAULT_BUDGET,
+    )
+    pulse_id = uuid.uuid4().hex
+    recorder = None
+    if args.record:
+        history = history_snapshot(store, persona.id, DEFAULT_BUDGET, pulse_id)
+        recorder = TraceRecorder(persona, name, args.input, pulse_id, history,
+                                 playbook_dirs=[str(d) for d in library.dirs])
+    async for event in runtime.astream_pulse(persona, name, args.input, pulse_id=pulse_id):
+        if recorder is not None:
+            recorder.observe(event)
+        view.show(event)
+    if recorder is not None:
+        trace = recorder.trace(current_hashes(library, recorder.playbooks_run()))
+        Path(args.record).write_bytes(
+            orjson.dumps(trace.model_dump(by_alias=True, exclude={"schema_"}),
+                         option=orjson.OPT_INDENT_2) + b"\n"
+        )
+    return view.finish()

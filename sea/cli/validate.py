@@ -1,0 +1,152 @@
+"""``sea validate PATH...``: check playbook files and directories, report like a compiler.
+
+Exit status: 0 when there are no errors (and, with ``--strict``, no warnings), 1 when there
+are, 2 on a usage error. Heavy modules are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sea.checks import ToolCatalogue
+    from sea.errors import Diagnostic
+
+BUILTIN_TOOLS = ("list_available_playbooks", "memory_search", "memory_recent")
+"""Tools the engine itself provides; they count as known with any ``--tools`` catalogue."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` subcommand."""
+    parser = subparsers.add_parser(
+        "validate",
+        help="check playbooks (schema and static checks)",
+        description="Check playbook files and directories of playbooks. Called playbooks are "
+        "looked up in the given directories (and the files' directories), then the bundled ones.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="file or directory")
+    parser.add_argument("--format", choices=("human", "json"), default="human")
+    parser.add_argument("--strict", action="store_true", help="warnings fail too")
+    parser.add_argument(
+        "--tools",
+        type=Path,
+        metavar="FILE",
+        help="JSON tool catalogue (names and argument schemas): unknown tools become errors",
+    )
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class _Plan:
+    files: list[Path] = field(default_factory=list)
+    dirs: list[Path] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+    empty: list[Path] = field(default_factory=list)
+
+
+def _plan(paths: list[Path]) -> _Plan:
+    plan = _Plan()
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            plan.dirs.append(path)
+            plan.files.extend(found)
+            if not found:
+                plan.empty.append(path)
+        elif path.exists():
+            plan.files.append(path)
+            plan.dirs.append(path.parent)
+        else:
+            plan.missing.append(path)
+    return plan
+
+
+def _catalogue(path: Path | None) -> ToolCatalogue | None:
+    if path is None:
+        return None
+    from sea.checks import ToolCatalogue
+
+    loaded = ToolCatalogue.load(path)
+    tools: dict[str, Mapping[str, Any] | None] = dict.fromkeys(BUILTIN_TOOLS)
+    tools.update(loaded.tools)
+    return ToolCatalogue(tools)
+
+
+def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
+    from sea import codes
+    from sea.errors import Diagnostic, Severity
+
+    seen: dict[str, Path] = {}
+    found = []
+    for path, playbook in results:
+        if playbook is None:
+            continue
+        if playbook.name in seen:
+            found.append(
+                Diagnostic(
+                    code=codes.DUPLICATE_PLAYBOOK,
+                    severity=Severity.WARNING,
+                    message=f"playbook `{playbook.name}` is also defined in {seen[playbook.name]}",
+                    file=str(path),
+                    pointer="/name",
+                    hint="playbook names are unique; the first file found wins",
+                )
+            )
+        else:
+            seen[playbook.name] = path
+    return found
+
+
+def collect(paths: list[Path], tools: Path | None) -> tuple[list[Diagnostic], _Plan]:
+    """Every diagnostic of every file under ``paths``."""
+    from sea.library import PlaybookLibrary
+    from sea.loader import check_document, unreadable
+
+    plan = _plan(paths)
+    library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools))
+    context = library.context()
+    diagnostics = [unreadable(p, FileNotFoundError()) for p in plan.missing]
+    results = []
+    for path in plan.files:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            diagnostics.append(unreadable(path, exc))
+            continue
+        result = check_document(data, file=str(path), context=context)
+        diagnostics.extend(result.diagnostics)
+        results.append((path, result.playbook))
+    return diagnostics + _duplicates(results), plan
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``sea validate``."""
+    import orjson
+
+    from sea.errors import Severity
+
+    diagnostics, plan = collect(args.paths, args.tools)
+    for directory in plan.empty:
+        print(f"sea: note: no playbooks (*.json) in {directory}", file=sys.stderr)
+    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if args.format == "json":
+        sys.stdout.write(
+            orjson.dumps([d.to_json() for d in diagnostics], option=orjson.OPT_INDENT_2).decode()
+            + "\n"
+        )
+    else:
+        for diagnostic in diagnostics:
+            print(diagnostic.format_human())
+        print(
+            f"{len(plan.files)} file{'s' if len(plan.files) != 1 else ''} checked: "
+            f"{errors} error{'s' if errors != 1 else ''}, "
+            f"{warnings} warning{'s' if warnings != 1 else ''}",
+            file=sys.stderr,
+        )
+    return 1 if errors or (args.strict and warnings) else 0

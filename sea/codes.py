@@ -1,0 +1,108 @@
+"""The stable diagnostic codes of playbook documents (``SEA001``–``SEA199``).
+
+Codes never change meaning once published; a retired code stays reserved. Tests and tools
+may match on them. ``sea validate`` prints them; ``CODES`` gives each a one-line meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Reading the file
+FILE_UNREADABLE: Final = "SEA001"
+INVALID_UTF8: Final = "SEA002"
+INVALID_JSON: Final = "SEA003"
+NOT_AN_OBJECT: Final = "SEA004"
+# Schema (shape of the document)
+MISSING_FIELD: Final = "SEA010"
+UNKNOWN_FIELD: Final = "SEA011"
+WRONG_TYPE: Final = "SEA012"
+UNKNOWN_NODE_TYPE: Final = "SEA013"
+UNSUPPORTED_NODE_TYPE: Final = "SEA014"
+BAD_PATTERN: Final = "SEA015"
+BAD_ENUM: Final = "SEA016"
+CONDITIONAL_NEXT_LIST: Final = "SEA017"
+ERROR_NEXT_NOT_FALLIBLE: Final = "SEA018"
+BAD_RESPONSE_SCHEMA: Final = "SEA019"
+INVALID_VALUE: Final = "SEA009"
+# Graph
+DUPLICATE_ID: Final = "SEA020"
+MISSING_START: Final = "SEA021"
+UNKNOWN_NEXT: Final = "SEA022"
+UNKNOWN_ERROR_NEXT: Final = "SEA023"
+UNKNOWN_CASE_TARGET: Final = "SEA024"
+UNREACHABLE: Final = "SEA025"
+UNBOUNDED_LOOP: Final = "SEA026"
+NEXT_IGNORED: Final = "SEA027"
+DUPLICATE_PARAM: Final = "SEA028"
+# Variables and expressions
+UNDEFINED_VARIABLE: Final = "SEA030"
+UNDEFINED_IN_PROMPT: Final = "SEA031"
+EXPRESSION_SYNTAX: Final = "SEA032"
+UNCERTAIN_VARIABLE: Final = "SEA033"
+OUTPUT_NEVER_DEFINED: Final = "SEA034"
+# Branches
+CASE_NEVER_MATCHES: Final = "SEA040"
+ORDERING_ON_NON_NUMBER: Final = "SEA041"
+MAPPING_SOURCE_UNKNOWN: Final = "SEA042"
+# Calls between playbooks
+UNKNOWN_PLAYBOOK: Final = "SEA050"
+UNKNOWN_ARGUMENT: Final = "SEA051"
+MISSING_ARGUMENT: Final = "SEA052"
+NOT_ROUTER_CALLABLE: Final = "SEA053"
+# Tools
+UNKNOWN_TOOL: Final = "SEA060"
+UNKNOWN_TOOL_ARGUMENT: Final = "SEA061"
+MISSING_TOOL_ARGUMENT: Final = "SEA062"
+BAD_TOOL_ARGUMENT: Final = "SEA063"
+# Libraries and the command line's view of files
+DUPLICATE_PLAYBOOK: Final = "SEA080"
+NAME_MISMATCH: Final = "SEA081"
+BAD_TOOL_CATALOGUE: Final = "SEA090"
+
+CODES: Final[dict[str, str]] = {
+    FILE_UNREADABLE: "the file does not exist or cannot be read",
+    INVALID_UTF8: "the file is not valid UTF-8 text",
+    INVALID_JSON: "the file is not valid JSON",
+    NOT_AN_OBJECT: "the document is not a JSON object",
+    INVALID_VALUE: "a value is not allowed here (schema violation)",
+    MISSING_FIELD: "a required field is missing",
+    UNKNOWN_FIELD: "a field that this object does not have (never silently dropped)",
+    WRONG_TYPE: "a value has the wrong JSON type",
+    UNKNOWN_NODE_TYPE: "a node `type` that does not exist",
+    UNSUPPORTED_NODE_TYPE: "a SAIVerse node type this engine does not support (stelis)",
+    BAD_PATTERN: "a name or id does not match its required pattern",
+    BAD_ENUM: "a value is not one of the allowed values",
+    CONDITIONAL_NEXT_LIST: "`conditional_next` given as a list instead of an object",
+    ERROR_NEXT_NOT_FALLIBLE: "`error_next` on a node type that cannot fail",
+    BAD_RESPONSE_SCHEMA: "`response_schema` is not a valid JSON Schema (2020-12)",
+    DUPLICATE_ID: "two nodes have the same id",
+    MISSING_START: "`start_node` names no node",
+    UNKNOWN_NEXT: "`next` names no node",
+    UNKNOWN_ERROR_NEXT: "`error_next` names no node",
+    UNKNOWN_CASE_TARGET: "a `conditional_next` target names no node",
+    UNREACHABLE: "a node cannot be reached from `start_node`",
+    UNBOUNDED_LOOP: "a loop that no branch can leave",
+    NEXT_IGNORED: "`next` is ignored because `conditional_next` is given",
+    DUPLICATE_PARAM: "two input parameters have the same name",
+    UNDEFINED_VARIABLE: "a variable is read but nothing defines it",
+    UNDEFINED_IN_PROMPT: "a prompt references a variable nothing defines (or a literal brace)",
+    EXPRESSION_SYNTAX: "an `=` expression does not parse",
+    UNCERTAIN_VARIABLE: "a variable may come only from a callee whose outputs are unknown",
+    OUTPUT_NEVER_DEFINED: "an `output_schema` key that nothing in the playbook defines",
+    CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
+    ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
+    MAPPING_SOURCE_UNKNOWN: "an `output_mapping` source is not a field of `response_schema`",
+    UNKNOWN_PLAYBOOK: "a called playbook does not exist",
+    UNKNOWN_ARGUMENT: "an argument the callee's `input_schema` does not declare",
+    MISSING_ARGUMENT: "a required argument of the callee is not passed",
+    NOT_ROUTER_CALLABLE: "an `exec` allow-list names a playbook that is not router-callable",
+    UNKNOWN_TOOL: "a tool that is not in the tool catalogue",
+    UNKNOWN_TOOL_ARGUMENT: "an argument the tool's schema does not declare",
+    MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",
+    BAD_TOOL_ARGUMENT: "a literal argument does not match the tool's argument schema",
+    DUPLICATE_PLAYBOOK: "two files define a playbook with the same name",
+    NAME_MISMATCH: "the playbook's name differs from its file name",
+    BAD_TOOL_CATALOGUE: "the tool catalogue file is invalid",
+}
+"""Code → one-line meaning."""

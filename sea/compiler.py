@@ -1,0 +1,134 @@
+"""Playbook → LangGraph ``StateGraph``, compiled once per content hash and reused.
+
+Each playbook node becomes one graph node that runs its :class:`~sea.registry.NodeKind`
+inside a wrapper shared by all types: bounds, node events and timing, failure handling
+(route to ``error_next`` with ``error`` in state, or fail the pulse naming playbook, node
+and cause). Graphs capture only the playbook; everything of a pulse comes from the run
+context (:class:`~sea.pulse.Frame`).
+"""
+
+from __future__ import annotations
+
+from time import perf_counter
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime as GraphRuntime
+
+from sea.bounds import check_bounds
+from sea.errors import BoundExceeded, ExecutionError, NodeFailed, PulseCancelled, SeaError
+from sea.events import ErrorRaised, NodeEnded, NodeStarted
+from sea.models import Playbook
+from sea.pulse import Frame
+from sea.registry import NodeKind, Registry, default_registry
+from sea.routing import edges_for, loop_nodes
+from sea.state import PlaybookState, Update
+
+Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
+
+
+def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:
+    """The pulse-level error for an exception raised by a node."""
+    if isinstance(exc, ExecutionError) and exc.playbook and exc.node:
+        return exc
+    if isinstance(exc, SeaError):
+        detail = exc.detail if isinstance(exc, ExecutionError) else exc.message
+        failure = ExecutionError(detail, code=exc.code, playbook=playbook, node=node)
+    else:
+        failure = NodeFailed(f"{type(exc).__name__}: {exc}", playbook=playbook, node=node)
+    failure.__cause__ = exc
+    return failure
+
+
+def error_record(failure: ExecutionError, node: str) -> dict[str, Any]:
+    """The ``error`` value a failed node leaves in state."""
+    return {
+        "code": failure.code,
+        "message": failure.detail,
+        "node": node,
+        "playbook": failure.playbook,
+    }
+
+
+class Compiler:
+    """Compiles playbooks and keeps each compiled graph by content hash."""
+
+    def __init__(self, registry: Registry | None = None) -> None:
+        self.registry = registry or default_registry()
+        self._cache: dict[str, Graph] = {}
+
+    def compile(self, playbook: Playbook, content_hash: str) -> Graph:
+        """The graph of ``playbook`` (built on first use of this hash)."""
+        graph = self._cache.get(content_hash)
+        if graph is None:
+            graph = self._build(playbook)
+            self._cache[content_hash] = graph
+        return graph
+
+    def cached(self) -> int:
+        """How many graphs are compiled and kept."""
+        return len(self._cache)
+
+    def _build(self, playbook: Playbook) -> Graph:
+        builder = StateGraph(PlaybookState, context_schema=Frame)
+        loops = loop_nodes(list(playbook.nodes))
+        for node in playbook.nodes:
+            kind = self.registry.get(node.type)
+            routed = getattr(node, "error_next", None) is not None
+            runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
+            builder.add_node(node.id, runner)
+        builder.add_edge(START, playbook.start_node)
+        for node in playbook.nodes:
+            edges = edges_for(node)
+            if edges.router is None:
+                builder.add_edge(node.id, edges.static or "__end__")
+            else:
+                builder.add_conditional_edges(node.id, edges.router, list(edges.targets))
+        return builder.compile(name=playbook.name)
+
+
+def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool, looping: bool) -> Any:
+    node_id: str = node.id
+    node_type: str = node.type
+
+    async def run(state: PlaybookState, runtime: GraphRuntime[Frame]) -> Update:
+        frame = runtime.context
+        check_bounds(state, node_id, playbook, frame.services.limits, looping=looping)
+        pid = frame.pulse.pulse_id
+        frame.emit(NodeStarted(pid, playbook, node_id, node_type, frame.depth))
+        started = perf_counter()
+
+        def ended(outcome: str) -> None:
+            took = perf_counter() - started
+            frame.emit(NodeEnded(pid, playbook, node_id, node_type, frame.depth, took, outcome))
+
+        try:
+            update = await kind.run(node, state, frame)
+        except (GraphBubbleUp, BoundExceeded, PulseCancelled):
+            raise
+        except Exception as exc:
+            failure = as_failure(exc, playbook, node_id)
+            record = error_record(failure, node_id)
+            frame.emit(ErrorRaised(pid, playbook, node_id, record, routed))
+            if not routed:
+                ended("failed")
+                if failure is exc:
+                    raise
+                raise failure from exc
+            ended("error")
+            failed: Update = {"error": record, "fault": node_id, "steps": 1}
+            if looping:
+                failed["visits"] = {node_id: 1}
+            return failed
+        ended("ok")
+        counted: Update = {**update, "steps": 1 + int(update.get("steps", 0))}
+        if looping:
+            counted["visits"] = {node_id: 1}
+        if routed:
+            counted["fault"] = None
+        return counted
+
+    run.__name__ = f"node_{node_id}"
+    return run

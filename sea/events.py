@@ -1,0 +1,170 @@
+"""Typed events a pulse emits to its host (``Runtime.astream_pulse`` yields them).
+
+Every event is a frozen dataclass with a ``kind`` string and ``to_json()``. Texts and values
+are plain JSON data so a host can forward them as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all events: the pulse it belongs to."""
+
+    kind: ClassVar[str] = "event"
+    pulse_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON object with its ``kind``."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {"kind": self.kind, **data}
+
+
+@dataclass(frozen=True, slots=True)
+class PulseStarted(Event):
+    """A pulse began: who, which playbook, what input."""
+
+    kind: ClassVar[str] = "pulse_start"
+    persona_id: str
+    playbook: str
+    input: str
+
+
+@dataclass(frozen=True, slots=True)
+class PulseEnded(Event):
+    """A pulse ended with ``status`` ok, error, cancelled or waiting."""
+
+    kind: ClassVar[str] = "pulse_end"
+    status: str
+    duration_s: float
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStarted(Event):
+    """A node began (``depth`` 0 is the top-level playbook)."""
+
+    kind: ClassVar[str] = "node_start"
+    playbook: str
+    node: str
+    node_type: str
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEnded(Event):
+    """A node ended: ``outcome`` ok, error (routed to error_next) or failed (pulse fails)."""
+
+    kind: ClassVar[str] = "node_end"
+    playbook: str
+    node: str
+    node_type: str
+    depth: int
+    duration_s: float
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenChunk(Event):
+    """A piece of a speaking node's reply as the model streams it."""
+
+    kind: ClassVar[str] = "token"
+    playbook: str
+    node: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Spoken(Event):
+    """The persona said something to the host (``stored``: kept in memory as conversation)."""
+
+    kind: ClassVar[str] = "spoken"
+    playbook: str
+    node: str
+    text: str
+    stored: bool
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWritten(Event):
+    """A message was written to the persona's memory."""
+
+    kind: ClassVar[str] = "memory_write"
+    playbook: str | None
+    node: str | None
+    message_id: int
+    role: str
+    content: str
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalled(Event):
+    """A tool ran (``ok``) or failed (``error``)."""
+
+    kind: ClassVar[str] = "tool_call"
+    playbook: str
+    node: str
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    result: Any = None
+    error: dict[str, Any] | None = None
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCalled(Event):
+    """Telemetry of one model call (an ``LLMCallRecord``)."""
+
+    kind: ClassVar[str] = "llm_call"
+    record: Any
+
+
+@dataclass(frozen=True, slots=True)
+class WarningRaised(Event):
+    """Something the author or host should know that did not stop the pulse."""
+
+    kind: ClassVar[str] = "warning"
+    code: str
+    message: str
+    playbook: str | None = None
+    node: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRaised(Event):
+    """A node failed; ``routed`` says whether its ``error_next`` took over."""
+
+    kind: ClassVar[str] = "error"
+    playbook: str
+    node: str
+    error: dict[str, Any]
+    routed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested(Event):
+    """The pulse waits for a person: answer with ``Runtime.resume(pulse_id, answer)``."""
+
+    kind: ClassVar[str] = "approval_request"
+    playbook: str
+    node: str
+    request: dict[str, Any]

@@ -1,0 +1,190 @@
+"""Map JSON pointers to line:column positions in the source text of a JSON document.
+
+The document has already been parsed (by orjson); this is a small position-tracking scanner
+that runs only when a diagnostic needs a location. Lines and columns are 1-based; columns
+count characters (code points), as editors do.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import orjson
+
+_WHITESPACE = " \t\r\n"
+_ESCAPE_LENGTH = {"u": 6}
+
+
+def escape_pointer(segment: str | int) -> str:
+    """One RFC 6901 pointer segment (``~`` → ``~0``, ``/`` → ``~1``)."""
+    return str(segment).replace("~", "~0").replace("/", "~1")
+
+
+def join_pointer(*segments: str | int) -> str:
+    """A pointer from segments: ``join_pointer("nodes", 3, "id") == "/nodes/3/id"``."""
+    return "".join("/" + escape_pointer(s) for s in segments)
+
+
+@dataclass(slots=True)
+class _Entry:
+    value: int
+    """Offset of the value's first character."""
+    key: int | None = None
+    """Offset of the member name's opening quote (object members only)."""
+
+
+@dataclass
+class Locator:
+    """Positions of every value (and member name) of a JSON text, by pointer."""
+
+    text: str
+    _entries: dict[str, _Entry] | None = field(default=None, repr=False)
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    def _index(self) -> dict[str, _Entry]:
+        if self._entries is None:
+            self._entries = {}
+            self._line_starts = [0] + [i + 1 for i, c in enumerate(self.text) if c == "\n"]
+            try:
+                _Scanner(self.text, self._entries).document()
+            except (IndexError, ValueError):
+                pass  # not valid JSON: keep what was found
+        return self._entries
+
+    def _line_col(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    def offset(self, pointer: str, *, key: bool = False) -> int:
+        """Source offset of the value at ``pointer`` (or its member name with ``key=True``).
+
+        A pointer that does not exist falls back to its longest existing prefix.
+        """
+        entries = self._index()
+        current = pointer
+        while True:
+            entry = entries.get(current)
+            if entry is not None:
+                if key and entry.key is not None and current == pointer:
+                    return entry.key
+                return entry.value
+            if not current:
+                return 0
+            current = current.rsplit("/", 1)[0]
+
+    def position(
+        self, pointer: str, *, key: bool = False, char_offset: int | None = None
+    ) -> tuple[int, int]:
+        """``(line, column)`` of the value at ``pointer``.
+
+        Args:
+            pointer: RFC 6901 pointer.
+            key: Point at the member name instead of the value.
+            char_offset: For a string value: the position of this character of the decoded
+                string (escapes in the source are accounted for).
+        """
+        start = self.offset(pointer, key=key)
+        if char_offset is not None and not key and self.text[start : start + 1] == '"':
+            start = _string_char_offset(self.text, start, char_offset)
+        return self._line_col(start)
+
+
+def _string_char_offset(text: str, start: int, wanted: int) -> int:
+    """Source offset of decoded character ``wanted`` of the string literal at ``start``."""
+    i = start + 1
+    count = 0
+    while i < len(text) and text[i] != '"':
+        if count == wanted:
+            return i
+        i += _ESCAPE_LENGTH.get(text[i + 1], 2) if text[i] == "\\" else 1
+        count += 1
+    return i
+
+
+class _Scanner:
+    """Recursive descent over valid JSON text, recording value offsets by pointer."""
+
+    def __init__(self, text: str, entries: dict[str, _Entry]) -> None:
+        self.text = text
+        self.pos = 0
+        self.entries = entries
+
+    def _skip(self) -> None:
+        text = self.text
+        while self.pos < len(text) and text[self.pos] in _WHITESPACE:
+            self.pos += 1
+
+    def document(self) -> None:
+        self._skip()
+        self.value("", None)
+
+    def value(self, pointer: str, key_offset: int | None) -> None:
+        self._skip()
+        self.entries[pointer] = _Entry(self.pos, key_offset)
+        char = self.text[self.pos]
+        if char == "{":
+            self._object(pointer)
+        elif char == "[":
+            self._array(pointer)
+        elif char == '"':
+            self._string()
+        else:
+            self._scalar()
+
+    def _string(self) -> str:
+        text = self.text
+        start = self.pos + 1
+        i = start
+        while text[i] != '"':
+            i += 2 if text[i] == "\\" else 1
+        self.pos = i + 1
+        raw = text[start:i]
+        if "\\" not in raw:
+            return raw
+        decoded: str = orjson.loads(text[start - 1 : i + 1])
+        return decoded
+
+    def _scalar(self) -> None:
+        text = self.text
+        i = self.pos
+        while i < len(text) and text[i] not in ",]}" + _WHITESPACE:
+            i += 1
+        if i == self.pos:
+            raise ValueError("unexpected character")
+        self.pos = i
+
+    def _object(self, pointer: str) -> None:
+        self.pos += 1
+        self._skip()
+        if self.text[self.pos] == "}":
+            self.pos += 1
+            return
+        while True:
+            self._skip()
+            key_offset = self.pos
+            name = self._string()
+            self._skip()
+            self.pos += 1  # ':'
+            self.value(pointer + "/" + escape_pointer(name), key_offset)
+            self._skip()
+            char = self.text[self.pos]
+            self.pos += 1
+            if char == "}":
+                return
+
+    def _array(self, pointer: str) -> None:
+        self.pos += 1
+        self._skip()
+        if self.text[self.pos] == "]":
+            self.pos += 1
+            return
+        index = 0
+        while True:
+            self.value(f"{pointer}/{index}", None)
+            index += 1
+            self._skip()
+            char = self.text[self.pos]
+            self.pos += 1
+            if char == "]":
+                return

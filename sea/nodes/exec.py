@@ -1,0 +1,80 @@
+"""``exec``: call a playbook chosen at run time, only among the allowed ones.
+
+The target's name is read from ``playbook_source`` and its arguments from ``args_source``
+(an object a router produced, laid over the node's static ``args``). Allowed targets are
+the node's ``allowed_playbooks`` or, without that list, the router-callable playbooks. An
+unknown or disallowed target fails the node (its ``error_next`` handles it), unless the
+host asked for approval of unlisted targets (``Limits.unlisted_exec = "ask"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sea.approval import require_approval
+from sea.calls import call_playbook
+from sea.errors import CallArgumentError, CallTargetError
+from sea.models import ExecNode
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update, variables
+from sea.templates import MISSING, render_value, resolve_path
+
+
+def target_name(node: ExecNode, state: PlaybookState, frame: Frame) -> str:
+    """The callee's name from ``playbook_source`` (a non-empty string)."""
+    value = resolve_path(variables(state), node.playbook_source)
+    if value is MISSING or not isinstance(value, str) or not value.strip():
+        shown = "nothing" if value is MISSING else repr(value)
+        raise CallTargetError(
+            f"no playbook to run: {node.playbook_source!r} holds {shown}",
+            playbook=frame.name,
+            node=node.id,
+        )
+    return value.strip()
+
+
+def allowed(node: ExecNode, frame: Frame) -> list[str]:
+    """The names this node may call."""
+    if node.allowed_playbooks is not None:
+        return list(node.allowed_playbooks)
+    return [playbook.name for playbook in frame.services.library.router_callable()]
+
+
+def call_args(node: ExecNode, state: PlaybookState, frame: Frame) -> dict[str, Any]:
+    """Static ``args`` rendered, overlaid by the object at ``args_source``."""
+    scope = variables(state)
+    args: dict[str, Any] = dict(render_value(node.args or {}, scope))
+    chosen = resolve_path(scope, node.args_source)
+    if chosen is MISSING or chosen is None:
+        return args
+    if not isinstance(chosen, dict):
+        raise CallArgumentError(
+            f"{node.args_source!r} must hold an object of arguments, got "
+            f"{type(chosen).__name__}",
+            playbook=frame.name,
+            node=node.id,
+        )
+    return {**args, **chosen}
+
+
+class ExecKind:
+    """Runs ``exec`` nodes."""
+
+    type = "exec"
+
+    async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
+        """Check the target, then call it like ``subplay``."""
+        name = target_name(node, state, frame)
+        names = allowed(node, frame)
+        if name not in names:
+            detail = f"playbook {name!r} may not be run here (allowed: {', '.join(names)})"
+            if frame.services.limits.unlisted_exec != "ask":
+                raise CallTargetError(detail, playbook=frame.name, node=node.id)
+            require_approval(frame, node.id, f"running playbook {name!r}", {"playbook_name": name})
+        callee = frame.services.library.get(name)
+        return await call_playbook(
+            frame, node, state, callee, call_args(node, state, frame), strict=False
+        )
+
+
+KIND = ExecKind()

@@ -1,0 +1,134 @@
+"""``llm``: call a chat model through the one call path and store what it answered.
+
+The prompt (``action``) is rendered with unknown ``{names}`` kept verbatim (prompts quote
+examples). The answer goes to ``last`` and to ``output_key``; a structured answer is an
+object, and ``output_mapping`` copies parts of it (``args`` → ``selected_args`` lets a
+router pass arguments with its choice; a path the answer lacks gives ``None``). A tool the
+model chose is stored as ``{name, args, id}`` under the ``function_call`` output key for a
+``tool_call`` node. ``memorize`` stores the prompt (user) and the answer (assistant) with
+its tags; ``speak`` streams tokens to the host and stores the answer as conversation.
+A tool-call turn's JSON is never stored as a reply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from saimemory.context import wrap_system
+from saimemory.records import CONVERSATION_TAG
+from sea.events import Spoken, TokenChunk
+from sea.llm.call import LLMRequest, LLMResult
+from sea.models import LLMNode, MemorizeOption
+from sea.nodes._utterance import node_metadata
+from sea.pulse import Frame, as_text
+from sea.state import PlaybookState, Update, assign, variables
+from sea.templates import MISSING, render, resolve_path
+
+
+def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMRequest:
+    """The call path request for this node."""
+    prompt = None
+    if node.action:
+        prompt = as_text(render(node.action, variables(state), missing="keep")) or None
+    schema = node.response_schema
+    enum = None
+    if schema is not None and "playbook" in (schema.get("properties") or {}):
+        enum = [playbook.name for playbook in frame.services.library.router_callable()]
+    tools = frame.pulse.toolbox.select(node.available_tools or [], playbook=frame.name,
+                                       node=node.id)
+    return LLMRequest(
+        playbook=frame.name,
+        node=node.id,
+        persona=frame.pulse.persona,
+        profile=node.context_profile,
+        model_type=node.model_type,
+        prompt=prompt,
+        response_schema=schema,
+        tools=tools,
+        playbook_enum=enum,
+        stream=node.speak,
+        pulse_id=frame.pulse.pulse_id,
+        scope=frame.scope,
+    )
+
+
+def answer_values(node: LLMNode, result: LLMResult) -> dict[str, Any]:
+    """The variables the answer sets (``last`` included)."""
+    keys = {k: v for item in node.output_keys or [] for k, v in item.items()}
+    values: dict[str, Any] = {}
+    call = None if result.tool_call is None else result.tool_call.to_json()
+    if "function_call" in keys:
+        values[keys["function_call"]] = call  # None on a text turn: no stale call survives
+    if call is not None:
+        value: Any = call if not result.text else result.text
+    elif result.parsed is not None:
+        value = result.parsed
+    else:
+        value = result.text
+    if "text" in keys:
+        values[keys["text"]] = result.text
+    if node.output_key:
+        values[node.output_key] = value
+    for source, target in (node.output_mapping or {}).items():
+        values[target] = _mapped(value, source, node.output_key)
+    values["last"] = value
+    return values
+
+
+def _mapped(value: Any, source: str, output_key: str | None) -> Any:
+    if output_key and source.startswith(f"{output_key}."):
+        source = source[len(output_key) + 1 :]
+    if not isinstance(value, dict):
+        return None
+    found = resolve_path(value, source)
+    return None if found is MISSING else found
+
+
+def memorize_tags(node: LLMNode) -> list[str] | None:
+    """The tags of ``memorize`` (None: the node does not memorize)."""
+    option = node.memorize
+    if option is None or option is False:
+        return None
+    if isinstance(option, MemorizeOption):
+        return list(option.tags)
+    return []
+
+
+class LLMKind:
+    """Runs ``llm`` nodes."""
+
+    type = "llm"
+
+    async def run(self, node: LLMNode, state: PlaybookState, frame: Frame) -> Update:
+        """Call the model, then store and speak as the node asks."""
+        request = build_request(node, state, frame)
+        pulse = frame.pulse
+
+        async def on_token(text: str) -> None:
+            pulse.emit(TokenChunk(pulse.pulse_id, frame.name, node.id, text))
+
+        result = await pulse.caller.call(request, on_token=on_token if node.speak else None)
+        update = assign(answer_values(node, result))
+        reply = result.text if result.tool_call is not None else as_text(update["last"])
+        await self._store(node, state, frame, request.prompt, reply)
+        if node.speak and reply:
+            metadata = node_metadata(frame, node.id, node.metadata_key, state)
+            frame.emit(Spoken(pulse.pulse_id, frame.name, node.id, reply, True, metadata))
+            update["spoken"] = [reply]
+        return update
+
+    async def _store(
+        self, node: LLMNode, state: PlaybookState, frame: Frame, prompt: str | None, reply: str
+    ) -> None:
+        tags = memorize_tags(node)
+        if tags is not None and prompt:
+            await frame.remember(node.id, "user", wrap_system(prompt), tags)
+        reply_tags = list(tags or [])
+        if node.speak or (tags is None and node.important):
+            reply_tags.append(CONVERSATION_TAG)
+        if reply and (tags is not None or CONVERSATION_TAG in reply_tags):
+            metadata = node_metadata(frame, node.id, node.metadata_key, state)
+            await frame.remember(node.id, "assistant", reply, reply_tags, metadata)
+
+
+KIND = LLMKind()

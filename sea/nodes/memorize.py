@@ -1,0 +1,36 @@
+"""``memorize``: write one message to the persona's memory (structures as JSON)."""
+
+from __future__ import annotations
+
+from sea.events import WarningRaised
+from sea.models import MemorizeNode
+from sea.nodes._utterance import node_metadata, node_text
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update
+
+
+class MemorizeKind:
+    """Runs ``memorize`` nodes."""
+
+    type = "memorize"
+
+    async def run(self, node: MemorizeNode, state: PlaybookState, frame: Frame) -> Update:
+        """Store the rendered text with the node's role and tags; ``last`` becomes the text."""
+        text = node_text(node.action, state)
+        if not text.strip():
+            frame.emit(
+                WarningRaised(
+                    frame.pulse.pulse_id,
+                    "empty_memorize",
+                    "nothing to memorize: the text is empty",
+                    frame.name,
+                    node.id,
+                )
+            )
+            return {"last": text}
+        metadata = node_metadata(frame, node.id, node.metadata_key, state)
+        await frame.remember(node.id, node.role, text, node.tags or (), metadata)
+        return {"last": text, "outputs": [text]}
+
+
+KIND = MemorizeKind()

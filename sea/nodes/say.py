@@ -1,0 +1,27 @@
+"""``say``: send text to the host without storing it."""
+
+from __future__ import annotations
+
+from sea.events import Spoken
+from sea.models import SayNode
+from sea.nodes._utterance import node_metadata, node_text
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update
+
+
+class SayKind:
+    """Runs ``say`` nodes."""
+
+    type = "say"
+
+    async def run(self, node: SayNode, state: PlaybookState, frame: Frame) -> Update:
+        """Emit the text (with the metadata object, if any); memory is not touched."""
+        text = node_text(node.action, state)
+        metadata = node_metadata(frame, node.id, node.metadata_key, state)
+        frame.emit(
+            Spoken(frame.pulse.pulse_id, frame.name, node.id, text, stored=False, metadata=metadata)
+        )
+        return {"outputs": [text], "spoken": [text]}
+
+
+KIND = SayKind()

@@ -1,0 +1,44 @@
+"""``set``: assign variables in order; ``=`` values are expressions, strings templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from sea.expressions import Expression, compile_expression
+from sea.models import SetNode
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update, assign, variables
+from sea.templates import render
+
+
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> Expression:
+    return compile_expression(source)
+
+
+def evaluate(value: Any, scope: Mapping[str, Any]) -> Any:
+    """The value one assignment stores."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith("="):
+        return _expression(value[1:]).evaluate(scope)
+    return render(value, scope)
+
+
+class SetKind:
+    """Runs ``set`` nodes."""
+
+    type = "set"
+
+    async def run(self, node: SetNode, state: PlaybookState, frame: Frame) -> Update:
+        """Evaluate every assignment in order; later ones see earlier ones."""
+        done: dict[str, Any] = {}
+        scope: Mapping[str, Any] = variables(state).new_child(done)
+        for key, value in node.assignments.items():
+            done[key] = evaluate(value, scope)
+        return assign(done)
+
+
+KIND = SetKind()

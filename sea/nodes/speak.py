@@ -1,0 +1,26 @@
+"""``speak``: the persona says something: stored as conversation and sent to the host."""
+
+from __future__ import annotations
+
+from saimemory.records import CONVERSATION_TAG
+from sea.events import Spoken
+from sea.models import SpeakNode
+from sea.nodes._utterance import node_text
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update
+
+
+class SpeakKind:
+    """Runs ``speak`` nodes."""
+
+    type = "speak"
+
+    async def run(self, node: SpeakNode, state: PlaybookState, frame: Frame) -> Update:
+        """Store the text (role assistant, tag ``conversation``), then emit it."""
+        text = node_text(node.action, state)
+        await frame.remember(node.id, "assistant", text, (CONVERSATION_TAG,))
+        frame.emit(Spoken(frame.pulse.pulse_id, frame.name, node.id, text, stored=True))
+        return {"outputs": [text], "spoken": [text]}
+
+
+KIND = SpeakKind()

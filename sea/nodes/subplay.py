@@ -1,0 +1,24 @@
+"""``subplay``: call a named playbook like a function (see :mod:`sea.calls`)."""
+
+from __future__ import annotations
+
+from sea.calls import call_playbook
+from sea.models import SubplayNode
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update, variables
+from sea.templates import render_value
+
+
+class SubplayKind:
+    """Runs ``subplay`` nodes."""
+
+    type = "subplay"
+
+    async def run(self, node: SubplayNode, state: PlaybookState, frame: Frame) -> Update:
+        """Render ``args``, run the callee, copy its ``output_schema`` keys back."""
+        callee = frame.services.library.get(node.playbook)
+        args = render_value(node.args or {}, variables(state))
+        return await call_playbook(frame, node, state, callee, args)
+
+
+KIND = SubplayKind()

@@ -1,0 +1,25 @@
+"""``think``: store an internal thought (tag ``internal``), not shown to the host."""
+
+from __future__ import annotations
+
+from sea.models import ThinkNode
+from sea.nodes._utterance import node_text
+from sea.pulse import Frame
+from sea.state import PlaybookState, Update
+
+INTERNAL_TAG = "internal"
+
+
+class ThinkKind:
+    """Runs ``think`` nodes."""
+
+    type = "think"
+
+    async def run(self, node: ThinkNode, state: PlaybookState, frame: Frame) -> Update:
+        """Store the text as an assistant message tagged ``internal``."""
+        text = node_text(node.action, state)
+        await frame.remember(node.id, "assistant", text, (INTERNAL_TAG,))
+        return {"outputs": [text]}
+
+
+KIND = ThinkKind()

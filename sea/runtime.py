@@ -1,0 +1,415 @@
+"""The host API: run, stream, cancel and resume pulses.
+
+A pulse is one run of a top-level playbook for one persona. The runtime stores the user's
+input first (tag ``conversation``), whatever the pulse does later, then runs the compiled
+graph with a LangGraph checkpointer (thread id = pulse id), so a pulse that waits for an
+approval can be resumed later by another process (:meth:`Runtime.aresume`).
+
+Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never routed to an
+``error_next`` and never swallowed by a sub-playbook call, and a partly streamed reply is
+**not stored** (the tokens already sent stay sent; memory gets nothing of that reply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import ChainMap
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from time import perf_counter
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Command
+
+from saimemory.base import DEFAULT_BUDGET, MessageStore
+from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
+from sea.calls import bind_args, initial_state
+from sea.compiler import Compiler, Graph
+from sea.errors import ExecutionError, SeaError, UsageError
+from sea.events import (
+    ApprovalRequested,
+    Event,
+    LLMCalled,
+    MemoryWritten,
+    PulseEnded,
+    PulseStarted,
+    Spoken,
+    WarningRaised,
+)
+from sea.limits import Limits
+from sea.llm.call import LLMCaller
+from sea.llm.models import ModelSet
+from sea.llm.records import LLMCallRecord
+from sea.pulse import Frame, Library, Pulse, Services
+from sea.registry import Registry
+from sea.state import variables
+from sea.tools.box import ToolBox
+from sea.tools.builtin import builtin_tools
+
+Status = Literal["ok", "error", "cancelled", "waiting"]
+Sink = Callable[[Event | None], None]
+
+
+@dataclass(frozen=True, slots=True)
+class PulseResult:
+    """What a pulse did."""
+
+    pulse_id: str
+    status: Status
+    spoken: list[str]
+    """Texts the persona said (speak nodes and speaking llm nodes), in order."""
+    outputs: dict[str, Any]
+    """The top-level playbook's ``output_schema`` variables (all its variables if none)."""
+    texts: list[str]
+    """The top-level playbook's outputs list (memorized, spoken and said texts)."""
+    error: dict[str, Any] | None
+    llm_calls: list[LLMCallRecord]
+    memory_writes: list[MemoryWritten]
+    usage: dict[str, int]
+    """``llm_calls``, ``tokens_in``, ``tokens_out``, ``steps``."""
+    approval: dict[str, Any] | None = None
+    """The pending approval request when ``status`` is ``waiting``."""
+    events: list[Event] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Run:
+    """One drive of a pulse: a new start or a resume."""
+
+    pulse_id: str
+    persona: Persona | None = None
+    playbook: str | None = None
+    input: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    answer: Any = None
+    resume: bool = False
+    final: dict[str, Any] = field(default_factory=dict)
+    output_schema: list[str] | None = None
+
+
+class Runtime:
+    """Runs playbooks as pulses for personas.
+
+    Args:
+        store: The persona message store (SAIMemory).
+        models: The normal and lightweight chat models.
+        tools: The host's tools (the built-in ones are added unless a host tool has the name).
+        library: Where playbooks are found by name.
+        checkpointer: A LangGraph checkpointer used as is (the host owns its lifetime).
+        checkpoint_path: Without ``checkpointer``: the SQLite file of checkpoints (waiting
+            pulses can be resumed from it by another process). Default: a temporary file
+            that lives as long as this runtime.
+        limits: Bounds and approval policy.
+        registry: Node types (default: every module of :mod:`sea.nodes`).
+        max_retries: Retries of a rejected structured answer.
+        history_budget: How much earlier conversation an LLM context may hold.
+    """
+
+    def __init__(
+        self,
+        store: MessageStore,
+        models: ModelSet,
+        *,
+        tools: Sequence[BaseTool] = (),
+        library: Library,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        checkpoint_path: str | Path | None = None,
+        limits: Limits | None = None,
+        registry: Registry | None = None,
+        max_retries: int = 2,
+        history_budget: HistoryBudget = DEFAULT_BUDGET,
+    ) -> None:
+        self.services = Services(store, library, Compiler(registry), limits or Limits())
+        self._models = models
+        self._tools = tuple(tools)
+        self._max_retries = max_retries
+        self._budget = history_budget
+        self._checkpointer = checkpointer
+        self._tmp: TemporaryDirectory[str] | None = None
+        if checkpointer is None and checkpoint_path is None:
+            self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
+            checkpoint_path = Path(self._tmp.name) / "checkpoints.sqlite"
+        self._checkpoint_path = None if checkpoint_path is None else str(checkpoint_path)
+        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
+
+    # -- host API -------------------------------------------------------------------------
+
+    async def astream_pulse(
+        self,
+        persona: Persona,
+        playbook: str,
+        input: str,
+        *,
+        pulse_id: str | None = None,
+        args: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run a pulse and yield its events as they happen (the last is ``PulseEnded``)."""
+        run = _Run(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        async for event in self._stream(run):
+            yield event
+
+    stream_pulse = astream_pulse
+    """Alias of :meth:`astream_pulse`."""
+
+    async def arun_pulse(
+        self,
+        persona: Persona,
+        playbook: str,
+        input: str,
+        *,
+        pulse_id: str | None = None,
+        args: Mapping[str, Any] | None = None,
+    ) -> PulseResult:
+        """Run a pulse to its end and return what it did."""
+        run = _Run(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        return await self._collect(run)
+
+    def run_pulse(
+        self,
+        persona: Persona,
+        playbook: str,
+        input: str,
+        *,
+        pulse_id: str | None = None,
+        args: Mapping[str, Any] | None = None,
+    ) -> PulseResult:
+        """Synchronous :meth:`arun_pulse` (not from inside a running event loop)."""
+        return _sync(self.arun_pulse(persona, playbook, input, pulse_id=pulse_id, args=args))
+
+    async def astream_resume(self, pulse_id: str, answer: Any) -> AsyncIterator[Event]:
+        """Answer a waiting pulse's approval request and yield the rest of its events."""
+        async for event in self._stream(_Run(pulse_id, answer=answer, resume=True)):
+            yield event
+
+    async def aresume(self, pulse_id: str, answer: Any) -> PulseResult:
+        """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)."""
+        return await self._collect(_Run(pulse_id, answer=answer, resume=True))
+
+    def resume(self, pulse_id: str, answer: Any) -> PulseResult:
+        """Synchronous :meth:`aresume`."""
+        return _sync(self.aresume(pulse_id, answer))
+
+    def cancel(self, pulse_id: str) -> bool:
+        """Cancel a running pulse (from any thread); False if it is not running."""
+        entry = self._running.get(pulse_id)
+        if entry is None:
+            return False
+        loop, task = entry
+        loop.call_soon_threadsafe(task.cancel)
+        return True
+
+    def close(self) -> None:
+        """Remove the temporary checkpoint file, if the runtime made one."""
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    # -- driving ----------------------------------------------------------------------------
+
+    async def _collect(self, run: _Run) -> PulseResult:
+        events = [event async for event in self._stream(run)]
+        return _result(run, events)
+
+    async def _stream(self, run: _Run) -> AsyncIterator[Event]:
+        if run.pulse_id in self._running:
+            raise UsageError(f"pulse {run.pulse_id!r} is already running")
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.create_task(self._drive(run, queue.put_nowait))
+        self._running[run.pulse_id] = (asyncio.get_running_loop(), task)
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await task
+        finally:
+            self._running.pop(run.pulse_id, None)
+            if not task.done():
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
+
+    async def _drive(self, run: _Run, sink: Sink) -> None:
+        started = perf_counter()
+        status: Status = "ok"
+        error: dict[str, Any] | None = None
+        try:
+            async with self._saver() as saver:
+                status = await self._execute(run, sink, saver)
+        except asyncio.CancelledError:
+            status = "cancelled"
+        except ExecutionError as exc:
+            status, error = "error", exc.to_json()
+        except SeaError as exc:
+            status = "error"
+            error = {"code": exc.code, "message": exc.message}
+            error.update(playbook=run.playbook, node=None)
+        except Exception as exc:  # a failure outside any node (e.g. the checkpointer)
+            status = "error"
+            error = {
+                "code": ExecutionError.code,
+                "message": f"{type(exc).__name__}: {exc}",
+                "playbook": run.playbook,
+                "node": None,
+            }
+        finally:
+            sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
+            sink(None)
+
+    async def _execute(self, run: _Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
+        if run.resume:
+            await self._load_origin(run, saver)
+        else:  # the input is kept whatever happens next, even if the playbook is invalid
+            assert run.persona is not None and run.playbook is not None
+            sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
+            await self._store_input(run, sink)
+        assert run.playbook is not None
+        library = self.services.library
+        playbook = library.get(run.playbook)
+        run.output_schema = playbook.output_schema
+        graph: Graph = self.services.compiler.compile(playbook, library.content_hash(playbook.name))
+        frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
+        payload: Any = Command(resume=run.answer)
+        if not run.resume:
+            given = {"input": run.input, **run.args}
+            state = initial_state(frame, bind_args(playbook, given), input=run.input)
+            state["origin"] = _origin(run)
+            payload = state
+        config: RunnableConfig = {
+            "configurable": {"thread_id": run.pulse_id},
+            "recursion_limit": self.services.limits.recursion_limit,
+        }
+        bound = graph.copy(update={"checkpointer": saver})
+        if run.resume and not (await bound.aget_state(config)).interrupts:
+            raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
+        final = await bound.ainvoke(payload, config, context=frame)
+        run.final = dict(final)
+        waiting = final.get("__interrupt__") or []
+        for pending in waiting:
+            request = dict(pending.value) if isinstance(pending.value, dict) else {}
+            where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))
+            sink(ApprovalRequested(run.pulse_id, *where, request))
+        return "waiting" if waiting else "ok"
+
+    async def _store_input(self, run: _Run, sink: Sink) -> None:
+        assert run.persona is not None
+        if not run.input:
+            return
+        message = NewMessage(
+            persona=run.persona.id,
+            role="user",
+            content=run.input,
+            tags=(CONVERSATION_TAG,),
+            pulse_id=run.pulse_id,
+        )
+        stored = await asyncio.to_thread(self.services.store.append, message)
+        sink(
+            MemoryWritten(
+                run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags
+            )
+        )
+
+    async def _load_origin(self, run: _Run, saver: BaseCheckpointSaver[Any]) -> None:
+        found = await saver.aget_tuple(
+            {"configurable": {"thread_id": run.pulse_id, "checkpoint_ns": ""}}
+        )
+        origin = None if found is None else found.checkpoint["channel_values"].get("origin")
+        if not isinstance(origin, dict):
+            raise UsageError(
+                f"pulse {run.pulse_id!r} is unknown to the checkpointer; nothing to resume"
+            )
+        persona = origin["persona"]
+        run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
+        run.playbook = str(origin["playbook"])
+        run.input = str(origin.get("input", ""))
+
+    def _pulse(self, run: _Run, sink: Sink) -> Pulse:
+        assert run.persona is not None
+        store, library = self.services.store, self.services.library
+        caller = LLMCaller(
+            self._models,
+            store,
+            max_retries=self._max_retries,
+            history_budget=self._budget,
+            on_record=lambda record: _report_call(run.pulse_id, record, sink),
+        )
+        host = {tool.name for tool in self._tools}
+        builtin = builtin_tools(store=store, persona_id=run.persona.id, library=library)
+        toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)])
+        return Pulse(self.services, run.persona, run.pulse_id, sink, caller, toolbox)
+
+    @asynccontextmanager
+    async def _saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        if self._checkpointer is not None:
+            yield self._checkpointer
+            return
+        assert self._checkpoint_path is not None
+        Path(self._checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(self._checkpoint_path) as saver:
+            yield saver
+
+
+def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
+    sink(LLMCalled(pulse_id, record))
+    for text in record.warnings:
+        sink(WarningRaised(pulse_id, "llm_call", text, record.playbook, record.node))
+
+
+def _origin(run: _Run) -> dict[str, Any]:
+    assert run.persona is not None
+    persona = run.persona
+    return {
+        "playbook": run.playbook,
+        "input": run.input,
+        "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
+    }
+
+
+def _result(run: _Run, events: list[Event]) -> PulseResult:
+    end = next((e for e in reversed(events) if isinstance(e, PulseEnded)), None)
+    calls = [e.record for e in events if isinstance(e, LLMCalled)]
+    approval = next((e.request for e in events if isinstance(e, ApprovalRequested)), None)
+    final = run.final
+    scope = variables(final)
+    return PulseResult(
+        pulse_id=run.pulse_id,
+        status=end.status if end else "error",  # type: ignore[arg-type]
+        spoken=[e.text for e in events if isinstance(e, Spoken)],
+        outputs=_outputs(run.output_schema, scope),
+        texts=list(final.get("outputs") or []),
+        error=end.error if end else None,
+        llm_calls=calls,
+        memory_writes=[e for e in events if isinstance(e, MemoryWritten)],
+        usage={
+            "llm_calls": len(calls),
+            "tokens_in": sum(c.tokens_in for c in calls),
+            "tokens_out": sum(c.tokens_out for c in calls),
+            "steps": int(final.get("steps") or 0),
+        },
+        approval=approval if end and end.status == "waiting" else None,
+        events=events,
+    )
+
+
+_BUILTINS = ("input", "persona_id", "persona_name", "pulse_id")
+
+
+def _outputs(declared: list[str] | None, scope: ChainMap[str, Any]) -> dict[str, Any]:
+    if declared:
+        return {key: scope.get(key) for key in declared}
+    return {k: v for k, v in scope.maps[-1].items() if k not in _BUILTINS}
+
+
+def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise UsageError("run_pulse/resume called inside a running event loop; await the a* method")

@@ -1,0 +1,242 @@
+"""Templates: ``{a.b.0}`` references into the state, rendered with JSON typing.
+
+Rules (SPEC §2.1):
+
+* A reference is ``{path}`` where ``path`` is dotted segments of word characters whose first
+  segment does not start with a digit: ``{input}``, ``{plan.steps.0.title}``, ``{items.length}``.
+* A template that is exactly one reference returns the referenced value with its type.
+* Text around references gives a string: dicts and lists render as compact JSON, ``None`` as
+  the empty string, booleans as ``true``/``false``.
+* ``{{`` renders ``{``; ``}}`` renders ``}`` when it closes an escaped ``{{`` (so
+  ``{{name}}`` gives ``{name}``), and stays ``}}`` otherwise, so JSON examples such as
+  ``{"a": {"b": 1}}`` inside a prompt survive untouched.
+* Braces that do not form a reference (``{"a": 1}``, ``{ x }``) are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import orjson
+
+from sea.errors import SeaError
+
+
+class _Missing:
+    """Type of :data:`MISSING`."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+"""Returned by :func:`resolve_path` when the path does not exist in the state."""
+
+MissingPolicy = Literal["error", "keep"]
+
+REFERENCE_PATTERN = re.compile(r"\{((?!\d)\w+(?:\.\w+)*)\}")
+_LENGTH = "length"
+
+
+class TemplateError(SeaError):
+    """A template references a variable that the state does not have."""
+
+    code = "SEA510"
+
+    def __init__(self, message: str, *, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One ``{path}`` reference found in a template."""
+
+    path: str
+    """The dotted path inside the braces."""
+    start: int
+    """Offset of the opening brace in the template."""
+    end: int
+    """Offset just after the closing brace."""
+
+    @property
+    def root(self) -> str:
+        """The first segment of the path: the state variable that is read."""
+        return self.path.split(".", 1)[0]
+
+
+def _step(value: Any, segment: str) -> Any:
+    if isinstance(value, Mapping):
+        if segment in value:
+            return value[segment]
+        return len(value) if segment == _LENGTH else MISSING
+    if isinstance(value, (list, tuple)):
+        if segment == _LENGTH:
+            return len(value)
+        if segment.isdigit() and int(segment) < len(value):
+            return value[int(segment)]
+        return MISSING
+    if isinstance(value, str) and segment == _LENGTH:
+        return len(value)
+    return MISSING
+
+
+def resolve_path(state: Mapping[str, Any], path: str) -> Any:
+    """Walk a dotted path through nested dicts and lists.
+
+    Args:
+        state: The variables (nested JSON-like values).
+        path: Dotted path such as ``a.b.0.c``; list elements are addressed by index and
+            ``length`` gives the length of a list, string or dict (unless the dict has a
+            real ``length`` key).
+
+    Returns:
+        The value, or :data:`MISSING` when any segment does not exist.
+    """
+    value: Any = state
+    for segment in path.split("."):
+        value = _step(value, segment)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+def _tokens(template: str) -> Iterator[tuple[str, str, int, int]]:
+    """Split a template into ``("text", text, start, end)`` and ``("ref", path, start, end)``."""
+    escaped_open = 0
+    text_start = 0
+    buffer: list[str] = []
+    i = 0
+    length = len(template)
+    while i < length:
+        char = template[i]
+        if template.startswith("{{", i):
+            buffer.append("{")
+            escaped_open += 1
+            i += 2
+            continue
+        if escaped_open and template.startswith("}}", i):
+            buffer.append("}")
+            escaped_open -= 1
+            i += 2
+            continue
+        if char == "{":
+            match = REFERENCE_PATTERN.match(template, i)
+            if match is not None:
+                if buffer:
+                    yield "text", "".join(buffer), text_start, i
+                    buffer = []
+                yield "ref", match.group(1), i, match.end()
+                i = text_start = match.end()
+                continue
+        buffer.append(char)
+        i += 1
+    if buffer:
+        yield "text", "".join(buffer), text_start, length
+
+
+def references(template: str) -> list[Reference]:
+    """Every reference in a template, in order (escaped braces excluded)."""
+    return [
+        Reference(path=value, start=start, end=end)
+        for kind, value, start, end in _tokens(template)
+        if kind == "ref"
+    ]
+
+
+def to_text(value: Any) -> str:
+    """How a value appears inside text: JSON for containers, ``""`` for None."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+def _missing(path: str) -> TemplateError:
+    return TemplateError(
+        f"template references `{{{path}}}` but the state has no `{path}`", variable=path
+    )
+
+
+def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = "error") -> Any:
+    """Render a template against the state.
+
+    Args:
+        template: The template text.
+        state: The variables.
+        missing: ``"error"`` raises :class:`TemplateError` for a reference the state does
+            not have; ``"keep"`` leaves ``{name}`` verbatim.
+
+    Returns:
+        The referenced value itself (any type) when the template is exactly one reference,
+        otherwise a string.
+
+    Raises:
+        TemplateError: A reference is missing and ``missing="error"``.
+    """
+    if "{" not in template and "}" not in template:
+        return template
+    parts = list(_tokens(template))
+    if len(parts) == 1 and parts[0][0] == "ref":
+        value = resolve_path(state, parts[0][1])
+        if value is MISSING:
+            if missing == "error":
+                raise _missing(parts[0][1])
+            return template
+        return value
+    out: list[str] = []
+    for kind, value, start, end in parts:
+        if kind == "text":
+            out.append(value)
+            continue
+        found = resolve_path(state, value)
+        if found is MISSING:
+            if missing == "error":
+                raise _missing(value)
+            out.append(template[start:end])
+        else:
+            out.append(to_text(found))
+    return "".join(out)
+
+
+def render_value(value: Any, state: Mapping[str, Any], *, missing: MissingPolicy = "error") -> Any:
+    """Render every string inside nested dicts and lists (keys are not templated).
+
+    Non-string scalars are returned as they are.
+    """
+    if isinstance(value, str):
+        return render(value, state, missing=missing)
+    if isinstance(value, Mapping):
+        return {key: render_value(item, state, missing=missing) for key, item in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        return [render_value(item, state, missing=missing) for item in value]
+    return value
+
+
+def value_references(value: Any) -> list[Reference]:
+    """Every reference in every string nested inside ``value`` (for static checks)."""
+    if isinstance(value, str):
+        return references(value)
+    if isinstance(value, Mapping):
+        return [ref for item in value.values() for ref in value_references(item)]
+    if isinstance(value, list):
+        return [ref for item in value for ref in value_references(item)]
+    return []

@@ -1,0 +1,184 @@
+"""Tool arguments: checked against the tool's argument schema, normalized where the intent
+is unambiguous.
+
+Normalization (the only conversions made, each one where no other reading is possible):
+
+* an object given where only a list is accepted becomes a one-item list;
+* an object given where only a string is accepted yields its ``content``, ``text`` or
+  ``response`` string field, else its JSON; a list given there yields its JSON;
+* ``None`` given for an optional argument that does not accept null is left out (the tool's
+  default applies).
+
+Everything else must already match: an unknown argument, a missing required one or a wrong
+type is a :class:`sea.errors.ToolArgumentError` naming the argument, the expected and the
+actual type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from sea.errors import ToolArgumentError
+
+TEXT_FIELDS = ("content", "text", "response")
+"""Fields of a structured result that carry its text, in order of preference."""
+
+_PREVIEW = 60
+
+
+def tool_schema(tool: BaseTool) -> dict[str, Any]:
+    """The JSON Schema of the arguments a model or a node may pass to ``tool``."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return {"type": "object", "properties": {}}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value (``object``, ``array``, ``integer``…)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def prepare_arguments(
+    tool_name: str,
+    schema: Mapping[str, Any],
+    args: Mapping[str, Any],
+    *,
+    playbook: str | None,
+    node: str | None,
+) -> dict[str, Any]:
+    """Normalize ``args`` for ``schema`` and check them; the arguments to call the tool with.
+
+    Raises:
+        ToolArgumentError: an argument is unknown, missing or of the wrong type.
+    """
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    unknown = [name for name in args if name not in properties]
+    if unknown:
+        known = ", ".join(properties) or "none"
+        raise ToolArgumentError(
+            f"tool {tool_name!r} has no argument {unknown[0]!r} (its arguments: {known})",
+            playbook=playbook,
+            node=node,
+        )
+    prepared: dict[str, Any] = {}
+    for name, value in args.items():
+        types = accepted_types(properties[name], schema)
+        if value is None and name not in required and types and "null" not in types:
+            continue
+        prepared[name] = normalize_value(value, types)
+    problem = _first_problem(tool_name, schema, prepared)
+    if problem is not None:
+        raise ToolArgumentError(problem, playbook=playbook, node=node)
+    return prepared
+
+
+def accepted_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[str]:
+    """The JSON types a property schema accepts (empty when the schema does not say)."""
+    prop = _resolve(prop, root)
+    declared = prop.get("type")
+    types: set[str] = set()
+    if isinstance(declared, str):
+        types.add(declared)
+    elif isinstance(declared, list):
+        types.update(t for t in declared if isinstance(t, str))
+    for keyword in ("anyOf", "oneOf"):
+        for member in prop.get(keyword) or ():
+            types |= accepted_types(member, root)
+    if not types and ("properties" in prop or "$ref" in prop):
+        types.add("object")
+    return frozenset(types)
+
+
+def normalize_value(value: Any, types: frozenset[str]) -> Any:
+    """``value`` converted to one of ``types`` where the intent is unambiguous, else as is."""
+    actual = json_type(value)
+    if not types or actual in types or (actual == "integer" and "number" in types):
+        return value
+    if actual == "object" and types & {"array", "string"} == {"array"}:
+        return [value]
+    if actual == "object" and types & {"array", "string"} == {"string"}:
+        for field in TEXT_FIELDS:
+            if isinstance(value.get(field), str):
+                return value[field]
+        return _dumps(value)
+    if actual == "array" and "string" in types:
+        return _dumps(value)
+    return value
+
+
+def _first_problem(tool_name: str, schema: Mapping[str, Any], args: dict[str, Any]) -> str | None:
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(args),
+        key=lambda e: (list(e.absolute_path), e.validator != "type"),
+    )
+    if not errors:
+        return None
+    return _describe(tool_name, schema, args, errors[0])
+
+
+def _describe(
+    tool_name: str, schema: Mapping[str, Any], args: dict[str, Any], error: ValidationError
+) -> str:
+    path = list(error.absolute_path)
+    if not path:
+        if error.validator == "required":
+            return f"tool {tool_name!r}: {error.message.replace('property', 'argument')}"
+        return f"tool {tool_name!r}: {error.message}"
+    name = str(path[0])
+    where = "/".join(str(p) for p in path)
+    if error.validator in ("type", "anyOf", "oneOf") and len(path) == 1:
+        prop = (schema.get("properties") or {}).get(name, {})
+        accepted = accepted_types(prop, schema)
+        value = args[name]
+        if json_type(value) in accepted and error.context:  # right type, wrong inside
+            deepest = max(error.context, key=lambda e: len(e.absolute_path))
+            return _describe(tool_name, schema, args, deepest)
+        expected = " or ".join(sorted(accepted)) or "another type"
+        return (
+            f"tool {tool_name!r}: argument {name!r} expects {expected}, got "
+            f"{json_type(value)} ({_preview(value)})"
+        )
+    return f"tool {tool_name!r}: argument {name!r} (at {where}): {error.message}"
+
+
+def _resolve(prop: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = (root.get("$defs") or {}).get(ref.removeprefix("#/$defs/"))
+        if isinstance(target, Mapping):
+            return target
+    return prop
+
+
+def _preview(value: Any) -> str:
+    text = _dumps(value)
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()

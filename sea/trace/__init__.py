@@ -1,0 +1,1 @@
+"""Record a pulse to a trace file and replay it offline."""

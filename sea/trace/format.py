@@ -1,0 +1,125 @@
+"""The trace file of one recorded pulse: what it saw, what it did, in order.
+
+These pydantic models are the source of ``schemas/trace.schema.json``. Every entry that
+happened during the pulse carries ``seq``, its position in the pulse's event order, so that
+a replay can report the *first* point where it went another way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TRACE_VERSION: Final[Literal[1]] = 1
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TracePersona(_Entry):
+    """The persona the pulse ran for."""
+
+    id: str = Field(description="Persona id (the store's key).")
+    name: str = Field(description="Persona name.")
+    system_prompt: str = Field(default="", description="The persona's system prompt.")
+
+
+class TraceNode(_Entry):
+    """A node the pulse ran, in the order it ran."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str = Field(description="Playbook of the node.")
+    node: str = Field(description="Node id.")
+    type: str = Field(description="Node type.")
+    depth: int = Field(description="Nesting depth (0: the top-level playbook).")
+
+
+class TraceMessage(_Entry):
+    """A message as sent to a model."""
+
+    role: str = Field(description="`system`, `user`, `assistant` or `tool`.")
+    content: str = Field(description="The text sent.")
+
+
+class TraceLLMCall(_Entry):
+    """One model call: the request, the answer, and what it cost."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str = Field(description="Playbook of the calling node.")
+    node: str = Field(description="Calling node id.")
+    model: str = Field(description="Model name.")
+    messages: list[TraceMessage] = Field(description="Messages sent (last attempt).")
+    response: Any = Field(
+        description="The answer: text, structured object, or `{tool_calls, content}`."
+    )
+    attempts: list[Any] = Field(
+        default_factory=list,
+        description="Every answer of the call in order (several when a structured answer was "
+        "rejected and asked for again).",
+    )
+    tokens_in: int = Field(description="Input tokens.")
+    tokens_out: int = Field(description="Output tokens.")
+    latency_s: float = Field(description="Wall time of the call in seconds.")
+    retries: int = Field(description="How many times the model was asked again.")
+    outcome: str = Field(description="`ok`, `error` or `cancelled`.")
+    error: str | None = Field(default=None, description="What went wrong, if anything.")
+
+
+class TraceToolCall(_Entry):
+    """One tool call and its result."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str = Field(description="Playbook of the calling node.")
+    node: str = Field(description="Calling node id.")
+    tool: str = Field(description="Tool name.")
+    args: dict[str, Any] = Field(description="Arguments after checking and normalization.")
+    ok: bool = Field(description="Whether the tool returned a result.")
+    result: Any = Field(default=None, description="The tool's result when `ok`.")
+    error: dict[str, Any] | None = Field(default=None, description="The failure otherwise.")
+
+
+class TraceMemoryWrite(_Entry):
+    """One message the pulse wrote to memory."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str | None = Field(description="Writing playbook (none: the runtime itself).")
+    node: str | None = Field(description="Writing node (none: the runtime itself).")
+    role: str = Field(description="Role of the stored message.")
+    content: str = Field(description="Text of the stored message.")
+    tags: list[str] = Field(description="Tags of the stored message.")
+
+
+class Trace(_Entry):
+    """A recorded pulse."""
+
+    schema_: str | None = Field(
+        default=None, alias="$schema", description="The trace JSON Schema, for editors."
+    )
+    version: Literal[1] = Field(description="Trace format version.")
+    pulse_id: str = Field(description="Id of the recorded pulse (reused by a replay).")
+    recorded_at: str = Field(description="When the pulse started (ISO 8601, UTC).")
+    playbook: str = Field(description="The top-level playbook.")
+    playbook_hashes: dict[str, str] = Field(
+        description="sha256 of the source of every playbook the pulse ran, by name."
+    )
+    persona: TracePersona = Field(description="The persona.")
+    input: str = Field(description="The user's input.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Top-level arguments.")
+    playbook_dirs: list[str] = Field(
+        default_factory=list,
+        description="Directories searched for playbooks before the bundled ones when recorded.",
+    )
+    history: list[dict[str, Any]] = Field(
+        description="The earlier conversation the pulse could see, as SAIMemory JSON lines "
+        "(a replay seeds a fresh store with it)."
+    )
+    nodes: list[TraceNode] = Field(description="Nodes run, in order.")
+    llm_calls: list[TraceLLMCall] = Field(description="Model calls, in order.")
+    tool_calls: list[TraceToolCall] = Field(description="Tool calls, in order.")
+    memory_writes: list[TraceMemoryWrite] = Field(description="Memory writes, in order.")
+    spoken: list[str] = Field(description="What the persona said.")
+    status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")
+    error: dict[str, Any] | None = Field(default=None, description="The pulse's error, if any.")
+    duration_s: float = Field(description="Wall time of the pulse in seconds.")

@@ -1,0 +1,157 @@
+"""Replaying a recorded pulse offline and reporting where it went another way.
+
+Models and tools are answered from the trace; the store is a fresh SQLite file seeded with
+the earlier conversation the recorded pulse saw; the playbooks are the current ones, so an
+edited playbook shows up as a divergence at the first node it changes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import orjson
+from langchain_core.tools import BaseTool, StructuredTool
+
+from saimemory import HistoryBudget, Persona
+from saimemory.jsonl import import_jsonl
+from saimemory.sqlite import SQLiteStore
+from sea.errors import ReplayError, SeaError
+from sea.llm.models import ModelSet
+from sea.pulse import Library
+from sea.runtime import Runtime
+from sea.scripted import ScriptedChatModel
+from sea.trace.compare import Divergence, first_divergence
+from sea.trace.format import Trace, TraceToolCall
+from sea.trace.recorder import TraceRecorder
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """What a replay found: the replayed trace, the first divergence, changed playbooks."""
+
+    expected: Trace
+    actual: Trace
+    divergence: Divergence | None
+    changed_playbooks: dict[str, tuple[str, str | None]]
+    """Playbooks whose source changed since recording: name → (recorded hash, current)."""
+
+    @property
+    def matched(self) -> bool:
+        """The replay took the same path with the same requests and outputs."""
+        return self.divergence is None
+
+
+def scripted_model(trace: Trace) -> ScriptedChatModel:
+    """A model that gives every recorded answer again, per ``playbook.node``, in order."""
+    responses: dict[str, list[Any]] = defaultdict(list)
+    for call in trace.llm_calls:
+        answers = call.attempts or [call.response]
+        responses[f"{call.playbook}.{call.node}"].extend(answers)
+    return ScriptedChatModel(responses=dict(responses), model_name="replay")
+
+
+class ReplayedToolError(RuntimeError):
+    """A tool failed when the pulse was recorded; the replay fails it the same way."""
+
+
+def replay_tools(calls: list[TraceToolCall]) -> list[BaseTool]:
+    """One tool per recorded name, answering its recorded results in order."""
+    by_name: dict[str, list[TraceToolCall]] = defaultdict(list)
+    for call in calls:
+        by_name[call.tool].append(call)
+    return [_replay_tool(name, recorded) for name, recorded in by_name.items()]
+
+
+def _replay_tool(name: str, recorded: list[TraceToolCall]) -> BaseTool:
+    queue = deque(recorded)
+    arg_names = sorted({arg for call in recorded for arg in call.args})
+
+    def answer(**_: Any) -> Any:
+        if not queue:
+            raise ReplayedToolError(f"the recording has no further call of tool {name!r}")
+        call = queue.popleft()
+        if not call.ok:
+            message = (call.error or {}).get("message", "failed")
+            raise ReplayedToolError(str(message))
+        return call.result
+
+    schema = {"type": "object", "properties": {arg: {} for arg in arg_names}}
+    return StructuredTool.from_function(
+        answer, name=name, description=f"{name} (answered from a recording)", args_schema=schema
+    )
+
+
+def load_trace(path: Path) -> Trace:
+    """Read and check a trace file.
+
+    Raises:
+        ReplayError: the file cannot be read or is not a trace.
+    """
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise ReplayError(f"cannot read the trace {path}: {exc.strerror}") from exc
+    except orjson.JSONDecodeError as exc:
+        raise ReplayError(f"the trace {path} is not valid JSON: {exc}") from exc
+    try:
+        return Trace.model_validate(data)
+    except ValueError as exc:
+        raise ReplayError(f"{path} is not a SEA trace: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).splitlines()
+    return " ".join(lines[:3])
+
+
+async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> ReplayReport:
+    """Run the recorded pulse again against ``library`` and compare it with ``trace``."""
+    persona = Persona(trace.persona.id, trace.persona.name, trace.persona.system_prompt)
+    with TemporaryDirectory(prefix="sea-replay-") as tmp:
+        store = SQLiteStore(Path(tmp) / "memory.sqlite")
+        try:
+            import_jsonl(store, [orjson.dumps(line) for line in trace.history])
+            model = scripted_model(trace)
+            runtime = Runtime(
+                store,
+                ModelSet(normal=model, lightweight=model),
+                tools=replay_tools(trace.tool_calls),
+                library=library,
+                checkpoint_path=Path(tmp) / "checkpoints.sqlite",
+                history_budget=budget,
+            )
+            recorder = TraceRecorder(
+                persona, trace.playbook, trace.input, trace.pulse_id, trace.history,
+                args=dict(trace.args),
+            )
+            async for event in runtime.astream_pulse(
+                persona, trace.playbook, trace.input, pulse_id=trace.pulse_id, args=trace.args
+            ):
+                recorder.observe(event)
+            actual = recorder.trace(current_hashes(library, recorder.playbooks_run()))
+        finally:
+            store.close()
+    return ReplayReport(trace, actual, first_divergence(trace, actual),
+                        _changed(trace.playbook_hashes, library))
+
+
+def current_hashes(library: Library, names: list[str]) -> dict[str, str]:
+    """The current source hash of each named playbook."""
+    return {name: library.content_hash(name) for name in names}
+
+
+def _changed(recorded: Mapping[str, str], library: Library) -> dict[str, tuple[str, str | None]]:
+    changed: dict[str, tuple[str, str | None]] = {}
+    for name, old in recorded.items():
+        try:
+            new: str | None = library.content_hash(name)
+        except SeaError:  # a playbook removed since recording is a change, not a crash
+            new = None
+        if new != old:
+            changed[name] = (old, new)
+    return changed

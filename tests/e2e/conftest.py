@@ -1,0 +1,60 @@
+"""Fixtures for end-to-end pulses of the bundled playbooks with a scripted model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from saimemory import Persona
+from saimemory.sqlite import SQLiteStore
+from sea.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from sea.runtime import Runtime
+from sea.scripted import ScriptedChatModel
+
+PERSONA = Persona("aoi", "Aoi", "You are Aoi, a warm and curious companion.")
+
+MakeRuntime = Callable[..., Runtime]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    db = SQLiteStore(tmp_path / "memory.sqlite")
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def make_runtime(store: SQLiteStore, tmp_path: Path) -> Iterator[MakeRuntime]:
+    made: list[Runtime] = []
+
+    def make(responses: dict[str, list[Any]], *, dirs: tuple[Path, ...] = ()) -> Runtime:
+        model = ScriptedChatModel(responses=responses)
+        runtime = Runtime(
+            store,
+            ModelSet(normal=model, lightweight=model),
+            library=PlaybookLibrary.bundled(list(dirs)),
+            checkpoint_path=tmp_path / f"checkpoints{len(made)}.sqlite",
+        )
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()
+
+
+def request_of(result: Any, playbook: str, node: str, index: int = 0) -> list[dict[str, str]]:
+    """The messages the model got at ``playbook.node`` (the ``index``-th call there)."""
+    calls = [c for c in result.llm_calls if (c.playbook, c.node) == (playbook, node)]
+    assert len(calls) > index, f"no call {index} of {playbook}.{node}: {result.llm_calls}"
+    messages: list[dict[str, str]] = calls[index].messages
+    return messages
+
+
+def contents(messages: list[dict[str, str]]) -> str:
+    """Every message content joined, for containment checks."""
+    return "\n".join(m["content"] for m in messages)

@@ -1,0 +1,43 @@
+"""The bundled playbooks end to end: router → chosen playbook → speaker, through memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from saimemory.records import NewMessage, Persona
+from sea.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from sea.runtime import Runtime
+from sea.scripted import ScriptedChatModel
+
+
+def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: Path) -> None:
+    store.append(NewMessage(persona.id, "user", "My cat is called Mochi.", ("conversation",)))
+    script = {
+        "responses": {
+            "sub_router_user.decide": [
+                {"playbook": "memory_recall", "args": {"query": "Mochi"}, "reason": "asked"}
+            ],
+            "sub_speak.compose": ["Your cat is Mochi!"],
+        }
+    }
+    model = ScriptedChatModel.from_mapping(script)
+    runtime = Runtime(
+        store,
+        ModelSet.single(model),
+        library=PlaybookLibrary.bundled(),
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
+    try:
+        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+    finally:
+        runtime.close()
+    assert result.status == "ok", result.error
+    assert result.spoken == ["Your cat is Mochi!"]
+    [speak] = [c for c in model.calls if c.key == "sub_speak.compose"]
+    recall = [m for m in speak.messages if "Memory recall for \"Mochi\"" in m["content"]]
+    assert len(recall) == 1 and "My cat is called Mochi." in recall[0]["content"]
+    assert speak.messages[-1] == recall[0]
+    tools = [e.tool for e in result.events if e.kind == "tool_call"]
+    assert tools == ["list_available_playbooks", "memory_search"]

@@ -1,0 +1,48 @@
+"""Cancellation: stops the pulse, never routed to error_next, partial replies not stored."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from saimemory.records import Persona
+from sea.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
+from tests.engine.conftest import MakeRuntime
+
+WORDS = " ".join(f"word{i}" for i in range(300))
+
+
+def _cancel_on_first_token(runtime: Any, persona: Persona, playbook: str) -> list[Event]:
+    async def go() -> list[Event]:
+        events: list[Event] = []
+        async for event in runtime.astream_pulse(persona, playbook, "hi", pulse_id="c1"):
+            events.append(event)
+            if isinstance(event, TokenChunk) and len(events) < 1000:
+                runtime.cancel("c1")
+        return events
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("playbook", ["speak_long", "exec_speak"])
+def test_cancel_mid_stream_is_not_routed_and_stores_no_partial_reply(
+    make_runtime: MakeRuntime, persona: Persona, store: Any, playbook: str
+) -> None:
+    runtime, _ = make_runtime({"responses": {"sub_speak.compose": [WORDS]}})
+    events = _cancel_on_first_token(runtime, persona, playbook)
+    end = events[-1]
+    assert isinstance(end, PulseEnded) and end.status == "cancelled"
+    tokens = [e for e in events if isinstance(e, TokenChunk)]
+    assert 1 <= len(tokens) < 300
+    assert [m.role for m in store.pulse_messages(persona.id, "c1")] == ["user"]
+    ran = [e.node for e in events if isinstance(e, NodeEnded)]
+    assert "recover" not in ran  # error_next of the subplay/exec never ran
+    [record] = [e.record for e in events if isinstance(e, LLMCalled)]
+    assert record.outcome == "cancelled"
+
+
+def test_cancel_unknown_pulse_is_false(make_runtime: MakeRuntime) -> None:
+    runtime, _ = make_runtime()
+    assert runtime.cancel("nope") is False

@@ -1,0 +1,134 @@
+"""Failure paths: error_next routing with `error` in state, or a pulse error naming the node."""
+
+from __future__ import annotations
+
+from langchain_core.tools import tool
+
+from saimemory.records import Persona
+from sea.events import ErrorRaised
+from tests.engine.conftest import MakeRuntime
+
+
+@tool
+def explode(why: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"boom: {why}")
+
+
+def test_unknown_tool_routes_to_error_next(make_runtime: MakeRuntime, persona: Persona) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "tool_unknown", "hi")
+    assert result.status == "ok", result.error
+    assert result.outputs["handled"] == "SEA530:call"
+    assert result.outputs["last_value"] == "hi"  # never "None" or "Tool error" in last
+    [raised] = [e for e in result.events if isinstance(e, ErrorRaised)]
+    assert raised.routed and raised.error["code"] == "SEA530"
+    assert "no_such_tool" in raised.error["message"]
+
+
+def test_tool_raising_without_error_next_fails_pulse(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[explode])
+    result = runtime.run_pulse(persona, "tool_raises", "why not")
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error["code"] == "SEA532"
+    assert (result.error["playbook"], result.error["node"]) == ("tool_raises", "call")
+    assert "boom: why not" in result.error["message"]
+    assert "reached" not in result.outputs
+
+
+def test_model_failure_fails_pulse_naming_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime({"responses": {}})  # no script for the node: the model fails
+    result = runtime.run_pulse(persona, "bool_branch", "x")
+    assert result.status == "error"
+    assert result.error is not None
+    assert (result.error["playbook"], result.error["node"]) == ("bool_branch", "decide")
+    assert result.error["code"].startswith("SEA52")
+
+
+def test_callee_failure_routes_in_caller(make_runtime: MakeRuntime, persona: Persona) -> None:
+    runtime, _ = make_runtime(tools=[explode])
+    result = runtime.run_pulse(persona, "calls_failing", "x")
+    assert result.status == "ok", result.error
+    error = result.outputs["error"]
+    assert error["code"] == "SEA532" and error["node"] == "call"
+    assert "playbook 'tool_raises' failed" in error["message"]
+    assert "tool_raises.call" in error["message"]
+
+
+def test_exec_of_disallowed_playbook_takes_error_next(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    denied = runtime.run_pulse(persona, "exec_allowed", "gather")
+    assert denied.status == "ok", denied.error
+    assert denied.outputs["result"] == "failed"
+    assert denied.outputs["error"]["code"] == "SEA571"
+    assert "may not be run here" in denied.outputs["error"]["message"]
+    allowed = runtime.run_pulse(persona, "exec_allowed", "echo_topic")
+    assert allowed.outputs["result"] == "topic=fixed depth=1"
+
+
+def test_exec_of_unknown_playbook_takes_error_next(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    # static checks reject unknown names in allowed_playbooks, so at run time an unknown
+    # name is one that is not allowed
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "exec_allowed", "no_such_playbook")
+    assert result.status == "ok", result.error
+    assert result.outputs["result"] == "failed"
+    assert result.outputs["error"]["code"] == "SEA571"
+    assert "'no_such_playbook' may not be run here (allowed: echo_topic)" in (
+        result.outputs["error"]["message"]
+    )
+
+
+def test_missing_required_input_is_a_clear_error(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "echo_topic", "")
+    assert result.status == "error"
+    assert result.error is not None and result.error["code"] == "SEA570"
+    assert "required argument 'topic' is missing" in result.error["message"]
+
+
+def test_approval_denied_routes_to_error_next(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    from sea.limits import Limits
+    from tests.engine.test_runtime import send_mail
+
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+    runtime, _ = make_runtime(tools=[send_mail], limits=limits)
+    waiting = runtime.run_pulse(persona, "approval_tool", "eve")
+    assert waiting.status == "waiting"
+    result = runtime.resume(waiting.pulse_id, "no")
+    assert result.status == "ok", result.error
+    assert result.outputs["outcome"] == "denied: SEA575"
+
+
+class _Opaque:
+    pass
+
+
+@tool
+def add(a: int, b: int) -> object:
+    """Returns something that is not JSON data."""
+    return _Opaque()
+
+
+def test_tool_result_that_is_not_json_fails_the_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[add])
+    result = runtime.run_pulse(persona, "tools_main", "")
+    assert result.status == "error"
+    assert result.error is not None
+    assert (result.error["code"], result.error["node"]) == ("SEA550", "t1")
+    assert "tool 'add' returned _Opaque data that is not JSON" in result.error["message"]

@@ -1,0 +1,54 @@
+"""Edges: next, conditional_next and error_next, and which nodes lie on a cycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END
+from pydantic import TypeAdapter
+
+from sea.models import Node
+from sea.routing import edges_for, loop_nodes
+
+NODE: TypeAdapter[Any] = TypeAdapter(Node)
+
+
+def _node(**data: Any) -> Any:
+    return NODE.validate_python(data)
+
+
+def test_plain_next_and_end() -> None:
+    assert edges_for(_node(id="a", type="pass", next="b")).static == "b"
+    assert edges_for(_node(id="a", type="pass")).static == END
+
+
+def test_error_next_wins_only_for_its_own_fault() -> None:
+    node = _node(
+        id="t",
+        type="tool",
+        action="x",
+        error_next="oops",
+        conditional_next={"field": "ok", "cases": {"true": "good"}, "default": "bad"},
+    )
+    edges = edges_for(node)
+    assert edges.router is not None
+    assert set(edges.targets) == {"good", "bad", "oops", END}
+    assert edges.router({"fault": "t", "vars": {"ok": True}}) == "oops"
+    assert edges.router({"fault": "other", "vars": {"ok": True}}) == "good"
+    assert edges.router({"fault": None, "vars": {"ok": False}}) == "bad"
+
+
+def test_loop_nodes_are_the_nodes_on_a_cycle() -> None:
+    nodes = [
+        _node(id="start", type="set", assignments={"n": 0}, next="inc"),
+        _node(id="inc", type="set", assignments={"n": "={n} + 1"}, next="check"),
+        _node(
+            id="check",
+            type="pass",
+            conditional_next={"field": "n", "operator": "gte", "cases": {"3": "done"},
+                              "default": "inc"},
+        ),
+        _node(id="done", type="pass"),
+        _node(id="self", type="tool", action="x", error_next="self"),
+    ]
+    assert loop_nodes(nodes) == frozenset({"inc", "check", "self"})

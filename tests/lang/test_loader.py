@@ -1,0 +1,116 @@
+"""The loader: one diagnostic per mistake, all problems at once, never an exception."""
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from sea.checks import CheckContext
+from sea.errors import PlaybookError, Severity
+from sea.loader import check_document, load_playbook_file
+
+
+def doc(*nodes: dict[str, Any], **top: Any) -> bytes:
+    body = {"name": "t", "description": "test", "start_node": nodes[0]["id"], "nodes": list(nodes)}
+    body.update(top)
+    return orjson.dumps(body, option=orjson.OPT_INDENT_2)
+
+
+def codes_of(data: bytes, context: CheckContext | None = None) -> list[tuple[str, str]]:
+    return [(d.code, d.pointer) for d in check_document(data, context=context).diagnostics]
+
+
+def test_one_typo_in_a_node_is_one_diagnostic() -> None:
+    data = doc({"id": "a", "type": "memorize", "acton": "{input}", "rol": "user"})
+    assert codes_of(data) == [("SEA011", "/nodes/0/acton"), ("SEA011", "/nodes/0/rol")]
+
+
+def test_problems_in_several_nodes_and_graph_are_all_reported() -> None:
+    data = doc(
+        {"id": "a", "type": "llm", "action": "x", "model": "gpt", "next": "b"},
+        {"id": "b", "type": "set", "assignments": {"n": "=1 +"}, "next": "zz"},
+    )
+    assert sorted(codes_of(data)) == [
+        ("SEA011", "/nodes/0/model"),
+        ("SEA022", "/nodes/1/next"),
+        ("SEA032", "/nodes/1/assignments/n"),
+    ]
+
+
+def test_errors_come_before_warnings() -> None:
+    data = doc(
+        {"id": "a", "type": "llm", "action": "{maybe_literal}", "next": "b"},
+        {"id": "b", "type": "speak", "action": "{undefined_here}"},
+    )
+    severities = [d.severity for d in check_document(data).diagnostics]
+    assert severities == [Severity.ERROR, Severity.WARNING]
+
+
+def test_uncertain_callee_outputs_are_warnings_without_a_library() -> None:
+    data = doc(
+        {"id": "a", "type": "subplay", "playbook": "helper", "next": "b"},
+        {"id": "b", "type": "speak", "action": "{helper_result}"},
+    )
+    result = check_document(data)
+    assert [(d.code, d.severity) for d in result.diagnostics] == [("SEA033", Severity.WARNING)]
+    assert result.playbook is not None
+
+
+def test_exec_outputs_come_from_router_callable_playbooks(context: CheckContext) -> None:
+    data = doc(
+        {"id": "a", "type": "exec", "next": "b"},
+        {"id": "b", "type": "speak", "action": "{summary} {found}"},
+        input_schema=[{"name": "selected_playbook", "description": "chosen"}],
+    )
+    assert codes_of(data, context) == []
+
+
+def test_error_variable_is_defined_after_error_next() -> None:
+    data = doc(
+        {"id": "a", "type": "tool", "action": "t", "error_next": "b"},
+        {"id": "b", "type": "speak", "action": "{error.message}"},
+    )
+    assert codes_of(data) == []
+
+
+def test_loop_with_error_exit_only_is_unbounded() -> None:
+    data = doc(
+        {"id": "a", "type": "tool", "action": "t", "next": "b", "error_next": "c"},
+        {"id": "b", "type": "pass", "next": "a"},
+        {"id": "c", "type": "pass"},
+    )
+    assert codes_of(data) == [("SEA026", "/nodes/0")]
+
+
+def test_memorize_true_and_legacy_fields_are_accepted() -> None:
+    data = doc(
+        {"id": "a", "type": "llm", "action": "hi", "memorize": True, "important": True},
+        context_requirements={"history_depth": "10messages"},
+        required_credentials=["x"],
+        dev_only=True,
+    )
+    assert codes_of(data) == []
+
+
+def test_non_string_type_and_non_object_node() -> None:
+    data = doc({"id": "a", "type": "pass", "next": "b"}, {"id": "b", "type": 3}, "oops")  # type: ignore[arg-type]
+    assert sorted(codes_of(data)) == [("SEA012", "/nodes/1/type"), ("SEA012", "/nodes/2")]
+
+
+def test_load_playbook_file_raises_with_all_diagnostics(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(doc({"id": "a", "type": "pass", "next": "x"}, {"id": "a", "type": "pass"}))
+    with pytest.raises(PlaybookError) as info:
+        load_playbook_file(path)
+    assert sorted(d.code for d in info.value.diagnostics) == ["SEA020", "SEA022"]
+    assert all(d.file == str(path) for d in info.value.diagnostics)
+    with pytest.raises(PlaybookError) as missing:
+        load_playbook_file(tmp_path / "absent.json")
+    assert missing.value.code == "SEA001"
+
+
+def test_text_input_is_accepted() -> None:
+    text = doc({"id": "a", "type": "pass"}).decode()
+    result = check_document(text)
+    assert result.playbook is not None and result.diagnostics == []

@@ -1,0 +1,114 @@
+"""Property-based: mutated playbooks never make the loader raise; only diagnostics come out."""
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sea.checks import CheckContext
+from sea.codes import CODES
+from sea.errors import Severity
+from sea.library import PlaybookLibrary
+from sea.loader import check_document
+from sea.templates import render
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SEEDS = [
+    orjson.loads(p.read_bytes())
+    for d in ("valid", "saiverse", "library")
+    for p in sorted((DATA / d).glob("*.json"))
+]
+CONTEXT = CheckContext(library=PlaybookLibrary([DATA / "saiverse", DATA / "library"]))
+
+KEYS = st.sampled_from(
+    ["id", "type", "next", "error_next", "conditional_next", "cases", "field", "operator",
+     "action", "args", "output_key", "response_schema", "assignments", "playbook", "nodes",
+     "start_node", "name", "tools", "default", "true", "{x}", "=", ""]
+)  # fmt: skip
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.sampled_from(["llm", "pass", "set", "stelis_start", "={x} + 1", "{input}", "a", "=1 +"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _containers(value: Any) -> list[Any]:
+    found = [value] if isinstance(value, (dict, list)) else []
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    for item in items:
+        found.extend(_containers(item))
+    return found
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> Any:
+    document = copy.deepcopy(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        target = draw(st.sampled_from(_containers(document) or [document]))
+        if isinstance(target, dict) and target:
+            key = draw(st.sampled_from(sorted(target)))
+            action = draw(st.sampled_from(["delete", "replace", "add", "rename"]))
+            if action == "delete":
+                del target[key]
+            elif action == "replace":
+                target[key] = draw(VALUES)
+            elif action == "add":
+                target[draw(KEYS)] = draw(VALUES)
+            else:
+                target[draw(KEYS)] = target.pop(key)
+        elif isinstance(target, list):
+            if target and draw(st.booleans()):
+                target[draw(st.integers(0, len(target) - 1))] = draw(VALUES)
+            else:
+                target.append(draw(VALUES))
+        else:
+            document = draw(VALUES)
+    return document
+
+
+def _assert_only_diagnostics(data: bytes) -> None:
+    result = check_document(data, file="m.json", context=CONTEXT)
+    for diagnostic in result.diagnostics:
+        assert diagnostic.code in CODES
+        assert diagnostic.message
+    has_errors = any(d.severity is Severity.ERROR for d in result.diagnostics)
+    assert (result.playbook is None) == has_errors
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_documents_give_only_diagnostics(document: Any) -> None:
+    _assert_only_diagnostics(json.dumps(document, indent=2).encode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(SEEDS), st.data())
+def test_corrupted_bytes_give_only_diagnostics(document: Any, data: st.DataObject) -> None:
+    raw = bytearray(json.dumps(document).encode())
+    for _ in range(data.draw(st.integers(1, 3))):
+        position = data.draw(st.integers(0, len(raw) - 1))
+        raw[position] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    _assert_only_diagnostics(bytes(raw[:cut]) if data.draw(st.booleans()) else bytes(raw))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet='{}ab.0 "', max_size=20), st.dictionaries(st.text("ab", min_size=1), VALUES)
+)
+def test_render_never_fails_with_keep(template: str, state: dict[str, Any]) -> None:
+    result = render(template, state, missing="keep")
+    if "{" not in template and "}" not in template:
+        assert result == template

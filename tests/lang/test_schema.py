@@ -1,0 +1,66 @@
+"""The published schema is generated from the models and agrees with them."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+from jsonschema import Draft202012Validator
+
+from sea.models import NODE_MODELS, Playbook
+from sea.schema import dumps, generate_schema, main, node_definitions, schema_path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def test_published_schema_is_up_to_date() -> None:
+    assert schema_path().read_bytes() == dumps(generate_schema()), (
+        "schemas/playbook.schema.json is stale: run `python -m sea.schema --write`"
+    )
+
+
+def test_check_command_detects_drift(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_schema_is_valid_2020_12_with_one_definition_per_node_type() -> None:
+    schema = generate_schema()
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    definitions = node_definitions(schema)
+    assert set(definitions) == set(NODE_MODELS)
+    for node_type, name in definitions.items():
+        node_schema = schema["$defs"][name]
+        assert node_schema["additionalProperties"] is False
+        assert node_schema["properties"]["type"]["const"] == node_type
+        for field, spec in node_schema["properties"].items():
+            assert spec.get("description"), f"{name}.{field} has no description"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((DATA / "valid").glob("*.json")) + sorted((DATA / "library").glob("*.json")),
+    ids=lambda p: p.name,
+)
+def test_schema_and_models_agree_on_valid_documents(path: Path) -> None:
+    document = orjson.loads(path.read_bytes())
+    assert list(Draft202012Validator(generate_schema()).iter_errors(document)) == []
+    Playbook.model_validate(document)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"id": "a", "type": "llm", "tools": []},
+        {"id": "a", "type": "set"},
+        {"id": "a", "type": "pass", "error_next": "b"},
+        {"id": "a b", "type": "pass"},
+        {"id": "a", "type": "subplay", "playbook": "Bad-Name"},
+        {"id": "a", "type": "exec", "execution": "banana"},
+    ],
+)
+def test_schema_and_models_agree_on_invalid_nodes(node: dict[str, object]) -> None:
+    document = {"name": "x", "description": "", "start_node": "a", "nodes": [node]}
+    assert list(Draft202012Validator(generate_schema()).iter_errors(document)) != []
+    with pytest.raises(ValueError):
+        Playbook.model_validate(document)

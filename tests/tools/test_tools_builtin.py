@@ -1,0 +1,132 @@
+"""Built-in tools against a real SQLite store and the bundled playbooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from saimemory import CONVERSATION_TAG, NewMessage
+from saimemory.sqlite import SQLiteStore
+from sea.errors import ToolArgumentError
+from sea.models import Playbook
+from sea.resources import bundled_playbooks_dir
+from sea.tools.box import ToolBox
+from sea.tools.builtin import builtin_tools
+
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+class BundledCatalog:
+    """The bundled playbooks, read from their files."""
+
+    def __init__(self, directory: Path) -> None:
+        files = sorted(directory.glob("*.json"))
+        self.playbooks = [Playbook.model_validate(json.loads(f.read_text())) for f in files]
+
+    def router_callable(self) -> list[Playbook]:
+        return [p for p in self.playbooks if p.router_callable]
+
+
+@pytest.fixture
+def box(store: SQLiteStore) -> ToolBox:
+    catalog = BundledCatalog(bundled_playbooks_dir())
+    return ToolBox(builtin_tools(store=store, persona_id="mika", library=catalog))
+
+
+def write(store: SQLiteStore, minutes: int, role: str, text: str, pulse: str, *tags: str) -> None:
+    store.append(
+        NewMessage(
+            "mika",
+            role,  # type: ignore[arg-type]
+            text,
+            tags=tags,
+            pulse_id=pulse,
+            created_at=START + timedelta(minutes=minutes),
+        )
+    )
+
+
+def fill(store: SQLiteStore) -> None:
+    conv = CONVERSATION_TAG
+    write(store, 0, "user", "My cat is called Tama.", "p0", conv)
+    write(store, 1, "assistant", "Tama is a lovely name for a cat.", "p0", conv)
+    write(store, 2, "user", "I planted tomatoes today.", "p1", conv)
+    write(store, 3, "user", "<system>notes about the cat food</system>", "p1", "playbook_result")
+    write(store, 4, "user", "What was my cat called?", "p2", conv)
+    store.append(NewMessage("other", "user", "My cat is called Kuro.", pulse_id="x"))
+
+
+def call(box: ToolBox, name: str, args: dict[str, Any], pulse_id: str | None = None) -> Any:
+    return asyncio.run(box.invoke(name, args, playbook="pb", node="n", pulse_id=pulse_id))
+
+
+def test_the_three_builtin_tools_are_there(box: ToolBox) -> None:
+    assert box.names() == ["list_available_playbooks", "memory_recent", "memory_search"]
+
+
+def test_list_available_playbooks_gives_router_callable_names_and_descriptions(
+    box: ToolBox,
+) -> None:
+    listed = call(box, "list_available_playbooks", {})
+    assert [p["name"] for p in listed] == ["basic_chat", "memory_recall", "memory_research"]
+    assert all(p["description"] for p in listed)
+    assert set(listed[0]) == {"name", "description"}
+
+
+def test_memory_search_finds_the_persona_s_messages(store: SQLiteStore, box: ToolBox) -> None:
+    fill(store)
+    hits = call(box, "memory_search", {"query": "cat", "limit": 10})
+    contents = {h["content"] for h in hits}
+    assert "My cat is called Tama." in contents
+    assert "Tama is a lovely name for a cat." in contents
+    assert "My cat is called Kuro." not in contents
+    assert "I planted tomatoes today." not in contents
+    assert set(hits[0]) == {"role", "content", "created_at"}
+    assert datetime.fromisoformat(hits[0]["created_at"]).tzinfo is not None
+
+
+def test_memory_search_leaves_out_the_current_pulse(store: SQLiteStore, box: ToolBox) -> None:
+    fill(store)
+    everything = call(box, "memory_search", {"query": "cat", "limit": 10})
+    earlier = call(box, "memory_search", {"query": "cat", "limit": 10}, pulse_id="p2")
+    assert "What was my cat called?" in {h["content"] for h in everything}
+    assert "What was my cat called?" not in {h["content"] for h in earlier}
+    assert len(earlier) == len(everything) - 1
+
+
+def test_memory_search_filters_by_tag_and_limit(store: SQLiteStore, box: ToolBox) -> None:
+    fill(store)
+    tagged = call(box, "memory_search", {"query": "cat", "tags": ["playbook_result"]})
+    assert [h["content"] for h in tagged] == ["<system>notes about the cat food</system>"]
+    assert len(call(box, "memory_search", {"query": "cat", "limit": 1})) == 1
+
+
+def test_memory_search_checks_its_arguments(box: ToolBox) -> None:
+    with pytest.raises(ToolArgumentError, match="argument 'query'"):
+        call(box, "memory_search", {"query": ""})
+    with pytest.raises(ToolArgumentError, match="argument 'limit'"):
+        call(box, "memory_search", {"query": "cat", "limit": 0})
+
+
+def test_memory_recent_is_oldest_first_and_bounded(store: SQLiteStore, box: ToolBox) -> None:
+    fill(store)
+    recent = call(box, "memory_recent", {"limit": 2})
+    assert [m["content"] for m in recent] == [
+        "<system>notes about the cat food</system>",
+        "What was my cat called?",
+    ]
+    before_pulse = call(box, "memory_recent", {"limit": 2}, pulse_id="p2")
+    assert [m["content"] for m in before_pulse] == [
+        "I planted tomatoes today.",
+        "<system>notes about the cat food</system>",
+    ]
+
+
+def test_memory_recent_default_limit(store: SQLiteStore, box: ToolBox) -> None:
+    fill(store)
+    assert len(call(box, "memory_recent", {})) == 5
