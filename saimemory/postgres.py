@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -155,10 +155,10 @@ class PostgresStore(SqlStore):
             except psycopg.Error as exc:
                 raise _translate(exc, self._where) from None
 
-    def _write(self, persona: str, *more: str) -> Any:
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
         return self._transaction((persona, *more))
 
-    def _read(self) -> Any:
+    def _read(self) -> AbstractContextManager[Tx]:
         return self._transaction(())
 
     def _search_rows(

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -163,10 +163,10 @@ class SQLiteStore(SqlStore):
                 self._conn.execute("ROLLBACK")
                 raise
 
-    def _write(self, persona: str, *more: str) -> Any:
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN IMMEDIATE")
 
-    def _read(self) -> Any:
+    def _read(self) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN")
 
     def _search_rows(
