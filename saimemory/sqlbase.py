@@ -331,7 +331,9 @@ class SqlStore(MessageStore):
 
         ``since`` is inclusive, ``until`` exclusive. Words of three characters or more use the
         trigram index; shorter ones are checked as substrings of the indexed candidates, or of
-        the persona's messages newest first when the query has only short words.
+        the persona's messages newest first when the query has only short words. Hits are
+        ranked (relevance, then recency) among the newest ``RANK_WINDOW`` matches; a query
+        of short words only is answered newest first.
         """
         terms = split_terms(query)
         if limit < 1:
