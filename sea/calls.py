@@ -23,6 +23,7 @@ from sea.errors import (
     PulseCancelled,
 )
 from sea.events import WarningRaised
+from sea.jsontypes import json_type
 from sea.models import InputParam, Playbook
 from sea.pulse import Frame
 from sea.state import PlaybookState, Update, assign, variables
@@ -44,12 +45,6 @@ _TYPE_CHECKS: dict[str, tuple[str, Any]] = {
 }
 
 
-def _type_name(value: Any) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string"}
-    names.update({dict: "object", list: "array", type(None): "null"})
-    return names.get(type(value), type(value).__name__)
-
-
 def _check_type(param: InputParam, value: Any) -> str | None:
     kind = param.kind
     if kind == "enum":
@@ -59,7 +54,7 @@ def _check_type(param: InputParam, value: Any) -> str | None:
         return None
     expected, test = _TYPE_CHECKS[kind]
     if not test(value):
-        return f"must be {expected}, got {_type_name(value)} {value!r}"[:200]
+        return f"must be {expected}, got {json_type(value)} {value!r}"[:200]
     return None
 
 

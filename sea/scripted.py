@@ -37,7 +37,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from sea.errors import ModelError, ScriptExhausted, UsageError
-from sea.llm.messages import message_dicts
+from sea.llm.messages import message_dicts, usage_metadata
 
 _STRUCTURED_FLAG = "sea_structured_output"
 _METADATA_KWARG = "sea_node_metadata"
@@ -371,9 +371,7 @@ def _answer(entry: Any, messages: list[BaseMessage], kwargs: Mapping[str, Any]) 
 def _usage(messages: Sequence[BaseMessage], answer: str) -> UsageMetadata:
     tokens_in = sum(_TOKENS_PER_MESSAGE + _tokens(str(m.text)) for m in messages)
     tokens_out = max(1, _tokens(answer))
-    return UsageMetadata(
-        input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
-    )
+    return usage_metadata(tokens_in, tokens_out)
 
 
 def _tokens(text: str) -> int:

@@ -21,7 +21,6 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import run_in_executor
@@ -37,6 +36,7 @@ from sea.chat.errors import (
 from sea.chat.messages import ChatTurn, FittedPrompt, fit_to_context, to_chat_turns
 from sea.chat.structured import structured_runnable
 from sea.errors import UsageError
+from sea.llm.messages import usage_metadata
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
 """The name the bundled model reports (``_identifying_params``, response metadata)."""
@@ -243,7 +243,7 @@ class LocalChatModel(BaseChatModel):
         usage = response["usage"]
         message = AIMessage(
             content=choice["message"].get("content") or "",
-            usage_metadata=_usage(usage["prompt_tokens"], usage["completion_tokens"]),
+            usage_metadata=usage_metadata(usage["prompt_tokens"], usage["completion_tokens"]),
             response_metadata=self._metadata(request, choice.get("finish_reason")),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -276,7 +276,7 @@ class LocalChatModel(BaseChatModel):
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",
-                usage_metadata=_usage(request.fitted.prompt_tokens, completion_tokens),
+                usage_metadata=usage_metadata(request.fitted.prompt_tokens, completion_tokens),
                 response_metadata=self._metadata(request, finish_reason),
                 chunk_position="last",
             )
@@ -352,11 +352,3 @@ class LocalChatModel(BaseChatModel):
             "choose between tools reliably; use a `tool` node with explicit arguments, or a "
             "provider model (e.g. `openai:NAME`) for nodes that let the model call tools"
         )
-
-
-def _usage(prompt_tokens: int, completion_tokens: int) -> UsageMetadata:
-    return UsageMetadata(
-        input_tokens=prompt_tokens,
-        output_tokens=completion_tokens,
-        total_tokens=prompt_tokens + completion_tokens,
-    )

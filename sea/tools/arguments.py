@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from sea.errors import ToolArgumentError
+from sea.jsontypes import json_type
 
 TEXT_FIELDS = ("content", "text", "response")
 """Fields of a structured result that carry its text, in order of preference."""
@@ -41,25 +42,6 @@ def tool_schema(tool: BaseTool) -> dict[str, Any]:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return schema.model_json_schema()
     return {"type": "object", "properties": {}}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value (``object``, ``array``, ``integer``…)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
 
 
 def prepare_arguments(
