@@ -57,46 +57,50 @@ class PulseEnded(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class NodeStarted(Event):
-    """A node began (``depth`` 0 is the top-level playbook)."""
+class NodeEvent(Event):
+    """Base of the events that happen at one node of a playbook."""
 
-    kind: ClassVar[str] = "node_start"
     playbook: str
     node: str
+
+
+@dataclass(frozen=True, slots=True)
+class _NodeRun(NodeEvent):
+    """Base of a node's start and end: its type and how deep its playbook is called."""
+
     node_type: str
     depth: int
 
 
 @dataclass(frozen=True, slots=True)
-class NodeEnded(Event):
+class NodeStarted(_NodeRun):
+    """A node began (``depth`` 0 is the top-level playbook)."""
+
+    kind: ClassVar[str] = "node_start"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEnded(_NodeRun):
     """A node ended: ``outcome`` ok, error (routed to error_next) or failed (pulse fails)."""
 
     kind: ClassVar[str] = "node_end"
-    playbook: str
-    node: str
-    node_type: str
-    depth: int
     duration_s: float
     outcome: str
 
 
 @dataclass(frozen=True, slots=True)
-class TokenChunk(Event):
+class TokenChunk(NodeEvent):
     """A piece of a speaking node's reply as the model streams it."""
 
     kind: ClassVar[str] = "token"
-    playbook: str
-    node: str
     text: str
 
 
 @dataclass(frozen=True, slots=True)
-class Spoken(Event):
+class Spoken(NodeEvent):
     """The persona said something to the host (``stored``: kept in memory as conversation)."""
 
     kind: ClassVar[str] = "spoken"
-    playbook: str
-    node: str
     text: str
     stored: bool
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -116,12 +120,10 @@ class MemoryWritten(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCalled(Event):
+class ToolCalled(NodeEvent):
     """A tool ran (``ok``) or failed (``error``)."""
 
     kind: ClassVar[str] = "tool_call"
-    playbook: str
-    node: str
     tool: str
     args: dict[str, Any]
     ok: bool
@@ -150,21 +152,17 @@ class WarningRaised(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorRaised(Event):
+class ErrorRaised(NodeEvent):
     """A node failed; ``routed`` says whether its ``error_next`` took over."""
 
     kind: ClassVar[str] = "error"
-    playbook: str
-    node: str
     error: dict[str, Any]
     routed: bool
 
 
 @dataclass(frozen=True, slots=True)
-class ApprovalRequested(Event):
+class ApprovalRequested(NodeEvent):
     """The pulse waits for a person: answer with ``Runtime.resume(pulse_id, answer)``."""
 
     kind: ClassVar[str] = "approval_request"
-    playbook: str
-    node: str
     request: dict[str, Any]

@@ -13,10 +13,8 @@ Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never rout
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from time import perf_counter
@@ -49,29 +47,13 @@ from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
 from sea.result import PulseResult, Status, pulse_result
+from sea.runs import Run, origin_of, restore_origin
 from sea.tools.box import ToolBox
 from sea.tools.builtin import builtin_tools
 
 __all__ = ["PulseResult", "Runtime", "Status"]
 
 Sink = Callable[[Event | None], None]
-
-
-@dataclass(slots=True)
-class _Run:
-    """One drive of a pulse: a new start or a resume."""
-
-    pulse_id: str
-    persona: Persona | None = None
-    playbook: str | None = None
-    input: str = ""
-    args: Mapping[str, Any] = field(default_factory=dict)
-    answer: Any = None
-    resume: bool = False
-    final: dict[str, Any] = field(default_factory=dict)
-    output_schema: list[str] | None = None
-    ran: bool = False
-    """The graph was started (so there may be checkpoints to remove)."""
 
 
 class Runtime:
@@ -135,7 +117,7 @@ class Runtime:
         args: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``)."""
-        run = _Run(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        run = Run.start(persona, playbook, input, pulse_id, args)
         async for event in self._stream(run):
             yield event
 
@@ -152,7 +134,7 @@ class Runtime:
         args: Mapping[str, Any] | None = None,
     ) -> PulseResult:
         """Run a pulse to its end and return what it did."""
-        run = _Run(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        run = Run.start(persona, playbook, input, pulse_id, args)
         return await self._collect(run)
 
     def run_pulse(
@@ -169,12 +151,12 @@ class Runtime:
 
     async def astream_resume(self, pulse_id: str, answer: Any) -> AsyncIterator[Event]:
         """Answer a waiting pulse's approval request and yield the rest of its events."""
-        async for event in self._stream(_Run(pulse_id, answer=answer, resume=True)):
+        async for event in self._stream(Run.resumed(pulse_id, answer)):
             yield event
 
     async def aresume(self, pulse_id: str, answer: Any) -> PulseResult:
         """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)."""
-        return await self._collect(_Run(pulse_id, answer=answer, resume=True))
+        return await self._collect(Run.resumed(pulse_id, answer))
 
     def resume(self, pulse_id: str, answer: Any) -> PulseResult:
         """Synchronous :meth:`aresume`."""
@@ -203,11 +185,11 @@ class Runtime:
 
     # -- driving ----------------------------------------------------------------------------
 
-    async def _collect(self, run: _Run) -> PulseResult:
+    async def _collect(self, run: Run) -> PulseResult:
         events = [event async for event in self._stream(run)]
         return pulse_result(run.pulse_id, events, run.final, run.output_schema)
 
-    async def _stream(self, run: _Run) -> AsyncIterator[Event]:
+    async def _stream(self, run: Run) -> AsyncIterator[Event]:
         if run.pulse_id in self._running:
             raise UsageError(f"pulse {run.pulse_id!r} is already running")
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -224,7 +206,7 @@ class Runtime:
                 with suppress(asyncio.CancelledError):
                     await task
 
-    async def _drive(self, run: _Run, sink: Sink) -> None:
+    async def _drive(self, run: Run, sink: Sink) -> None:
         started = perf_counter()
         status: Status = "ok"
         error: dict[str, Any] | None = None
@@ -255,7 +237,7 @@ class Runtime:
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)
 
-    async def _execute(self, run: _Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
+    async def _execute(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
         if run.resume:
             await self._load_origin(run, saver)
         else:  # the input is kept whatever happens next, even if the playbook is invalid
@@ -268,12 +250,7 @@ class Runtime:
         run.output_schema = playbook.output_schema
         graph: Graph = self.services.compiler.compile(playbook, library.content_hash(playbook.name))
         frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
-        payload: Any = Command(resume=run.answer)
-        if not run.resume:
-            given = {"input": run.input, **run.args}
-            state = initial_state(frame, bind_args(playbook, given), input=run.input)
-            state["origin"] = _origin(run)
-            payload = state
+        payload = _payload(run, frame)
         config: RunnableConfig = {
             "configurable": {"thread_id": run.pulse_id},
             "recursion_limit": self.services.limits.recursion_limit,
@@ -291,7 +268,7 @@ class Runtime:
             sink(ApprovalRequested(run.pulse_id, *where, request))
         return "waiting" if waiting else "ok"
 
-    async def _store_input(self, run: _Run, sink: Sink) -> None:
+    async def _store_input(self, run: Run, sink: Sink) -> None:
         assert run.persona is not None
         if not run.input:
             return
@@ -309,22 +286,14 @@ class Runtime:
             )
         )
 
-    async def _load_origin(self, run: _Run, saver: BaseCheckpointSaver[Any]) -> None:
+    async def _load_origin(self, run: Run, saver: BaseCheckpointSaver[Any]) -> None:
         found = await saver.aget_tuple(
             {"configurable": {"thread_id": run.pulse_id, "checkpoint_ns": ""}}
         )
-        origin = None if found is None else found.checkpoint["channel_values"].get("origin")
-        if not isinstance(origin, dict):
-            raise UsageError(
-                f"pulse {run.pulse_id!r} is not waiting for an answer: the checkpointer does "
-                "not know it (it never ran here, or it ended)"
-            )
-        persona = origin["persona"]
-        run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
-        run.playbook = str(origin["playbook"])
-        run.input = str(origin.get("input", ""))
+        values = None if found is None else found.checkpoint["channel_values"]
+        restore_origin(run, values)
 
-    def _pulse(self, run: _Run, sink: Sink) -> Pulse:
+    def _pulse(self, run: Run, sink: Sink) -> Pulse:
         assert run.persona is not None
         store, library = self.services.store, self.services.library
         caller = LLMCaller(
@@ -364,14 +333,14 @@ def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
         sink(WarningRaised(pulse_id, "llm_call", text, record.playbook, record.node))
 
 
-def _origin(run: _Run) -> dict[str, Any]:
-    assert run.persona is not None
-    persona = run.persona
-    return {
-        "playbook": run.playbook,
-        "input": run.input,
-        "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
-    }
+def _payload(run: Run, frame: Frame) -> Any:
+    """What the graph is invoked with: the first state of a new pulse, or the answer."""
+    if run.resume:
+        return Command(resume=run.answer)
+    given = {"input": run.input, **run.args}
+    state = initial_state(frame, bind_args(frame.playbook, given), input=run.input)
+    state["origin"] = origin_of(run)
+    return state
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:

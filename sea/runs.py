@@ -1,0 +1,81 @@
+"""One drive of a pulse, and the origin a pulse keeps in its checkpoints.
+
+A drive is what the host asked for (a new pulse, or the answer that resumes a waiting
+one) together with what the drive learns on the way (its final state, whether the graph
+started). The origin (persona, playbook, input) is stored in the graph state so another
+process can resume the pulse from the checkpointer alone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from saimemory.records import Persona
+from sea.errors import UsageError
+
+
+@dataclass(slots=True)
+class Run:
+    """One drive of a pulse: a new start or a resume."""
+
+    pulse_id: str
+    persona: Persona | None = None
+    playbook: str | None = None
+    input: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    answer: Any = None
+    resume: bool = False
+    final: dict[str, Any] = field(default_factory=dict)
+    output_schema: list[str] | None = None
+    ran: bool = False
+    """The graph was started (so there may be checkpoints to remove)."""
+
+    @classmethod
+    def start(
+        cls,
+        persona: Persona,
+        playbook: str,
+        input: str,
+        pulse_id: str | None,
+        args: Mapping[str, Any] | None,
+    ) -> Run:
+        """A new pulse (a fresh id unless the host gives one)."""
+        return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+
+    @classmethod
+    def resumed(cls, pulse_id: str, answer: Any) -> Run:
+        """A waiting pulse driven on with the answer to its approval request."""
+        return cls(pulse_id, answer=answer, resume=True)
+
+
+def origin_of(run: Run) -> dict[str, Any]:
+    """The origin of a new pulse, as the state value ``origin`` keeps it."""
+    assert run.persona is not None
+    persona = run.persona
+    return {
+        "playbook": run.playbook,
+        "input": run.input,
+        "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
+    }
+
+
+def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
+    """Set the resumed ``run``'s persona, playbook and input from its checkpointed state.
+
+    Raises:
+        UsageError: the checkpointer has no state of this pulse (it never ran there, or
+            it ended and its checkpoints were removed).
+    """
+    origin = None if values is None else values.get("origin")
+    if not isinstance(origin, dict):
+        raise UsageError(
+            f"pulse {run.pulse_id!r} is not waiting for an answer: the checkpointer does "
+            "not know it (it never ran here, or it ended)"
+        )
+    persona = origin["persona"]
+    run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
+    run.playbook = str(origin["playbook"])
+    run.input = str(origin.get("input", ""))
