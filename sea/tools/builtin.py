@@ -12,7 +12,8 @@ left out: a search should find what was said before, not the question being aske
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -70,12 +71,8 @@ def _list_playbooks_tool(library: PlaybookCatalog) -> BaseTool:
     def run() -> list[dict[str, str]]:
         return [{"name": p.name, "description": p.description} for p in library.router_callable()]
 
-    async def arun() -> list[dict[str, str]]:
-        return run()
-
-    return StructuredTool.from_function(
-        func=run,
-        coroutine=arun,
+    return _tool(
+        run,
         name="list_available_playbooks",
         description="List the playbooks a router may choose, with their descriptions.",
         args_schema=_NoArgs,
@@ -94,18 +91,8 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
         messages = [hit.message for hit in hits]
         return _records(_outside_pulse(messages, config)[:limit])
 
-    async def arun(
-        query: str,
-        limit: int = 5,
-        tags: list[str] | None = None,
-        *,
-        config: RunnableConfig,
-    ) -> list[dict[str, Any]]:
-        return run(query, limit, tags, config=config)
-
-    return StructuredTool.from_function(
-        func=run,
-        coroutine=arun,
+    return _tool(
+        run,
         name="memory_search",
         description="Search the persona's memory (full text) and return the best matches.",
         args_schema=_SearchArgs,
@@ -117,15 +104,29 @@ def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
         messages = store.recent(persona_id, limit=limit + _spare(config))
         return _records(_outside_pulse(messages, config)[-limit:])
 
-    async def arun(limit: int = 10, *, config: RunnableConfig) -> list[dict[str, Any]]:
-        return run(limit, config=config)
-
-    return StructuredTool.from_function(
-        func=run,
-        coroutine=arun,
+    return _tool(
+        run,
         name="memory_recent",
         description="The persona's most recent messages, oldest first.",
         args_schema=_RecentArgs,
+    )
+
+
+def _tool(
+    run: Callable[..., Any], *, name: str, description: str, args_schema: type[BaseModel]
+) -> BaseTool:
+    """A tool of a quick synchronous ``run``, awaited in place (no thread hop).
+
+    The coroutine keeps ``run``'s signature, so a ``config: RunnableConfig`` parameter
+    still receives the call's config.
+    """
+
+    @functools.wraps(run)
+    async def arun(*args: Any, **kwargs: Any) -> Any:
+        return run(*args, **kwargs)
+
+    return StructuredTool.from_function(
+        func=run, coroutine=arun, name=name, description=description, args_schema=args_schema
     )
 
 

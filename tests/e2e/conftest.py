@@ -21,13 +21,6 @@ MakeRuntime = Callable[..., Runtime]
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    db = SQLiteStore(tmp_path / "memory.sqlite")
-    yield db
-    db.close()
-
-
-@pytest.fixture
 def make_runtime(store: SQLiteStore, tmp_path: Path) -> Iterator[MakeRuntime]:
     made: list[Runtime] = []
 

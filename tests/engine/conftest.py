@@ -20,13 +20,6 @@ PLAYBOOKS = Path(__file__).parent / "playbooks"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    db = SQLiteStore(tmp_path / "memory.sqlite")
-    yield db
-    db.close()
-
-
-@pytest.fixture
 def persona() -> Persona:
     return Persona("aiko", "Aiko", "You are Aiko, a cheerful helper.")
 

@@ -1,4 +1,7 @@
-"""Fixtures of the LLM call path tests: a real SQLite store and a persona."""
+"""Fixtures shared by the test packages: a real SQLite store and a persona.
+
+A package's own conftest may define a fixture of the same name; pytest uses the nearer one.
+"""
 
 from __future__ import annotations
 
