@@ -16,7 +16,6 @@ Running out of responses raises :class:`sea.errors.ScriptExhausted` naming the n
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,27 +24,27 @@ from typing import Any
 
 import orjson
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, ensure_config
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
-from sea.errors import ModelError, ScriptExhausted, UsageError
-from sea.llm.messages import message_dicts, usage_metadata
+from sea.errors import ScriptExhausted, UsageError
+from sea.llm.messages import message_dicts
+from sea.scripted_answers import (
+    answer,
+    aparse_structured,
+    chunks,
+    parse_structured,
+    parsed_or_raise,
+)
 
 _STRUCTURED_FLAG = "sea_structured_output"
 _METADATA_KWARG = "sea_node_metadata"
-_WIDE = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
-_WORD = re.compile(rf"[{_WIDE}]{{1,3}}\s*|[^\s{_WIDE}]+\s*|\s+")
-"""Stream chunks: a word with its trailing space; CJK text, which has no spaces, by threes."""
-_CHARS_PER_TOKEN = 4
-_TOKENS_PER_MESSAGE = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +203,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         entry = self._take(messages, kwargs.pop(_METADATA_KWARG, None) or _metadata(run_manager))
-        yield from _chunks(_answer(entry, messages, kwargs))
+        yield from chunks(answer(entry, messages, kwargs))
 
     async def _astream(
         self,
@@ -214,7 +213,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         entry = self._take(messages, kwargs.pop(_METADATA_KWARG, None) or _metadata(run_manager))
-        for chunk in _chunks(_answer(entry, messages, kwargs)):
+        for chunk in chunks(answer(entry, messages, kwargs)):
             yield chunk
             await asyncio.sleep(0)  # a real stream yields control between chunks
 
@@ -245,18 +244,18 @@ class ScriptedChatModel(BaseChatModel):
         """
         bound = self.bind(**{_STRUCTURED_FLAG: True})
         parse = RunnableLambda(
-            _parse_structured, afunc=_aparse_structured, name="scripted_structured"
+            parse_structured, afunc=aparse_structured, name="scripted_structured"
         )
         if include_raw:
             return bound | parse
-        return bound | parse | RunnableLambda(_parsed_or_raise, name="scripted_parsed")
+        return bound | parse | RunnableLambda(parsed_or_raise, name="scripted_parsed")
 
     # -- script ---------------------------------------------------------------------------
 
     def _result(
         self, messages: list[BaseMessage], metadata: Mapping[str, Any], kwargs: Mapping[str, Any]
     ) -> ChatResult:
-        message = _answer(self._take(messages, metadata), messages, kwargs)
+        message = answer(self._take(messages, metadata), messages, kwargs)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _take(self, messages: list[BaseMessage], metadata: Mapping[str, Any]) -> Any:
@@ -345,69 +344,3 @@ def _node_metadata(config: RunnableConfig | None) -> dict[str, Any]:
 
 def _metadata(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> Any:
     return (run_manager.metadata if run_manager is not None else None) or {}
-
-
-def _answer(entry: Any, messages: list[BaseMessage], kwargs: Mapping[str, Any]) -> AIMessage:
-    tool_calls: list[dict[str, Any]] = []
-    if isinstance(entry, dict) and "tool_calls" in entry:
-        if not kwargs.get("tools"):
-            raise ModelError(
-                "a scripted tool-call response was given to a call that offered no tools"
-            )
-        content = str(entry.get("content", ""))
-        tool_calls = [
-            {"name": c["name"], "args": dict(c.get("args", {})), "id": c["id"]}
-            for c in entry["tool_calls"]
-        ]
-    elif isinstance(entry, str):
-        content = entry
-    else:
-        content = orjson.dumps(entry).decode()
-    spent = content + "".join(orjson.dumps(c["args"]).decode() for c in tool_calls)
-    usage = _usage(messages, spent)
-    return AIMessage(content=content, tool_calls=tool_calls, usage_metadata=usage)
-
-
-def _usage(messages: Sequence[BaseMessage], answer: str) -> UsageMetadata:
-    tokens_in = sum(_TOKENS_PER_MESSAGE + _tokens(str(m.text)) for m in messages)
-    tokens_out = max(1, _tokens(answer))
-    return usage_metadata(tokens_in, tokens_out)
-
-
-def _tokens(text: str) -> int:
-    return (len(text) + _CHARS_PER_TOKEN - 1) // _CHARS_PER_TOKEN
-
-
-def _chunks(message: AIMessage) -> Iterator[ChatGenerationChunk]:
-    words = _WORD.findall(str(message.content))
-    for word in words:
-        yield ChatGenerationChunk(message=AIMessageChunk(content=word))
-    last = AIMessageChunk(
-        content="",
-        usage_metadata=message.usage_metadata,
-        tool_call_chunks=[
-            {"name": c["name"], "args": orjson.dumps(c["args"]).decode(), "id": c["id"], "index": i}
-            for i, c in enumerate(message.tool_calls)
-        ],
-        chunk_position="last",
-    )
-    yield ChatGenerationChunk(message=last)
-
-
-def _parse_structured(raw: AIMessage) -> dict[str, Any]:
-    text = str(raw.text)
-    try:
-        return {"raw": raw, "parsed": orjson.loads(text), "parsing_error": None}
-    except orjson.JSONDecodeError as exc:
-        error = OutputParserException(f"the answer is not JSON: {exc}", llm_output=text)
-        return {"raw": raw, "parsed": None, "parsing_error": error}
-
-
-async def _aparse_structured(raw: AIMessage) -> dict[str, Any]:
-    return _parse_structured(raw)  # no thread hop: parsing is quick
-
-
-def _parsed_or_raise(result: dict[str, Any]) -> Any:
-    if result["parsing_error"] is not None:
-        raise result["parsing_error"]
-    return result["parsed"]
