@@ -202,9 +202,9 @@ async def call_playbook(
     except (GraphBubbleUp, BoundExceeded, PulseCancelled):
         raise
     except ExecutionError as exc:
-        raise ExecutionError(
-            f"playbook {callee.name!r} failed: {exc}", code=exc.code
-        ) from exc
+        failure = ExecutionError(f"playbook {callee.name!r} failed: {exc}", code=exc.code)
+        failure.steps = exc.steps  # the caller's step count includes the callee's nodes
+        raise failure from exc
     return _results(callee, node, final, start)
 
 

@@ -9,6 +9,7 @@ context (:class:`~sea.pulse.Frame`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
@@ -43,6 +44,8 @@ def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:
     if isinstance(exc, SeaError):
         detail = exc.detail if isinstance(exc, ExecutionError) else exc.message
         failure = ExecutionError(detail, code=exc.code, playbook=playbook, node=node)
+        if isinstance(exc, ExecutionError):
+            failure.steps = exc.steps
     else:
         failure = NodeFailed(f"{type(exc).__name__}: {exc}", playbook=playbook, node=node)
     failure.__cause__ = exc
@@ -99,46 +102,84 @@ class Compiler:
         return builder.compile(name=playbook.name)
 
 
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One node as its runner sees it: where it is and how its outcome is handled."""
+
+    playbook: str
+    node: str
+    node_type: str
+    routed: bool
+    """The node has an ``error_next``: its failure is routed, not raised."""
+    looping: bool
+    """The node is on a cycle: its visits are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Timing:
+    """A node run between its start and end events."""
+
+    frame: Frame
+    site: _Site
+    started: float
+
+    @classmethod
+    def start(cls, frame: Frame, site: _Site) -> _Timing:
+        pid, depth = frame.pulse.pulse_id, frame.depth
+        frame.emit(NodeStarted(pid, site.playbook, site.node, site.node_type, depth))
+        return cls(frame, site, perf_counter())
+
+    def end(self, outcome: str) -> None:
+        site, frame = self.site, self.frame
+        took = perf_counter() - self.started
+        where = (site.playbook, site.node, site.node_type, frame.depth)
+        frame.emit(NodeEnded(frame.pulse.pulse_id, *where, took, outcome))
+
+
 def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool, looping: bool) -> Any:
-    node_id: str = node.id
-    node_type: str = node.type
+    site = _Site(playbook, node.id, node.type, routed, looping)
 
     async def run(state: PlaybookState, runtime: GraphRuntime[Frame]) -> Update:
         frame = runtime.context
-        check_bounds(state, node_id, playbook, frame.services.limits, looping=looping)
-        pid = frame.pulse.pulse_id
-        frame.emit(NodeStarted(pid, playbook, node_id, node_type, frame.depth))
-        started = perf_counter()
-
-        def ended(outcome: str) -> None:
-            took = perf_counter() - started
-            frame.emit(NodeEnded(pid, playbook, node_id, node_type, frame.depth, took, outcome))
-
+        check_bounds(state, site.node, playbook, frame.services.limits, looping=looping)
+        timing = _Timing.start(frame, site)
         try:
             update = await kind.run(node, state, frame)
         except (GraphBubbleUp, BoundExceeded, PulseCancelled):
             raise
         except Exception as exc:
-            failure = as_failure(exc, playbook, node_id)
-            record = error_record(failure, node_id)
-            frame.emit(ErrorRaised(pid, playbook, node_id, record, routed))
-            if not routed:
-                ended("failed")
-                if failure is exc:
-                    raise
-                raise failure from exc
-            ended("error")
-            failed: Update = {"error": record, "fault": node_id, "steps": 1}
-            if looping:
-                failed["visits"] = {node_id: 1}
-            return failed
-        ended("ok")
+            return _failed(exc, state, timing)
+        timing.end("ok")
         counted: Update = {**update, "steps": 1 + int(update.get("steps", 0))}
         if looping:
-            counted["visits"] = {node_id: 1}
+            counted["visits"] = {site.node: 1}
         if routed:
             counted["fault"] = None
         return counted
 
-    run.__name__ = f"node_{node_id}"
+    run.__name__ = f"node_{site.node}"
     return run
+
+
+def _failed(exc: Exception, state: PlaybookState, timing: _Timing) -> Update:
+    """Route a node's failure to its ``error_next``, or raise it to fail the pulse.
+
+    A routed failure counts every node run it stands for: this node, and when this node
+    called a playbook, the nodes the callee ran before it failed.
+    """
+    site, frame = timing.site, timing.frame
+    failure = as_failure(exc, site.playbook, site.node)
+    before = int(state.get("steps") or 0)
+    failure.steps = max(failure.steps or 0, before + 1)
+    record = error_record(failure, site.node)
+    frame.emit(ErrorRaised(frame.pulse.pulse_id, site.playbook, site.node, record, site.routed))
+    if not site.routed:
+        timing.end("failed")
+        if failure is exc:
+            raise failure
+        raise failure from exc
+    timing.end("error")
+    failed: Update = {"error": record, "fault": site.node, "steps": failure.steps - before}
+    if site.looping:
+        failed["visits"] = {site.node: 1}
+    return failed

@@ -127,6 +127,9 @@ class ExecutionError(SeaError, RuntimeError):
         where = ".".join(p for p in (playbook, node) if p)
         super().__init__(f"{where}: {message}" if where else message, code=code)
         self.detail = message
+        self.steps: int | None = None
+        """The pulse's node runs up to the failure, the failing node's included (set by the
+        engine, so a caller that routes a callee's failure counts the callee's nodes)."""
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable form used in results, events and traces."""

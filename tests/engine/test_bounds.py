@@ -45,3 +45,36 @@ def test_bound_inside_callee_is_not_routed(make_runtime: MakeRuntime, persona: P
     assert result.error is not None and result.error["code"] == "SEA560"
     assert (result.error["playbook"], result.error["node"]) == ("forever", "inc")
     assert "handled" not in result.outputs
+
+
+def test_routed_callee_failure_counts_the_callee_steps(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    # call, then runs_then_fails.first, .second, .calc (fails), then handle: 5 node runs
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "routes_callee_failure", "x")
+    assert result.status == "ok", result.error
+    assert result.usage["steps"] == 5
+
+
+def test_routed_callee_failure_spends_the_step_budget(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    enough, _ = make_runtime(limits=Limits(max_steps=5))
+    assert enough.run_pulse(persona, "routes_callee_failure", "x").status == "ok"
+    short, _ = make_runtime(limits=Limits(max_steps=4))
+    result = short.run_pulse(persona, "routes_callee_failure", "x")
+    assert result.status == "error"
+    assert result.error is not None and result.error["code"] == "SEA560"
+    assert (result.error["playbook"], result.error["node"]) == ("routes_callee_failure", "handle")
+    assert "step budget of 4" in result.error["message"]
+
+
+def test_routed_exec_failure_counts_the_callee_steps(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    # pick, run, runs_then_fails.first, .second, .calc (fails), then handle: 6 node runs
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "exec_fails", "x")
+    assert result.status == "ok", result.error
+    assert result.usage["steps"] == 6
