@@ -2,8 +2,9 @@
 
 Every public module of this package is a subcommand: its ``register(subparsers)`` adds a
 parser and sets ``func`` (``args -> exit code``).
-Errors the engine raises on purpose (:class:`sea.errors.SeaError`) become a clean message
-and a non-zero exit here, never a traceback.
+Errors the engine and the store raise on purpose (:class:`sea.errors.SeaError`,
+:class:`saimemory.errors.MemoryStoreError`) become a clean message and a non-zero exit
+here, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 
+from saimemory.errors import MemoryStoreError
 from sea.errors import SeaError, UsageError
 
 
@@ -52,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sea: {exc.code} error: {exc.message}", file=sys.stderr)
         return 2
     except SeaError as exc:
+        print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryStoreError as exc:  # the store cannot be opened or used
         print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

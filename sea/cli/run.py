@@ -9,8 +9,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
 from sea.cli._setup import add_db_argument, data_dir, default_db, load_persona
@@ -19,7 +17,7 @@ from sea.errors import UsageError
 from sea.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.runtime import Runtime
-from sea.trace.recorder import TraceRecorder, history_snapshot
+from sea.trace.recorder import TraceRecorder, history_snapshot, write_trace
 from sea.trace.replay import current_hashes
 
 DEFAULT_PLAYBOOK = "meta_user"
@@ -90,45 +88,65 @@ async def _run(args: argparse.Namespace) -> int:
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid playbook fails before anything is loaded
     persona = load_persona(args.persona_file, args.persona)
+    record = None if args.record is None else record_path(args.record)
     models = chat_models(args.model, args.light_model)
     store = open_store(args.db or default_db())
     view: View = JsonView() if args.json else TerminalView(sys.stdout, sys.stderr)
     try:
-        status = await _pulse(args, store, persona, models, library, name, view)
+        runtime = _runtime(store, models, library)
+        status = await _pulse(runtime, library, persona, name, args.input, view, record)
     finally:
         store.close()
     return 0 if status == "ok" else 1
 
 
-async def _pulse(
-    args: argparse.Namespace,
-    store: MessageStore,
-    persona: Persona,
-    models: ModelSet,
-    library: PlaybookLibrary,
-    name: str,
-    view: View,
-) -> str:
+def record_path(target: str) -> Path:
+    """The ``--record`` file, checked before the pulse runs so its trace is not lost.
+
+    Raises:
+        UsageError: the file's directory does not exist, or the path is a directory.
+    """
+    path = Path(target).expanduser()
+    if path.is_dir():
+        raise UsageError(f"--record {target}: is a directory; give a file name, e.g. trace.json")
+    if not path.parent.is_dir():
+        raise UsageError(
+            f"--record {target}: the directory {path.parent} does not exist; create it first"
+        )
+    return path
+
+
+def _runtime(store: MessageStore, models: ModelSet, library: PlaybookLibrary) -> Runtime:
     home = data_dir()
     home.mkdir(parents=True, exist_ok=True)
-    runtime = Runtime(
+    return Runtime(
         store, models, library=library, checkpoint_path=home / "checkpoints.sqlite",
         history_budget=DEFAULT_BUDGET,
     )
+
+
+async def _pulse(
+    runtime: Runtime,
+    library: PlaybookLibrary,
+    persona: Persona,
+    name: str,
+    text: str,
+    view: View,
+    record: Path | None,
+) -> str:
+    store = runtime.services.store
     pulse_id = uuid.uuid4().hex
     recorder = None
-    if args.record:
+    if record is not None:
         history = history_snapshot(store, persona.id, DEFAULT_BUDGET, pulse_id)
-        recorder = TraceRecorder(persona, name, args.input, pulse_id, history,
+        recorder = TraceRecorder(persona, name, text, pulse_id, history,
                                  playbook_dirs=[str(d) for d in library.dirs])
-    async for event in runtime.astream_pulse(persona, name, args.input, pulse_id=pulse_id):
+    async for event in runtime.astream_pulse(persona, name, text, pulse_id=pulse_id):
         if recorder is not None:
             recorder.observe(event)
         view.show(event)
+    status = view.finish()
     if recorder is not None:
-        trace = recorder.trace(current_hashes(library, recorder.playbooks_run()))
-        Path(args.record).write_bytes(
-            orjson.dumps(trace.model_dump(by_alias=True, exclude={"schema_"}),
-                         option=orjson.OPT_INDENT_2) + b"\n"
-        )
-    return view.finish()
+        assert record is not None
+        write_trace(recorder.trace(current_hashes(library, recorder.playbooks_run())), record)
+    return status

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.jsonl import message_record
+from sea.errors import UsageError
 from sea.events import (
     Event,
     LLMCalled,
@@ -46,6 +48,19 @@ def history_snapshot(
         _plain(message_record(message, threads.get(message.thread)))
         for message in store.history(persona, pulse_id=pulse_id, budget=budget)
     ]
+
+
+def write_trace(trace: Trace, path: Path) -> None:
+    """Write ``trace`` to ``path`` as indented JSON.
+
+    Raises:
+        UsageError: the file cannot be written (the message says why).
+    """
+    data = trace.model_dump(by_alias=True, exclude={"schema_"})
+    try:
+        path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write the trace {path}: {exc.strerror}") from exc
 
 
 def _plain(value: Any) -> Any:

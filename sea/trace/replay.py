@@ -16,17 +16,20 @@ from typing import Any
 
 import orjson
 from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import ValidationError
 
-from saimemory import HistoryBudget, Persona
+from saimemory import HistoryBudget, MessageStore, Persona
+from saimemory.errors import MemoryStoreError
 from saimemory.jsonl import import_jsonl
 from saimemory.sqlite import SQLiteStore
 from sea.errors import ReplayError, SeaError
+from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.pulse import Library
 from sea.runtime import Runtime
 from sea.scripted import ScriptedChatModel
 from sea.trace.compare import Divergence, first_divergence
-from sea.trace.format import Trace, TraceToolCall
+from sea.trace.format import TRACE_VERSION, Trace, TraceToolCall
 from sea.trace.recorder import TraceRecorder
 
 
@@ -90,7 +93,8 @@ def load_trace(path: Path) -> Trace:
     """Read and check a trace file.
 
     Raises:
-        ReplayError: the file cannot be read or is not a trace.
+        ReplayError: the file cannot be read or is not a trace (the message names what is
+            wrong: the JSON type, the format version, or the first fields that are off).
     """
     try:
         data = orjson.loads(path.read_bytes())
@@ -98,15 +102,48 @@ def load_trace(path: Path) -> Trace:
         raise ReplayError(f"cannot read the trace {path}: {exc.strerror}") from exc
     except orjson.JSONDecodeError as exc:
         raise ReplayError(f"the trace {path} is not valid JSON: {exc}") from exc
+    not_trace = f"{path} is not a SEA trace (a file written by `sea run --record`)"
+    if not isinstance(data, dict):
+        raise ReplayError(f"{not_trace}: it holds a JSON {json_type(data)}, not an object")
+    version = data.get("version")
+    if "version" in data and version != TRACE_VERSION:
+        raise ReplayError(
+            f"{path}: trace format version {version!r} is not supported (this SEA reads "
+            f"version {TRACE_VERSION}); record the pulse again"
+        )
     try:
         return Trace.model_validate(data)
-    except ValueError as exc:
-        raise ReplayError(f"{path} is not a SEA trace: {_first_line(exc)}") from exc
+    except ValidationError as exc:
+        raise ReplayError(f"{not_trace}: {_problems(exc)}") from exc
 
 
-def _first_line(exc: Exception) -> str:
-    lines = str(exc).splitlines()
-    return " ".join(lines[:3])
+_SHOWN_PROBLEMS = 4
+
+
+def _problems(exc: ValidationError) -> str:
+    """The first few validation errors as ``field: what is wrong``, and how many more."""
+    errors = exc.errors()
+    shown = [
+        f"{'.'.join(str(p) for p in error['loc']) or 'the document'}: {error['msg'].lower()}"
+        for error in errors[:_SHOWN_PROBLEMS]
+    ]
+    more = len(errors) - len(shown)
+    return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def seed_history(store: MessageStore, trace: Trace) -> None:
+    """Write the earlier conversation the recorded pulse saw into ``store``.
+
+    Raises:
+        ReplayError: the trace's ``history`` lines are not SAIMemory messages.
+    """
+    try:
+        import_jsonl(store, [orjson.dumps(line) for line in trace.history])
+    except MemoryStoreError as exc:
+        raise ReplayError(
+            f"the trace's history (the earlier conversation of persona {trace.persona.id!r}) "
+            f"cannot be imported: {exc}"
+        ) from exc
 
 
 async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> ReplayReport:
@@ -115,7 +152,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
     with TemporaryDirectory(prefix="sea-replay-") as tmp:
         store = SQLiteStore(Path(tmp) / "memory.sqlite")
         try:
-            import_jsonl(store, [orjson.dumps(line) for line in trace.history])
+            seed_history(store, trace)
             model = scripted_model(trace)
             runtime = Runtime(
                 store,

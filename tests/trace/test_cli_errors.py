@@ -1,0 +1,102 @@
+"""``sea run --json`` output, and clean errors (no traceback) for bad files and options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from tests.trace.conftest import Outcome, Sea
+
+
+def clean(done: Outcome, code: int, *words: str) -> None:
+    """``done`` exited with ``code`` and a one-line ``sea:`` message naming ``words``."""
+    assert done.code == code, done.err
+    assert "Traceback" not in done.err + done.out
+    assert done.err.startswith("sea: ")
+    for word in words:
+        assert word in done.err
+
+
+def test_run_json_prints_one_object_with_the_pulse(sea: Sea) -> None:
+    done = sea("run", "--input", "Hello", "--model", sea.script(), "--json")
+    assert done.code == 0, done.err
+    result = orjson.loads(done.out)
+    assert set(result) == {"pulse_id", "status", "spoken", "error", "llm_calls", "memory_writes"}
+    assert result["status"] == "ok" and result["error"] is None
+    assert result["spoken"] == ["Hello! I'm Aoi."]
+    assert isinstance(result["pulse_id"], str) and len(result["pulse_id"]) == 32
+    assert [(c["playbook"], c["node"]) for c in result["llm_calls"]] == [
+        ("sub_router_user", "decide"),
+        ("sub_speak", "compose"),
+    ]
+    assert [(w["role"], w["content"]) for w in result["memory_writes"]] == [
+        ("user", "Hello"),
+        ("assistant", "Hello! I'm Aoi."),
+    ]
+
+
+def test_missing_persona_file_is_a_usage_error(sea: Sea) -> None:
+    missing = sea.root / "nobody.json"
+    done = sea("run", "--input", "Hi", "--model", sea.script(), "--persona-file", str(missing))
+    clean(done, 2, "persona file", str(missing))
+
+
+def test_bad_model_spec_is_a_usage_error(sea: Sea) -> None:
+    clean(sea("run", "--input", "Hi", "--model", "bogus:x"), 2, "unknown provider 'bogus'")
+
+
+def test_missing_model_script_is_a_usage_error(sea: Sea) -> None:
+    missing = sea.root / "none.json"
+    clean(sea("run", "--input", "Hi", "--model", f"scripted:{missing}"), 2, str(missing))
+
+
+def test_record_into_a_missing_directory_fails_before_the_pulse(sea: Sea) -> None:
+    target = sea.root / "no" / "such" / "trace.json"
+    done = sea("run", "--input", "Hi", "--model", sea.script(), "--record", str(target))
+    clean(done, 2, "--record", "does not exist")
+    assert not target.parent.exists()
+    assert not (sea.root / "home" / "memory.sqlite").exists()  # nothing ran, nothing stored
+
+
+def test_record_to_a_directory_is_a_usage_error(sea: Sea) -> None:
+    done = sea("run", "--input", "Hi", "--model", sea.script(), "--record", str(sea.root))
+    clean(done, 2, "--record", "is a directory")
+
+
+def test_unusable_store_gives_a_clean_error(sea: Sea) -> None:
+    done = sea("run", "--input", "Hi", "--model", sea.script(), "--db", str(sea.root))
+    clean(done, 1, "MEM", "is a directory")
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_bytes(orjson.dumps(data))
+    return path
+
+
+def test_json_that_is_not_a_trace_is_named(sea: Sea) -> None:
+    done = sea("replay", str(write(sea.root / "other.json", {"hello": 1})))
+    clean(done, 1, "SEA700", "is not a SEA trace", "version: field required")
+
+
+def test_json_array_is_not_a_trace(sea: Sea) -> None:
+    done = sea("replay", str(write(sea.root / "list.json", [1, 2])))
+    clean(done, 1, "is not a SEA trace", "JSON array")
+
+
+def test_unknown_trace_version_is_named(sea: Sea) -> None:
+    done = sea("replay", str(write(sea.root / "v9.json", {"version": 9})))
+    clean(done, 1, "trace format version 9 is not supported")
+
+
+def test_trace_with_a_history_that_cannot_be_imported(sea: Sea) -> None:
+    trace = sea.root / "trace.json"
+    assert sea("run", "--input", "Hi", "--model", sea.script(), "--record", str(trace)).code == 0
+    data = orjson.loads(trace.read_bytes())
+    data["history"] = [{"role": "user"}]
+    done = sea("replay", str(write(trace, data)))
+    clean(done, 1, "SEA700", "history", "'aoi'", "cannot be imported", "missing content")
+
+
+def test_unreadable_trace_file(sea: Sea) -> None:
+    clean(sea("replay", str(sea.root / "absent.json")), 1, "cannot read the trace")

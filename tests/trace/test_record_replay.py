@@ -1,0 +1,74 @@
+"""`sea run --record` and `sea replay`: a recorded pulse replays; an edited playbook diverges."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+
+from sea.resources import bundled_playbooks_dir
+from tests.trace.conftest import Sea
+
+
+def record(sea: Sea) -> Path:
+    trace = sea.root / "trace.json"
+    done = sea("run", "--input", "Hello", "--model", sea.script(), "--record", str(trace))
+    assert done.code == 0, done.err
+    assert done.out.strip() == "Hello! I'm Aoi."
+    return trace
+
+
+def test_recorded_pulse_replays_and_matches(sea: Sea) -> None:
+    trace = record(sea)
+    data = orjson.loads(trace.read_bytes())
+    assert data["playbook"] == "meta_user" and data["status"] == "ok"
+    assert data["spoken"] == ["Hello! I'm Aoi."]
+    ran = [f"{n['playbook']}.{n['node']}" for n in data["nodes"]]
+    assert ran[0] == "meta_user.route" and "meta_user.speak" in ran
+    assert "meta_user.run" not in ran
+    assert [(c["playbook"], c["node"]) for c in data["llm_calls"]] == [
+        ("sub_router_user", "decide"),
+        ("sub_speak", "compose"),
+    ]
+
+    replayed = sea("replay", str(trace))
+    assert replayed.code == 0, replayed.out + replayed.err
+    assert replayed.out.startswith("replay matched:")
+    assert "2 model calls" in replayed.out
+
+
+def edited_playbooks(root: Path) -> Path:
+    """The bundled playbooks, with meta_user sending ``basic_chat`` to ``run``, not ``speak``."""
+    copy = root / "playbooks"
+    shutil.copytree(bundled_playbooks_dir(), copy)
+    meta = copy / "meta_user.json"
+    data = orjson.loads(meta.read_bytes())
+    (check,) = [node for node in data["nodes"] if node["id"] == "check"]
+    assert check["conditional_next"]["cases"] == {"basic_chat": "speak"}
+    check["conditional_next"]["cases"] = {"basic_chat": "run"}
+    meta.write_bytes(orjson.dumps(data))
+    return copy
+
+
+def test_replay_against_an_edited_playbook_reports_the_divergence(sea: Sea) -> None:
+    trace = record(sea)
+    playbooks = edited_playbooks(sea.root)
+
+    replayed = sea("replay", str(trace), "--playbooks", str(playbooks), "--json")
+    assert replayed.code == 1
+    report = orjson.loads(replayed.out)
+    assert report["matched"] is False
+    assert report["divergence"] == {
+        "playbook": "meta_user",
+        "node": "speak",
+        "field": "step",
+        "expected": "node meta_user.speak",
+        "actual": "node meta_user.run",
+    }
+    assert list(report["changed_playbooks"]) == ["meta_user"]
+
+    text = sea("replay", str(trace), "--playbooks", str(playbooks))
+    assert text.code == 1
+    assert "note: playbook meta_user changed since the recording" in text.out
+    assert "replay diverged at meta_user.speak: step" in text.out
