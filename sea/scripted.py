@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -34,6 +33,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from sea.errors import ScriptExhausted, UsageError
+from sea.jsonfile import read_json
 from sea.llm.messages import message_dicts
 from sea.scripted_answers import (
     answer,
@@ -93,13 +93,7 @@ class ScriptedChatModel(BaseChatModel):
             UsageError: the file cannot be read or does not have that shape.
         """
         file = Path(path)
-        try:
-            data = orjson.loads(file.read_bytes())
-        except OSError as exc:
-            raise UsageError(f"cannot read the model script {file}: {exc.strerror}") from exc
-        except orjson.JSONDecodeError as exc:
-            raise UsageError(f"the model script {file} is not valid JSON: {exc}") from exc
-        return cls.from_mapping(data, source=str(file))
+        return cls.from_mapping(read_json(file, "model script"), source=str(file))
 
     @classmethod
     def from_mapping(cls, data: Any, *, source: str = "<script>") -> ScriptedChatModel:

@@ -9,12 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from saimemory import Persona
 from sea.errors import UsageError
+from sea.jsonfile import read_json
 
 DB_ENV = "SEA_DB"
 HOME_ENV = "SEA_HOME"
@@ -64,7 +62,7 @@ def load_persona(file: str | None, persona_id: str | None) -> Persona:
             return DEFAULT_PERSONA
         return Persona(persona_id, persona_id, DEFAULT_PERSONA.system_prompt.replace(
             DEFAULT_PERSONA.name, persona_id))
-    data = _read_json(Path(file), "persona file")
+    data = read_json(Path(file), "persona file")
     if not isinstance(data, dict):
         raise UsageError(f"{file}: a persona file is a JSON object with id, name, system_prompt")
     unknown = sorted(set(data) - {"id", "name", "system_prompt"})
@@ -78,12 +76,3 @@ def load_persona(file: str | None, persona_id: str | None) -> Persona:
     if not isinstance(name, str) or not isinstance(prompt, str):
         raise UsageError(f"{file}: 'name' and 'system_prompt' must be strings")
     return Persona(pid, name, prompt)
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"cannot read the {what} {path}: {exc.strerror}") from exc
-    except orjson.JSONDecodeError as exc:
-        raise UsageError(f"the {what} {path} is not valid JSON: {exc}") from exc

@@ -23,6 +23,7 @@ from saimemory.errors import MemoryStoreError
 from saimemory.jsonl import import_jsonl
 from saimemory.sqlite import SQLiteStore
 from sea.errors import ReplayError, SeaError
+from sea.jsonfile import read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.pulse import Library
@@ -96,12 +97,7 @@ def load_trace(path: Path) -> Trace:
         ReplayError: the file cannot be read or is not a trace (the message names what is
             wrong: the JSON type, the format version, or the first fields that are off).
     """
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise ReplayError(f"cannot read the trace {path}: {exc.strerror}") from exc
-    except orjson.JSONDecodeError as exc:
-        raise ReplayError(f"the trace {path} is not valid JSON: {exc}") from exc
+    data = read_json(path, "trace", error=ReplayError)
     not_trace = f"{path} is not a SEA trace (a file written by `sea run --record`)"
     if not isinstance(data, dict):
         raise ReplayError(f"{not_trace}: it holds a JSON {json_type(data)}, not an object")
