@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +28,7 @@ from saimemory.migrations import (
     check_sequence,
 )
 from saimemory.prepare import to_micros
-from saimemory.search_terms import Terms, like_pattern, occurrences
+from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern, occurrences
 from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
 
 psycopg: Any
@@ -155,16 +155,19 @@ class PostgresStore(SqlStore):
             except psycopg.Error as exc:
                 raise _translate(exc, self._where) from None
 
-    def _write(self, persona: str, *more: str) -> Any:
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
         return self._transaction((persona, *more))
 
-    def _read(self) -> Any:
+    def _read(self) -> AbstractContextManager[Tx]:
         return self._transaction(())
 
     def _search_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[Row, float]]:
         where, params = filters
+        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
+        # trigram index) from a common one (walk the newest rows): plan each search afresh.
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
         words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.all)
         patterns = [like_pattern(term) for term in terms.all]
         if not terms.indexed:
@@ -175,9 +178,10 @@ class PostgresStore(SqlStore):
             )
             return [(row, occurrences(row[4], terms)) for row in rows]
         rows = tx.fetch(
-            f"SELECT {COLUMNS}, public.word_similarity(?, m.content) AS score FROM messages m "
-            f"WHERE m.persona = ? {words}{where}ORDER BY score DESC, m.id DESC LIMIT ?",
-            [" ".join(terms.indexed), persona, *patterns, *params, limit],
+            "SELECT *, public.word_similarity(?, newest.content) AS score FROM ("
+            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {words}{where}"
+            "ORDER BY m.id DESC LIMIT ?) AS newest ORDER BY score DESC, id DESC LIMIT ?",
+            [" ".join(terms.indexed), persona, *patterns, *params, RANK_WINDOW, limit],
         )
         return [(row[:-1], float(row[-1])) for row in rows]
 

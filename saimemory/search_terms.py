@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from saimemory.errors import InvalidQueryError
 
 MIN_INDEXED_CHARS = 3
+RANK_WINDOW = 2000
+"""Hits are ranked among the newest this-many matches, so a word found in a large share
+of a persona's messages costs a bounded amount of ranking work, not one per match."""
 MAX_TERMS = 16
 SNIPPET_CHARS = 120
 

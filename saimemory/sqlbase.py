@@ -46,6 +46,7 @@ COLUMNS = (
 )
 THREAD_COLUMNS = "id, persona, parent, title, created_us"
 PAGE = 500
+HISTORY_PAGE = 64
 
 
 class Tx(Protocol):
@@ -231,28 +232,35 @@ class SqlStore(MessageStore):
         """The pulse rule (see :meth:`MessageStore.history`)."""
         thread_id = thread if thread is not None else main_thread_id(persona)
         with self._read() as tx:
-            earlier = self._earlier_conversation(tx, persona, thread_id, pulse_id, budget)
-            current = self._current_pulse(tx, persona, thread_id, pulse_id, scope)
-            return spend(self._messages(tx, earlier), budget) + clamp(
-                self._messages(tx, current), budget
+            earlier = spend(
+                self._earlier_conversation(tx, persona, thread_id, pulse_id, budget), budget
             )
+            current = self._current_pulse(tx, persona, thread_id, pulse_id, scope)
+            return earlier + clamp(self._messages(tx, current), budget)
 
     def _earlier_conversation(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, budget: HistoryBudget
-    ) -> list[Row]:
-        """Conversation rows of other pulses, newest first, enough to spend ``budget``."""
+    ) -> Iterator[Message]:
+        """Conversation of other pulses, newest first, read a page at a time while wanted."""
         not_this_pulse = ""
         params: list[Any] = [persona, CONVERSATION_TAG, thread]
         if pulse_id is not None:
             not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
             params.append(pulse_id)
-        params.append(budget.max_messages)
-        return tx.fetch(
-            f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-            "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
-            f"{not_this_pulse}ORDER BY t.message_id DESC LIMIT ?",
-            params,
-        )
+        before, remaining = None, budget.max_messages
+        while remaining > 0:
+            page = min(remaining, HISTORY_PAGE)
+            older = "" if before is None else "AND t.message_id < ? "
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
+                "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
+                f"{not_this_pulse}{older}ORDER BY t.message_id DESC LIMIT ?",
+                [*params, *([] if before is None else [before]), page],
+            )
+            yield from self._messages(tx, rows)
+            if len(rows) < page:
+                return
+            before, remaining = rows[-1][0], remaining - len(rows)
 
     def _current_pulse(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, scope: str
@@ -323,7 +331,9 @@ class SqlStore(MessageStore):
 
         ``since`` is inclusive, ``until`` exclusive. Words of three characters or more use the
         trigram index; shorter ones are checked as substrings of the indexed candidates, or of
-        the persona's messages newest first when the query has only short words.
+        the persona's messages newest first when the query has only short words. Hits are
+        ranked (relevance, then recency) among the newest ``RANK_WINDOW`` matches; a query
+        of short words only is answered newest first.
         """
         terms = split_terms(query)
         if limit < 1:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from saimemory.errors import (
 )
 from saimemory.migrations import MIGRATIONS_TABLE, SQLITE_MIGRATIONS, Migration, check_sequence
 from saimemory.prepare import to_micros
-from saimemory.search_terms import Terms, fts5_query, like_pattern, occurrences
+from saimemory.search_terms import RANK_WINDOW, Terms, fts5_query, like_pattern, occurrences
 from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
 
 BUSY_TIMEOUT_S = 30.0
@@ -163,10 +163,10 @@ class SQLiteStore(SqlStore):
                 self._conn.execute("ROLLBACK")
                 raise
 
-    def _write(self, persona: str, *more: str) -> Any:
+    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN IMMEDIATE")
 
-    def _read(self) -> Any:
+    def _read(self) -> AbstractContextManager[Tx]:
         return self._transaction("BEGIN")
 
     def _search_rows(
@@ -177,11 +177,11 @@ class SQLiteStore(SqlStore):
         short_params = [like_pattern(term) for term in terms.short]
         if terms.indexed:
             rows = tx.fetch(
-                f"SELECT {COLUMNS}, bm25(messages_fts) AS score FROM messages_fts "
-                "JOIN messages m ON m.id = messages_fts.rowid "
+                f"SELECT * FROM (SELECT {COLUMNS}, bm25(messages_fts) AS score "
+                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                 f"WHERE messages_fts MATCH ? AND m.persona = ? {short}{where}"
-                "ORDER BY score, m.id DESC LIMIT ?",
-                [fts5_query(terms), persona, *short_params, *params, limit],
+                "ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY score, id DESC LIMIT ?",
+                [fts5_query(terms), persona, *short_params, *params, RANK_WINDOW, limit],
             )
             return [(row[:-1], -float(row[-1])) for row in rows]
         rows = tx.fetch(

@@ -18,7 +18,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime as GraphRuntime
 
 from sea.bounds import check_bounds
-from sea.errors import BoundExceeded, ExecutionError, NodeFailed, PulseCancelled, SeaError
+from sea.errors import (
+    BoundExceeded,
+    ExecutionError,
+    NodeFailed,
+    PulseCancelled,
+    SeaError,
+    UsageError,
+)
 from sea.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.models import Playbook
 from sea.pulse import Frame
@@ -63,7 +70,10 @@ class Compiler:
         """The graph of ``playbook`` (built on first use of this hash)."""
         graph = self._cache.get(content_hash)
         if graph is None:
-            graph = self._build(playbook)
+            try:
+                graph = self._build(playbook)
+            except ValueError as exc:  # LangGraph's own checks, e.g. a reserved node name
+                raise UsageError(f"playbook {playbook.name!r} cannot be compiled: {exc}") from exc
             self._cache[content_hash] = graph
         return graph
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sea.errors import UsageError
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -20,6 +22,16 @@ class Limits:
     """Tools that run only after a person approves the call (the pulse waits)."""
     unlisted_exec: Literal["deny", "ask"] = "deny"
     """An ``exec`` of a playbook that is not allowed: fail (``deny``) or ask a person."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_visits", "max_depth"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise UsageError(f"Limits.{name} must be a positive integer, got {value!r}")
+        if self.unlisted_exec not in ("deny", "ask"):
+            raise UsageError(
+                f"Limits.unlisted_exec must be 'deny' or 'ask', got {self.unlisted_exec!r}"
+            )
 
     @property
     def recursion_limit(self) -> int:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import ChainMap
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from time import perf_counter
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -41,7 +40,6 @@ from sea.events import (
     MemoryWritten,
     PulseEnded,
     PulseStarted,
-    Spoken,
     WarningRaised,
 )
 from sea.limits import Limits
@@ -50,34 +48,13 @@ from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
 from sea.pulse import Frame, Library, Pulse, Services
 from sea.registry import Registry
-from sea.state import variables
+from sea.result import PulseResult, Status, pulse_result
 from sea.tools.box import ToolBox
 from sea.tools.builtin import builtin_tools
 
-Status = Literal["ok", "error", "cancelled", "waiting"]
+__all__ = ["PulseResult", "Runtime", "Status"]
+
 Sink = Callable[[Event | None], None]
-
-
-@dataclass(frozen=True, slots=True)
-class PulseResult:
-    """What a pulse did."""
-
-    pulse_id: str
-    status: Status
-    spoken: list[str]
-    """Texts the persona said (speak nodes and speaking llm nodes), in order."""
-    outputs: dict[str, Any]
-    """The top-level playbook's ``output_schema`` variables (all its variables if none)."""
-    texts: list[str]
-    """The top-level playbook's outputs list (memorized, spoken and said texts)."""
-    error: dict[str, Any] | None
-    llm_calls: list[LLMCallRecord]
-    memory_writes: list[MemoryWritten]
-    usage: dict[str, int]
-    """``llm_calls``, ``tokens_in``, ``tokens_out``, ``steps``."""
-    approval: dict[str, Any] | None = None
-    """The pending approval request when ``status`` is ``waiting``."""
-    events: list[Event] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -93,6 +70,8 @@ class _Run:
     resume: bool = False
     final: dict[str, Any] = field(default_factory=dict)
     output_schema: list[str] | None = None
+    ran: bool = False
+    """The graph was started (so there may be checkpoints to remove)."""
 
 
 class Runtime:
@@ -111,6 +90,8 @@ class Runtime:
         registry: Node types (default: every module of :mod:`sea.nodes`).
         max_retries: Retries of a rejected structured answer.
         history_budget: How much earlier conversation an LLM context may hold.
+        keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
+            By default only waiting pulses keep theirs, so the file does not grow forever.
     """
 
     def __init__(
@@ -126,6 +107,7 @@ class Runtime:
         registry: Registry | None = None,
         max_retries: int = 2,
         history_budget: HistoryBudget = DEFAULT_BUDGET,
+        keep_checkpoints: bool = False,
     ) -> None:
         self.services = Services(store, library, Compiler(registry), limits or Limits())
         self._models = models
@@ -133,6 +115,7 @@ class Runtime:
         self._max_retries = max_retries
         self._budget = history_budget
         self._checkpointer = checkpointer
+        self._keep_checkpoints = keep_checkpoints
         self._tmp: TemporaryDirectory[str] | None = None
         if checkpointer is None and checkpoint_path is None:
             self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
@@ -212,11 +195,17 @@ class Runtime:
             self._tmp.cleanup()
             self._tmp = None
 
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- driving ----------------------------------------------------------------------------
 
     async def _collect(self, run: _Run) -> PulseResult:
         events = [event async for event in self._stream(run)]
-        return _result(run, events)
+        return pulse_result(run.pulse_id, events, run.final, run.output_schema)
 
     async def _stream(self, run: _Run) -> AsyncIterator[Event]:
         if run.pulse_id in self._running:
@@ -241,7 +230,11 @@ class Runtime:
         error: dict[str, Any] | None = None
         try:
             async with self._saver() as saver:
-                status = await self._execute(run, sink, saver)
+                try:
+                    status = await self._execute(run, sink, saver)
+                finally:
+                    if run.ran and status != "waiting" and not self._keep_checkpoints:
+                        await asyncio.shield(_forget(saver, run.pulse_id, sink))
         except asyncio.CancelledError:
             status = "cancelled"
         except ExecutionError as exc:
@@ -286,6 +279,7 @@ class Runtime:
             "recursion_limit": self.services.limits.recursion_limit,
         }
         bound = graph.copy(update={"checkpointer": saver})
+        run.ran = True
         if run.resume and not (await bound.aget_state(config)).interrupts:
             raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
         final = await bound.ainvoke(payload, config, context=frame)
@@ -322,7 +316,8 @@ class Runtime:
         origin = None if found is None else found.checkpoint["channel_values"].get("origin")
         if not isinstance(origin, dict):
             raise UsageError(
-                f"pulse {run.pulse_id!r} is unknown to the checkpointer; nothing to resume"
+                f"pulse {run.pulse_id!r} is not waiting for an answer: the checkpointer does "
+                "not know it (it never ran here, or it ended)"
             )
         persona = origin["persona"]
         run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
@@ -355,6 +350,14 @@ class Runtime:
             yield saver
 
 
+async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) -> None:
+    try:
+        await saver.adelete_thread(pulse_id)
+    except Exception as exc:  # cleanup only: the pulse's own outcome stands
+        message = f"could not remove the pulse's checkpoints: {type(exc).__name__}: {exc}"
+        sink(WarningRaised(pulse_id, "checkpoint_cleanup", message))
+
+
 def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
     sink(LLMCalled(pulse_id, record))
     for text in record.warnings:
@@ -369,41 +372,6 @@ def _origin(run: _Run) -> dict[str, Any]:
         "input": run.input,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
-
-
-def _result(run: _Run, events: list[Event]) -> PulseResult:
-    end = next((e for e in reversed(events) if isinstance(e, PulseEnded)), None)
-    calls = [e.record for e in events if isinstance(e, LLMCalled)]
-    approval = next((e.request for e in events if isinstance(e, ApprovalRequested)), None)
-    final = run.final
-    scope = variables(final)
-    return PulseResult(
-        pulse_id=run.pulse_id,
-        status=end.status if end else "error",  # type: ignore[arg-type]
-        spoken=[e.text for e in events if isinstance(e, Spoken)],
-        outputs=_outputs(run.output_schema, scope),
-        texts=list(final.get("outputs") or []),
-        error=end.error if end else None,
-        llm_calls=calls,
-        memory_writes=[e for e in events if isinstance(e, MemoryWritten)],
-        usage={
-            "llm_calls": len(calls),
-            "tokens_in": sum(c.tokens_in for c in calls),
-            "tokens_out": sum(c.tokens_out for c in calls),
-            "steps": int(final.get("steps") or 0),
-        },
-        approval=approval if end and end.status == "waiting" else None,
-        events=events,
-    )
-
-
-_BUILTINS = ("input", "persona_id", "persona_name", "pulse_id")
-
-
-def _outputs(declared: list[str] | None, scope: ChainMap[str, Any]) -> dict[str, Any]:
-    if declared:
-        return {key: scope.get(key) for key in declared}
-    return {k: v for k, v in scope.maps[-1].items() if k not in _BUILTINS}
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:

@@ -51,6 +51,7 @@ def make_runtime(
         tools: Any = (),
         limits: Limits | None = None,
         checkpoint: Path | None = None,
+        keep_checkpoints: bool = False,
     ) -> tuple[Runtime, ScriptedChatModel]:
         model = ScriptedChatModel.from_mapping(script or {})
         runtime = Runtime(
@@ -60,6 +61,7 @@ def make_runtime(
             library=library,
             limits=limits,
             checkpoint_path=checkpoint or tmp_path / "checkpoints.sqlite",
+            keep_checkpoints=keep_checkpoints,
         )
         made.append(runtime)
         return runtime, model

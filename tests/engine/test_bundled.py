@@ -41,3 +41,31 @@ def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: P
     assert speak.messages[-1] == recall[0]
     tools = [e.tool for e in result.events if e.kind == "tool_call"]
     assert tools == ["list_available_playbooks", "memory_search"]
+
+
+def test_meta_agentic_loops_until_the_router_is_done(
+    store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    recall = {"playbook": "memory_recall", "args": {"query": "tea"}, "reason": "look"}
+    done = {"playbook": "basic_chat", "reason": "answered"}
+    script = {
+        "responses": {
+            "sub_router_user.decide": [recall, recall, done],
+            "sub_speak.compose": ["Here is what I remember."],
+        }
+    }
+    model = ScriptedChatModel.from_mapping(script)
+    with Runtime(
+        store,
+        ModelSet.single(model),
+        library=PlaybookLibrary.bundled(),
+        checkpoint_path=tmp_path / "cp.sqlite",
+    ) as runtime:
+        result = runtime.run_pulse(persona, "meta_agentic", "What tea do I like?")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["Here is what I remember."]
+    routers = [c for c in model.calls if c.key == "sub_router_user.decide"]
+    assert len(routers) == 3
+    # the third routing decision sees both recall results of this pulse
+    third = [m["content"] for m in routers[2].messages]
+    assert sum("Memory recall for \"tea\"" in c for c in third) == 2

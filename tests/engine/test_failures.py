@@ -132,3 +132,14 @@ def test_tool_result_that_is_not_json_fails_the_node(
     assert result.error is not None
     assert (result.error["code"], result.error["node"]) == ("SEA550", "t1")
     assert "tool 'add' returned _Opaque data that is not JSON" in result.error["message"]
+
+
+def test_expression_error_fails_the_node_never_zero(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "bad_math", "abc")
+    assert result.status == "error"
+    assert result.error is not None
+    assert (result.error["playbook"], result.error["node"]) == ("bad_math", "calc")
+    assert "n" not in result.outputs

@@ -41,7 +41,7 @@ def test_resume_of_unknown_pulse_is_a_usage_error(make_runtime: MakeRuntime) -> 
     runtime, _ = make_runtime()
     result = runtime.resume("never-ran", True)
     assert result.status == "error"
-    assert result.error is not None and "unknown to the checkpointer" in result.error["message"]
+    assert result.error is not None and "is not waiting" in result.error["message"]
 
 
 def test_exec_of_unlisted_playbook_can_ask_for_approval(
@@ -99,12 +99,28 @@ def test_approval_inside_subplay_resumes_in_fresh_runtime(
 def test_resume_of_a_finished_pulse_is_refused(
     make_runtime: MakeRuntime, persona: Persona
 ) -> None:
-    runtime, _ = make_runtime()
-    done = runtime.run_pulse(persona, "counter_loop", "")
-    assert done.status == "ok"
-    again = runtime.resume(done.pulse_id, True)
-    assert again.status == "error"
-    assert again.error is not None and "is not waiting" in again.error["message"]
+    for keep in (False, True):
+        runtime, _ = make_runtime(keep_checkpoints=keep)
+        done = runtime.run_pulse(persona, "counter_loop", "")
+        assert done.status == "ok"
+        again = runtime.resume(done.pulse_id, True)
+        assert again.status == "error"
+        assert again.error is not None and "is not waiting" in again.error["message"]
+
+
+def test_checkpoints_of_ended_pulses_are_removed(
+    make_runtime: MakeRuntime, persona: Persona, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+    runtime, _ = make_runtime(tools=[send_mail], limits=limits)
+    ended = runtime.run_pulse(persona, "counter_loop", "")
+    waiting = runtime.run_pulse(persona, "approval_tool", "dan")
+    assert (ended.status, waiting.status) == ("ok", "waiting")
+    with sqlite3.connect(tmp_path / "checkpoints.sqlite") as db:
+        threads = {row[0] for row in db.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert threads == {waiting.pulse_id}
 
 
 def test_concurrent_pulses_share_graphs_but_not_state(

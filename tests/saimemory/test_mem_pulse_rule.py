@@ -138,3 +138,14 @@ def test_write_order_wins_over_given_timestamps(store: SqlStore) -> None:
                                 pulse_id="p", tags=(CONVERSATION_TAG,)))
     assert contents(store, pulse_id="q") == ["first", "second"]
     assert contents(store, pulse_id="p") == ["first", "second"]
+
+
+def test_history_spanning_several_pages_keeps_a_contiguous_newest_run(store: SqlStore) -> None:
+    store.append_many([NewMessage(persona=P, role="user", content=f"{i:09d}", pulse_id=f"p{i}",
+                                  tags=(CONVERSATION_TAG,)) for i in range(250)])
+    got = contents(store, pulse_id="p249", budget=HistoryBudget(max_messages=1000,
+                                                                 max_chars=9 * 200))
+    assert got == [f"{i:09d}" for i in range(49, 249)] + ["000000249"]
+    got = contents(store, pulse_id="now", budget=HistoryBudget(max_messages=130,
+                                                                max_chars=10**6))
+    assert got == [f"{i:09d}" for i in range(120, 250)]

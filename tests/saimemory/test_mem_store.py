@@ -158,3 +158,23 @@ def test_open_store_picks_sqlite_for_paths(tmp_path: Path) -> None:
 def test_open_store_on_a_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(MemoryStoreError, match="is a directory"):
         open_store(tmp_path)
+
+
+def test_sub_thread_needs_a_known_parent_of_the_same_persona(store: SqlStore) -> None:
+    bobs = store.create_thread("bob", title="bob's")
+    with pytest.raises(NotFoundError, match="has no thread"):
+        store.create_thread("alice", title="x", parent=bobs.id)
+    with pytest.raises(NotFoundError):
+        store.create_thread("alice", title="x", parent="alice:nope")
+    with pytest.raises(InvalidMessageError, match="title"):
+        store.create_thread("alice", title="")
+    assert [t.title for t in store.threads("alice")] == []
+
+
+def test_close_is_idempotent_and_later_use_is_a_store_error(open_same: Any) -> None:
+    store = open_same()
+    store.append(msg())
+    store.close()
+    store.close()
+    with pytest.raises(MemoryStoreError):
+        store.recent("alice")

@@ -1,0 +1,78 @@
+"""The engine on PostgreSQL: the store and the checkpointer (skipped without a server)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from saimemory.records import Persona
+from sea.library import PlaybookLibrary
+from sea.limits import Limits
+from sea.llm.models import ModelSet
+from sea.runtime import Runtime
+from sea.scripted import ScriptedChatModel
+from tests.engine.conftest import PLAYBOOKS
+from tests.engine.test_runtime import send_mail
+
+DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(not DSN, reason="SEA_TEST_POSTGRES_DSN is not set"),
+]
+
+
+@pytest.fixture
+def pg_store() -> Iterator[Any]:
+    import psycopg
+
+    from saimemory.postgres import PostgresStore
+
+    assert DSN is not None
+    schema = f"engine_{uuid.uuid4().hex[:10]}"
+    store = PostgresStore(DSN, schema=schema)
+    yield store
+    store.close()
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_result_flow_and_resume_on_postgres(pg_store: Any, persona: Persona) -> None:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    assert DSN is not None
+    script = {"responses": {"sub_speak.compose": ["Found it."]}}
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+
+    def runtime(saver: Any) -> Runtime:
+        model = ScriptedChatModel.from_mapping(script)
+        return Runtime(
+            pg_store,
+            ModelSet.single(model),
+            tools=[send_mail],
+            library=PlaybookLibrary([PLAYBOOKS]),
+            checkpointer=saver,
+            limits=limits,
+        )
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with AsyncPostgresSaver.from_conn_string(DSN) as saver:
+            await saver.setup()
+            spoke = await runtime(saver).arun_pulse(persona, "flow_main", "cats")
+            waiting = await runtime(saver).arun_pulse(persona, "approval_tool", "pg")
+            done = await runtime(saver).aresume(waiting.pulse_id, True)
+            return spoke, waiting, done
+
+    spoke, waiting, done = asyncio.run(go())
+    assert spoke.status == "ok", spoke.error
+    assert spoke.spoken == ["Found it."]
+    contents = [m.content for m in pg_store.pulse_messages(persona.id, spoke.pulse_id)]
+    assert any("Result of gather for cats" in c for c in contents)
+    assert waiting.status == "waiting"
+    assert done.status == "ok", done.error
+    assert done.outputs["outcome"] == "sent"
+
