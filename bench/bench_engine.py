@@ -61,8 +61,14 @@ def chain_playbook(n: int) -> bytes:
     for i in range(n):
         nxt = f"n{i + 1}" if i + 1 < n else None
         if i % 2 == 0:
-            nodes.append({"id": f"n{i}", "type": "set", "assignments": {"count": "={count} + 1"},
-                          "next": nxt})
+            nodes.append(
+                {
+                    "id": f"n{i}",
+                    "type": "set",
+                    "assignments": {"count": "={count} + 1"},
+                    "next": nxt,
+                }
+            )
         else:
             nodes.append({"id": f"n{i}", "type": "pass", "next": nxt})
     doc = {
@@ -124,8 +130,14 @@ async def bench(n: int, pulses: int, kind: str, workdir: Path) -> tuple[float, f
     limits = Limits(max_steps=n + 10, max_visits=10)
     cp_path = workdir / f"checkpoints-{kind}.sqlite"
     memory_saver = InMemorySaver() if kind == "memory" else None
-    runtime = Runtime(store, models, library=_OneLibrary(playbook, source), limits=limits,
-                      checkpointer=memory_saver, checkpoint_path=cp_path)
+    runtime = Runtime(
+        store,
+        models,
+        library=_OneLibrary(playbook, source),
+        limits=limits,
+        checkpointer=memory_saver,
+        checkpoint_path=cp_path,
+    )
 
     async def engine(i: int) -> None:
         result = await runtime.arun_pulse(persona, "chain", "", pulse_id=f"e{kind}{i}")

@@ -43,12 +43,24 @@ def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
         persona = OTHER if pulse % 10 == 9 else PERSONA
         node = "input" if k == 0 else "speak" if k == PULSE_SIZE - 1 else f"step{k}"
         role = "assistant" if node == "speak" or k % 2 else "user"
-        content = (f"メッセージ{i}: 今日は{TOPICS[i % len(TOPICS)]}について話した。"
-                   f" Message {i} is about {ENGLISH[i % len(ENGLISH)]}.")
+        content = (
+            f"メッセージ{i}: 今日は{TOPICS[i % len(TOPICS)]}について話した。"
+            f" Message {i} is about {ENGLISH[i % len(ENGLISH)]}."
+        )
         if node.startswith("step"):
             content = f"<system>\n{content}\n</system>"
-        yield (persona, main_thread_id(persona), role, content, t0_us + i * 1000,
-               f"pulse-{pulse}", "", "{}", "bench_playbook", node)
+        yield (
+            persona,
+            main_thread_id(persona),
+            role,
+            content,
+            t0_us + i * 1000,
+            f"pulse-{pulse}",
+            "",
+            "{}",
+            "bench_playbook",
+            node,
+        )
 
 
 def tag_statements(first_id: int) -> list[str]:
@@ -62,13 +74,14 @@ def tag_statements(first_id: int) -> list[str]:
         f"{rest}",
         f"INSERT INTO message_tags ({cols}) SELECT id, 2, 'playbook:' || playbook, persona, "
         f"thread {rest}",
-        f"INSERT INTO message_tags ({cols}) SELECT id, 3, 'node:' || node, persona, thread "
-        f"{rest}",
+        f"INSERT INTO message_tags ({cols}) SELECT id, 3, 'node:' || node, persona, thread {rest}",
     ]
 
 
-INSERT = ("INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope, "
-          "metadata, playbook, node) VALUES ")
+INSERT = (
+    "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope, "
+    "metadata, playbook, node) VALUES "
+)
 
 
 def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
@@ -76,8 +89,10 @@ def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
     for lo in range(start, stop, CHUNK):
         conn.execute("BEGIN IMMEDIATE")
         first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
-        conn.executemany(INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         message_rows(lo, min(stop, lo + CHUNK), t0_us))
+        conn.executemany(
+            INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            message_rows(lo, min(stop, lo + CHUNK), t0_us),
+        )
         for statement in tag_statements(first):
             conn.execute(statement)
         conn.execute("COMMIT")
@@ -114,13 +129,28 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
     """Medians of the operations the engine performs, at the current size."""
     pulse = f"live-{size}"
     for text in ("今日はどうだった？", "<system>\nsub-playbook result\n</system>"):
-        store.append(NewMessage(PERSONA, "user", text, pulse_id=pulse,
-                                tags=(CONVERSATION_TAG,) if "？" in text else ()))
+        store.append(
+            NewMessage(
+                PERSONA,
+                "user",
+                text,
+                pulse_id=pulse,
+                tags=(CONVERSATION_TAG,) if "？" in text else (),
+            )
+        )
     counter = iter(range(10**9))
 
     def append() -> None:
-        store.append(NewMessage(PERSONA, "assistant", f"step {next(counter)}", pulse_id=pulse,
-                                playbook="bench", node="n"))
+        store.append(
+            NewMessage(
+                PERSONA,
+                "assistant",
+                f"step {next(counter)}",
+                pulse_id=pulse,
+                playbook="bench",
+                node="n",
+            )
+        )
 
     return {
         "history": median_ms(lambda: store.history(PERSONA, pulse_id=pulse), 50),
@@ -133,8 +163,9 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
     }
 
 
-def run(name: str, store: SqlStore, fill: Callable[[int, int, int], None],
-        sizes: list[int]) -> None:
+def run(
+    name: str, store: SqlStore, fill: Callable[[int, int, int], None], sizes: list[int]
+) -> None:
     store.main_thread(PERSONA)
     store.main_thread(OTHER)
     t0_us = 1_700_000_000 * 10**6
@@ -149,8 +180,10 @@ def run(name: str, store: SqlStore, fill: Callable[[int, int, int], None],
         base = base or figures
         print(f"{name} {size:,} messages (fill {fill_s:.1f}s)", flush=True)
         for key, value in figures.items():
-            print(f"    {key:14} {value:9.3f} ms   x{value / base[key]:6.2f} vs {sizes[0]:,}",
-                  flush=True)
+            print(
+                f"    {key:14} {value:9.3f} ms   x{value / base[key]:6.2f} vs {sizes[0]:,}",
+                flush=True,
+            )
 
 
 def main() -> None:

@@ -152,6 +152,17 @@ def bench_templates() -> None:
     )
 
 
+_VALIDATE_ONLY = """
+import argparse, sys
+from sea.cli import validate
+parser = argparse.ArgumentParser(prog="sea")
+validate.register(parser.add_subparsers())
+args = parser.parse_args(["validate", sys.argv[1]])
+sys.exit(args.func(args))
+"""
+"""``sea validate`` without importing the other subcommands' modules."""
+
+
 def bench_cli() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(10):
@@ -160,8 +171,11 @@ def bench_cli() -> None:
             )
         command = [sys.executable, "-m", "sea", "validate", tmp]
         run = _timeit(lambda: subprocess.run(command, check=True, capture_output=True), 3)
+        alone = [sys.executable, "-c", _VALIDATE_ONLY, tmp]
+        only = _timeit(lambda: subprocess.run(alone, check=True, capture_output=True), 3)
     bare = _timeit(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
     print(f"sea validate (10 x 50 nodes, fresh process): {run * 1e3:7.0f} ms")
+    print(f"  the validate subcommand alone            : {only * 1e3:7.0f} ms")
     print(f"python -c pass                             : {bare * 1e3:7.0f} ms")
 
 

@@ -45,9 +45,9 @@ class LoadResult:
 
 def _decode(data: bytes | str, file: str | None) -> tuple[str | None, list[Diagnostic]]:
     if isinstance(data, str):
-        return data, []
+        return data.removeprefix("\ufeff"), []
     try:
-        return data.decode("utf-8"), []
+        return data.decode("utf-8").removeprefix("\ufeff"), []
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1

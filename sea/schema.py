@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ import orjson
 SCHEMA_FILE = "playbook.schema.json"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:sea:schema:playbook:1"
+TRACE_SCHEMA_FILE = "trace.schema.json"
+TRACE_SCHEMA_ID = "urn:sea:schema:trace:1"
 
 
 def _node_dispatch(node_types: dict[str, str]) -> dict[str, Any]:
@@ -99,25 +101,46 @@ def top_level_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return top
 
 
+def generate_trace_schema() -> dict[str, Any]:
+    """Build the trace JSON Schema (``sea run --record``) from the trace models."""
+    from sea.trace.format import Trace
+
+    schema: dict[str, Any] = {"$schema": DRAFT, "$id": TRACE_SCHEMA_ID}
+    schema.update(Trace.model_json_schema(by_alias=True, mode="validation"))
+    schema["title"] = "SEA pulse trace"
+    return schema
+
+
+PUBLISHED: dict[str, Callable[[], dict[str, Any]]] = {
+    SCHEMA_FILE: generate_schema,
+    TRACE_SCHEMA_FILE: generate_trace_schema,
+}
+"""Every published schema file and the function that generates it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m sea.schema --write | --check``."""
+    """``python -m sea.schema --write | --check`` over every published schema."""
     parser = argparse.ArgumentParser(prog="python -m sea.schema", description=__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true", help="regenerate the schema file")
-    group.add_argument("--check", action="store_true", help="fail if the file is stale")
+    group.add_argument("--write", action="store_true", help="regenerate the schema files")
+    group.add_argument("--check", action="store_true", help="fail if a file is stale")
     args = parser.parse_args(argv)
-    path = schema_path()
-    text = dumps(generate_schema())
-    if args.write:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text)
-        print(f"wrote {path}")
-        return 0
-    if not path.is_file() or path.read_bytes() != text:
-        print(f"{path} is out of date: run `python -m sea.schema --write`", file=sys.stderr)
-        return 1
-    print(f"{path} is up to date")
-    return 0
+    from sea.resources import schemas_dir
+
+    stale = 0
+    for name, generate in PUBLISHED.items():
+        path = schemas_dir() / name
+        text = dumps(generate())
+        if args.write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text)
+            print(f"wrote {path}")
+        elif not path.is_file() or path.read_bytes() != text:
+            print(f"{path} is out of date: run `python -m sea.schema --write`", file=sys.stderr)
+            stale += 1
+        else:
+            print(f"{path} is up to date")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

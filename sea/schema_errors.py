@@ -78,7 +78,7 @@ class SchemaErrorTranslator:
             if err.validator == "required":
                 issues.extend(self._missing(err, merged))
             elif err.validator != "additionalProperties":
-                issues.append(self._other(err))
+                issues.extend(self._other(err))
         return issues
 
     def _kind_at(self, path: Sequence[str | int]) -> str:
@@ -159,12 +159,15 @@ class SchemaErrorTranslator:
             )
         return issues
 
-    def _other(self, err: ValidationError) -> Issue:
+    def _other(self, err: ValidationError) -> list[Issue]:
+        if err.validator in ("anyOf", "oneOf"):
+            return self._alternatives(err)
+        return [self._single(err)]
+
+    def _single(self, err: ValidationError) -> Issue:
         path = tuple(err.absolute_path)
         field = _field_name(path)
         validator = err.validator
-        if validator in ("anyOf", "oneOf"):
-            return self._alternatives(err)
         if validator == "type":
             return self._type(err, path, field, [_value(err)])
         if validator in ("enum", "const"):
@@ -220,7 +223,7 @@ class SchemaErrorTranslator:
             return ["enum"]
         return []
 
-    def _alternatives(self, err: ValidationError) -> Issue:
+    def _alternatives(self, err: ValidationError) -> list[Issue]:
         path = tuple(err.absolute_path)
         field = _field_name(path)
         branches: list[dict[str, Any]] = _value(err)
@@ -233,17 +236,15 @@ class SchemaErrorTranslator:
         ]
         if len(matching) == 1:
             inner = [e for e in err.context or [] if e.relative_schema_path[0] == matching[0]]
-            if inner:
-                best = max(inner, key=lambda e: len(e.absolute_path))
-                issues = self.translate([best])
-                if issues:
-                    return issues[0]
+            issues = self.translate(inner)
+            if issues:
+                return issues
         enums = [b for b in branches if "enum" in b or "const" in b]
         if enums and isinstance(err.instance, str):
             allowed = [v for b in enums for v in b.get("enum", [b.get("const")])]
-            return self._enum(err.instance, path, field, allowed)
+            return [self._enum(err.instance, path, field, allowed)]
         types = [t for b in branches for t in self._branch_types(b) if t != "enum"]
-        return self._type(err, path, field, types or ["a valid value"])
+        return [self._type(err, path, field, types or ["a valid value"])]
 
 
 def _schema(err: ValidationError) -> dict[str, Any]:

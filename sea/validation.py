@@ -18,7 +18,7 @@ from sea import codes
 from sea.hints import did_you_mean
 from sea.issues import Issue, error
 from sea.locate import escape_pointer, join_pointer
-from sea.models import NODE_ID_PATTERN, Playbook
+from sea.models import NODE_ID_PATTERN, NODE_MODELS, Playbook
 from sea.schema import load_schema, node_definitions, top_level_schema
 from sea.schema_errors import SchemaErrorTranslator, json_type
 
@@ -100,6 +100,15 @@ def _node_type_issue(node: dict[str, Any], index: int, valid: list[str]) -> Issu
     )
 
 
+def _strictly_valid(kind: str, node: dict[str, Any]) -> bool:
+    """The node's model accepts it without coercion (then the schema does too)."""
+    try:
+        NODE_MODELS[kind].model_validate(node, strict=True)
+    except (ModelError, KeyError):
+        return False
+    return True
+
+
 def _node_issues(node: Any, index: int, validators: _Validators) -> list[Issue]:
     if not isinstance(node, dict):
         return [
@@ -114,6 +123,8 @@ def _node_issues(node: Any, index: int, validators: _Validators) -> list[Issue]:
     if validator is None:
         issue = _node_type_issue(node, index, sorted(validators.nodes))
         return [issue] if issue else []
+    if _strictly_valid(kind, node):  # type: ignore[arg-type]
+        return []
     node_id = node.get("id") if isinstance(node.get("id"), str) else None
     translator = SchemaErrorTranslator(
         ("nodes", index), node["type"], validators.definitions, node_id

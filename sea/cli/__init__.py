@@ -29,21 +29,26 @@ def _subcommand_modules() -> list[str]:
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only`` naming a subcommand, only that one is registered.
+
+    Loading one subcommand keeps start-up fast: ``sea validate`` never imports the engine.
+    """
     parser = argparse.ArgumentParser(
         prog="sea", description="SEA: a declarative playbook runtime for AI personas."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _subcommand_modules():
+    names = _subcommand_modules()
+    for name in [only] if only in names else names:
         import_module(f"sea.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=next((w for w in words if not w.startswith("-")), None))
+    args = parser.parse_args(words)
     func: Handler | None = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

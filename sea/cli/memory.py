@@ -1,13 +1,12 @@
 """``sea memory``: read and move a persona's SAIMemory from the command line.
 
-The store is given by ``--db`` (a SQLite file path or a ``postgresql://`` DSN) or, when
-that is absent, by the ``SEA_DB`` environment variable.
+The store is given by ``--db`` (a SQLite file path or a ``postgresql://`` DSN), else by the
+``SEA_DB`` environment variable, else it is the file ``sea run`` uses by default.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,9 +18,9 @@ import orjson
 
 from saimemory import MemoryStoreError, Message, MessageStore, open_store
 from saimemory.jsonl import export_jsonl, import_jsonl
+from sea.cli._setup import add_db_argument, default_db
 from sea.errors import SeaError, UsageError
 
-DB_ENV = "SEA_DB"
 PREVIEW_CHARS = 200
 
 
@@ -57,7 +56,7 @@ def _command(
     json_flag: bool = True, persona_required: bool = True,
 ) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, aliases=list(aliases))
-    parser.add_argument("--db", help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV})")
+    add_db_argument(parser)
     parser.add_argument(
         "--persona", required=persona_required,
         help="persona id" + ("" if persona_required else " to import into (default: as in file)"),
@@ -70,11 +69,8 @@ def _command(
 
 @contextmanager
 def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
-    target = args.db or os.environ.get(DB_ENV)
-    if not target:
-        raise UsageError(f"no store given: pass --db PATH|DSN or set {DB_ENV}", code="SEA320")
     try:
-        store = open_store(target)
+        store = open_store(args.db or default_db())
     except MemoryStoreError as exc:
         raise SeaError(exc.message, code=exc.code) from None
     try:

@@ -80,6 +80,7 @@ def _catalogue(path: Path | None) -> ToolCatalogue | None:
 def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
     from sea import codes
     from sea.errors import Diagnostic, Severity
+    from sea.locate import Locator
 
     seen: dict[str, Path] = {}
     found = []
@@ -87,6 +88,7 @@ def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
         if playbook is None:
             continue
         if playbook.name in seen:
+            line, column = Locator(path.read_text(encoding="utf-8-sig")).position("/name")
             found.append(
                 Diagnostic(
                     code=codes.DUPLICATE_PLAYBOOK,
@@ -94,6 +96,8 @@ def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
                     message=f"playbook `{playbook.name}` is also defined in {seen[playbook.name]}",
                     file=str(path),
                     pointer="/name",
+                    line=line,
+                    column=column,
                     hint="playbook names are unique; the first file found wins",
                 )
             )

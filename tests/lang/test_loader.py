@@ -125,3 +125,19 @@ def test_absurdly_deep_documents_are_a_diagnostic() -> None:
     assert diagnostic.code == "SEA005"
     assert diagnostic.pointer.startswith("/nodes/0/assignments/x/0/0")
     assert diagnostic.line is not None
+
+
+def test_a_utf8_byte_order_mark_is_accepted() -> None:
+    result = check_document(b"\xef\xbb\xbf" + doc({"id": "a", "type": "pass", "bogus": 1}))
+    ((code, pointer, line),) = [(d.code, d.pointer, d.line) for d in result.diagnostics]
+    assert (code, pointer) == ("SEA011", "/nodes/0/bogus")
+    assert line == 9
+
+
+def test_every_mistake_inside_a_nested_object_is_reported() -> None:
+    cond = {"field": "input", "operator": "equals", "cases": {"x": None}, "defualt": "a"}
+    data = doc({"id": "a", "type": "pass", "conditional_next": cond})
+    assert sorted(codes_of(data)) == [
+        ("SEA011", "/nodes/0/conditional_next/defualt"),
+        ("SEA016", "/nodes/0/conditional_next/operator"),
+    ]

@@ -89,8 +89,9 @@ def test_usage_and_store_errors_are_clean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("SEA_DB", raising=False)
-    assert main(["memory", "recent", "--persona", "alice"]) == 2
-    assert "SEA320" in capsys.readouterr().err
+    monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))
+    assert main(["memory", "recent", "--persona", "alice"]) == 0
+    assert (tmp_path / "home" / "memory.sqlite").is_file()  # the store `sea run` uses
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 100)
     assert main(["memory", "recent", "--db", str(bad), "--persona", "a"]) == 1
