@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema.validators import validator_for
@@ -45,6 +45,13 @@ def tighten_schema(
 def _tighten_node(node: Any, max_len: int, max_items: int) -> None:
     if not isinstance(node, dict):
         return
+    _tighten_here(node, max_len, max_items)
+    for child in _subschemas(node):
+        _tighten_node(child, max_len, max_items)
+
+
+def _tighten_here(node: dict[str, Any], max_len: int, max_items: int) -> None:
+    """Bound this schema node itself (its subschemas are left to the caller)."""
     kinds = node.get("type")
     kind_set = set(kinds) if isinstance(kinds, list) else {kinds}
     closed = "enum" in node or "const" in node
@@ -57,16 +64,20 @@ def _tighten_node(node: Any, max_len: int, max_items: int) -> None:
         node.setdefault("properties", {})
     if "array" in kind_set and "maxItems" not in node:
         node["maxItems"] = max_items
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[Any]:
+    """The schemas nested directly in ``node`` (lists, maps and single subschemas)."""
     for key in _SCHEMA_LISTS:
-        for child in node.get(key, ()) if isinstance(node.get(key), list) else ():
-            _tighten_node(child, max_len, max_items)
+        children = node.get(key)
+        if isinstance(children, list):
+            yield from children
     for key in _SCHEMA_MAPS:
         children = node.get(key)
         if isinstance(children, dict):
-            for child in children.values():
-                _tighten_node(child, max_len, max_items)
+            yield from children.values()
     for key in _SCHEMA_SINGLE:
-        _tighten_node(node.get(key), max_len, max_items)
+        yield node.get(key)
 
 
 def parse_structured(text: str, schema: Mapping[str, Any], *, finish_reason: str | None) -> Any:
