@@ -31,7 +31,7 @@ from sea.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.models import Playbook
 from sea.pulse import Frame
 from sea.registry import NodeKind, Registry, default_registry
-from sea.routing import edges_for, loop_nodes
+from sea.routing import edges_for, error_target, loop_nodes
 from sea.state import PlaybookState, Update
 
 Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
@@ -89,7 +89,7 @@ class Compiler:
         loops = loop_nodes(list(playbook.nodes))
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
-            routed = getattr(node, "error_next", None) is not None
+            routed = error_target(node) is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             builder.add_node(node.id, runner)
         builder.add_edge(START, playbook.start_node)

@@ -14,9 +14,18 @@ from typing import Any
 from langgraph.graph import END
 
 from sea.conditions import choose_target
+from sea.models import ExecNode, LLMNode, SubplayNode, ToolCallNode, ToolNode
 from sea.state import PlaybookState, variables
 
 Router = Callable[[PlaybookState], str]
+
+FALLIBLE_MODELS = (LLMNode, ToolNode, ToolCallNode, SubplayNode, ExecNode)
+"""The node models that have ``error_next`` (their types are ``sea.models.FALLIBLE_TYPES``)."""
+
+
+def error_target(node: Any) -> str | None:
+    """The node's ``error_next``; None for a node type that cannot fail."""
+    return node.error_next if isinstance(node, FALLIBLE_MODELS) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +45,7 @@ def _target(node_id: str | None) -> str:
 
 def edges_for(node: Any) -> Edges:
     """The edges of one node model."""
-    error_next: str | None = getattr(node, "error_next", None)
+    error_next = error_target(node)
     cond = node.conditional_next
     if cond is None and error_next is None:
         return Edges(static=_target(node.next), router=None, targets=())

@@ -7,8 +7,8 @@ from typing import Any
 from langgraph.graph import END
 from pydantic import TypeAdapter
 
-from sea.models import Node
-from sea.routing import edges_for, loop_nodes
+from sea.models import FALLIBLE_TYPES, NODE_MODELS, Node
+from sea.routing import FALLIBLE_MODELS, edges_for, error_target, loop_nodes
 
 NODE: TypeAdapter[Any] = TypeAdapter(Node)
 
@@ -52,3 +52,17 @@ def test_loop_nodes_are_the_nodes_on_a_cycle() -> None:
         _node(id="self", type="tool", action="x", error_next="self"),
     ]
     assert loop_nodes(nodes) == frozenset({"inc", "check", "self"})
+
+
+def test_fallible_models_are_the_fallible_types() -> None:
+    fallible = {name for name, model in NODE_MODELS.items() if issubclass(model, FALLIBLE_MODELS)}
+    assert fallible == FALLIBLE_TYPES
+    with_error_next = {name for name, model in NODE_MODELS.items()
+                       if "error_next" in model.model_fields}
+    assert with_error_next == FALLIBLE_TYPES
+
+
+def test_error_target_reads_error_next_of_fallible_nodes_only() -> None:
+    assert error_target(_node(id="a", type="tool", action="t", error_next="h")) == "h"
+    assert error_target(_node(id="a", type="tool", action="t")) is None
+    assert error_target(_node(id="a", type="pass", next="b")) is None
