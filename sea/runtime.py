@@ -23,12 +23,12 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
 from sea.calls import bind_args, initial_state
+from sea.checkpoints import SqliteCheckpoints
 from sea.compiler import Compiler, Graph
 from sea.errors import ExecutionError, SeaError, UsageError
 from sea.events import (
@@ -102,7 +102,7 @@ class Runtime:
         if checkpointer is None and checkpoint_path is None:
             self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
             checkpoint_path = Path(self._tmp.name) / "checkpoints.sqlite"
-        self._checkpoint_path = None if checkpoint_path is None else str(checkpoint_path)
+        self._checkpoints = None if checkpoint_path is None else SqliteCheckpoints(checkpoint_path)
         self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
 
     # -- host API -------------------------------------------------------------------------
@@ -313,9 +313,8 @@ class Runtime:
         if self._checkpointer is not None:
             yield self._checkpointer
             return
-        assert self._checkpoint_path is not None
-        Path(self._checkpoint_path).parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(self._checkpoint_path) as saver:
+        assert self._checkpoints is not None
+        async with self._checkpoints.saver() as saver:
             yield saver
 
 
