@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from saimemory.base import DEFAULT_BUDGET
+from sea.errors import UsageError
 from sea.library import PlaybookLibrary
 from sea.trace.replay import ReplayReport, areplay, load_trace
 
@@ -33,16 +34,34 @@ def register(subparsers: Any) -> None:
 def replay_command(args: argparse.Namespace) -> int:
     """Handler of ``sea replay``: exit 0 when the replay matched, 1 when it diverged."""
     trace = load_trace(Path(args.trace))
-    dirs = args.playbooks
-    if dirs is None:
-        dirs = [d for d in trace.playbook_dirs if Path(d).is_dir()]
-    library = PlaybookLibrary.bundled([Path(d) for d in dirs])
+    library = PlaybookLibrary.bundled(_playbook_dirs(args.playbooks, trace.playbook_dirs))
     report = asyncio.run(areplay(trace, library, budget=DEFAULT_BUDGET))
     if args.json:
         sys.stdout.write(orjson.dumps(_report_json(report), default=str).decode() + "\n")
     else:
         sys.stdout.write(_report_text(report) + "\n")
     return 0 if report.matched else 1
+
+
+def _playbook_dirs(given: list[str] | None, recorded: list[str]) -> list[Path]:
+    """The ``--playbooks`` directories, else the recorded ones that still exist.
+
+    Raises:
+        UsageError: a ``--playbooks`` entry is not a directory.
+    """
+    if given is not None:
+        for directory in given:
+            if not Path(directory).is_dir():
+                raise UsageError(f"--playbooks {directory}: not a directory")
+        return [Path(d) for d in given]
+    for directory in recorded:
+        if not Path(directory).is_dir():
+            print(
+                f"sea: note: the recorded playbook directory {directory} does not exist; "
+                "its playbooks are looked up in the others (give --playbooks DIR to choose)",
+                file=sys.stderr,
+            )
+    return [Path(d) for d in recorded if Path(d).is_dir()]
 
 
 def _report_json(report: ReplayReport) -> dict[str, Any]:
@@ -71,4 +90,7 @@ def _report_text(report: ReplayReport) -> str:
         )
     else:
         lines.append(report.divergence.describe())
+        failed = report.actual.error
+        if failed and failed != report.expected.error:
+            lines.append(f"the replayed pulse failed: {failed.get('code')} {failed.get('message')}")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from sea.cli._view import JsonView, TerminalView, View
 from sea.errors import UsageError
 from sea.library import PlaybookLibrary
 from sea.llm.models import ModelSet
+from sea.resources import bundled_playbooks_dir
 from sea.runtime import Runtime
 from sea.trace.recorder import TraceRecorder, history_snapshot, write_trace
 from sea.trace.replay import current_hashes
@@ -116,6 +117,13 @@ def record_path(target: str) -> Path:
     return path
 
 
+def recorded_dirs(library: PlaybookLibrary) -> list[str]:
+    """The directories searched before the bundled playbooks, as absolute paths (a trace
+    keeps them so that a replay from another directory finds the same playbooks)."""
+    bundled = bundled_playbooks_dir().resolve()
+    return [str(d.resolve()) for d in library.dirs if d.resolve() != bundled]
+
+
 def _runtime(store: MessageStore, models: ModelSet, library: PlaybookLibrary) -> Runtime:
     home = data_dir()
     home.mkdir(parents=True, exist_ok=True)
@@ -140,7 +148,7 @@ async def _pulse(
     if record is not None:
         history = history_snapshot(store, persona.id, DEFAULT_BUDGET, pulse_id)
         recorder = TraceRecorder(persona, name, text, pulse_id, history,
-                                 playbook_dirs=[str(d) for d in library.dirs])
+                                 playbook_dirs=recorded_dirs(library))
     async for event in runtime.astream_pulse(persona, name, text, pulse_id=pulse_id):
         if recorder is not None:
             recorder.observe(event)

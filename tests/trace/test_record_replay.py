@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 
 from sea.resources import bundled_playbooks_dir
 from tests.trace.conftest import Sea
@@ -72,3 +73,52 @@ def test_replay_against_an_edited_playbook_reports_the_divergence(sea: Sea) -> N
     assert text.code == 1
     assert "note: playbook meta_user changed since the recording" in text.out
     assert "replay diverged at meta_user.speak: step" in text.out
+
+
+def test_trace_keeps_the_user_playbook_dirs_and_replay_uses_them(
+    sea: Sea, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = sea.root / "mine"
+    shutil.copytree(bundled_playbooks_dir(), mine)
+    monkeypatch.chdir(sea.root)
+    trace = sea.root / "trace.json"
+    done = sea("run", "--input", "Hello", "--model", sea.script(), "--playbooks", "mine",
+               "--record", str(trace))
+    assert done.code == 0, done.err
+    assert orjson.loads(trace.read_bytes())["playbook_dirs"] == [str(mine.resolve())]
+
+    monkeypatch.chdir(sea.root / "home")  # the recorded path does not depend on the cwd
+    assert sea("replay", str(trace)).code == 0
+    edited = edited_playbooks(sea.root / "edited")
+    (mine / "meta_user.json").write_bytes((edited / "meta_user.json").read_bytes())
+    diverged = sea("replay", str(trace))
+    assert diverged.code == 1
+    assert "replay diverged at meta_user.speak: step" in diverged.out
+
+
+def test_a_recorded_playbook_dir_that_is_gone_is_noted(sea: Sea) -> None:
+    trace = record(sea)
+    data = orjson.loads(trace.read_bytes())
+    data["playbook_dirs"] = [str(sea.root / "gone")]
+    trace.write_bytes(orjson.dumps(data))
+    replayed = sea("replay", str(trace))
+    assert replayed.code == 0
+    assert f"the recorded playbook directory {sea.root / 'gone'} does not exist" in replayed.err
+
+
+def test_replay_names_why_the_replayed_pulse_failed(sea: Sea) -> None:
+    trace = record(sea)
+    data = orjson.loads(trace.read_bytes())
+    data["playbook"] = "no_such_playbook"
+    trace.write_bytes(orjson.dumps(data))
+    replayed = sea("replay", str(trace))
+    assert replayed.code == 1
+    assert "replay diverged at meta_user.route: step" in replayed.out
+    assert "the replayed pulse failed: SEA050 no playbook named `no_such_playbook`" in replayed.out
+
+
+def test_replay_playbooks_option_must_name_a_directory(sea: Sea) -> None:
+    trace = record(sea)
+    replayed = sea("replay", str(trace), "--playbooks", str(sea.root / "absent"))
+    assert replayed.code == 2
+    assert "--playbooks" in replayed.err and "not a directory" in replayed.err
