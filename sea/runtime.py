@@ -66,8 +66,9 @@ class Runtime:
         library: Where playbooks are found by name.
         checkpointer: A LangGraph checkpointer used as is (the host owns its lifetime).
         checkpoint_path: Without ``checkpointer``: the SQLite file of checkpoints (waiting
-            pulses can be resumed from it by another process). Default: a temporary file
-            that lives as long as this runtime.
+            pulses can be resumed from it by another process; pulses running together
+            share one connection to it). Default: a temporary file that lives as long as
+            this runtime.
         limits: Bounds and approval policy.
         registry: Node types (default: every module of :mod:`sea.nodes`).
         max_retries: Retries of a rejected structured answer.
