@@ -18,9 +18,9 @@ from sea import codes
 from sea.checks import CheckContext, run_checks
 from sea.errors import Diagnostic, PlaybookError, Severity
 from sea.issues import Issue, error
+from sea.jsontypes import json_type
 from sea.locate import Locator, escape_pointer, join_pointer
 from sea.models import Playbook
-from sea.schema_errors import json_type
 from sea.validation import SchemaValidation, schema_validation
 
 

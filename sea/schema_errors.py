@@ -10,23 +10,9 @@ from jsonschema.exceptions import ValidationError
 from sea import codes
 from sea.hints import did_you_mean, unknown_field_hint
 from sea.issues import Issue, error
+from sea.jsontypes import json_type
 from sea.locate import join_pointer
 from sea.models import FALLIBLE_TYPES
-
-_JSON_TYPES = {
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    str: "string",
-    list: "array",
-    dict: "object",
-    type(None): "null",
-}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a parsed value."""
-    return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def _article(type_name: str) -> str:

@@ -17,10 +17,11 @@ from pydantic import ValidationError as ModelError
 from sea import codes
 from sea.hints import did_you_mean
 from sea.issues import Issue, error
+from sea.jsontypes import json_type
 from sea.locate import escape_pointer, join_pointer
 from sea.models import NODE_ID_PATTERN, NODE_MODELS, Playbook
 from sea.schema import load_schema, node_definitions, top_level_schema
-from sea.schema_errors import SchemaErrorTranslator, json_type
+from sea.schema_errors import SchemaErrorTranslator
 
 UNSUPPORTED_TYPES = {
     "stelis_start": "Stelis threads",

@@ -12,6 +12,7 @@ from sea.checks.nodes import indexed, node_pointer
 from sea.conditions import DEFAULT_KEY, case_key_value
 from sea.hints import did_you_mean
 from sea.issues import Issue, error, warning
+from sea.jsontypes import json_type
 from sea.locate import escape_pointer
 from sea.models import ConditionalNext, LLMNode, Playbook
 
@@ -55,22 +56,10 @@ def _describe(schema: dict[str, Any], source: str) -> _Produced | None:
     elif isinstance(kind, list) and all(isinstance(k, str) for k in kind):
         types = frozenset(kind)
     elif isinstance(enum, list):
-        types = frozenset(_json_kind(v) for v in enum)
+        types = frozenset(json_type(v) for v in enum)
     else:
         return None
     return _Produced(types, tuple(enum) if isinstance(enum, list) else None, source)
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    return "string" if isinstance(value, str) else "object"
 
 
 def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, Any] | None]:
