@@ -201,6 +201,14 @@ class ToolFailed(ExecutionError):
     """A tool raised while running; the original exception is the ``__cause__``."""
 
     code = "SEA532"
+
+
+class MemoryWriteFailed(ExecutionError):
+    """The store refused a message a node wrote (the store's code and reason are in the text)."""
+
+    code = "SEA540"
+
+
 class NodeFailed(ExecutionError):
     """A node could not do its work (a template, an expression or a value it needed failed)."""
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from saimemory.base import MessageStore
+from saimemory.errors import MemoryStoreError
 from saimemory.records import ROOT_SCOPE, NewMessage, Persona, Role
+from sea.errors import MemoryWriteFailed
 from sea.events import Event, MemoryWritten
 from sea.limits import Limits
 from sea.models import Playbook
@@ -124,7 +126,14 @@ class Frame:
             playbook=self.name,
             node=node,
         )
-        stored = await asyncio.to_thread(self.services.store.append, message)
+        try:
+            stored = await asyncio.to_thread(self.services.store.append, message)
+        except MemoryStoreError as exc:
+            raise MemoryWriteFailed(
+                f"memory refused the message ({exc.code}): {exc.message}",
+                playbook=self.name,
+                node=node,
+            ) from exc
         self.emit(
             MemoryWritten(
                 pulse_id=self.pulse.pulse_id,

@@ -143,3 +143,15 @@ def test_expression_error_fails_the_node_never_zero(
     assert result.error is not None
     assert (result.error["playbook"], result.error["node"]) == ("bad_math", "calc")
     assert "n" not in result.outputs
+
+
+def test_store_refusing_a_write_fails_the_pulse_naming_the_node(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+    result = runtime.run_pulse(persona, "memorize_refused", "x")
+    assert result.status == "error"
+    assert result.error is not None
+    assert result.error["code"] == "SEA540"
+    assert (result.error["playbook"], result.error["node"]) == ("memorize_refused", "save")
+    assert "MEM001" in result.error["message"] and "pulse:" in result.error["message"]
