@@ -36,12 +36,14 @@ UNREACHABLE: Final = "SEA025"
 UNBOUNDED_LOOP: Final = "SEA026"
 NEXT_IGNORED: Final = "SEA027"
 DUPLICATE_PARAM: Final = "SEA028"
+RESERVED_ID: Final = "SEA029"
 # Variables and expressions
 UNDEFINED_VARIABLE: Final = "SEA030"
 UNDEFINED_IN_PROMPT: Final = "SEA031"
 EXPRESSION_SYNTAX: Final = "SEA032"
 UNCERTAIN_VARIABLE: Final = "SEA033"
 OUTPUT_NEVER_DEFINED: Final = "SEA034"
+RESERVED_TAG: Final = "SEA035"
 # Branches
 CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
@@ -84,11 +86,13 @@ CODES: Final[dict[str, str]] = {
     UNBOUNDED_LOOP: "a loop that no branch can leave",
     NEXT_IGNORED: "`next` is ignored because `conditional_next` is given",
     DUPLICATE_PARAM: "two input parameters have the same name",
+    RESERVED_ID: "a node id the graph reserves (`__start__`, `__end__`)",
     UNDEFINED_VARIABLE: "a variable is read but nothing defines it",
     UNDEFINED_IN_PROMPT: "a prompt references a variable nothing defines (or a literal brace)",
     EXPRESSION_SYNTAX: "an `=` expression does not parse",
     UNCERTAIN_VARIABLE: "a variable may come only from a callee whose outputs are unknown",
     OUTPUT_NEVER_DEFINED: "an `output_schema` key that nothing in the playbook defines",
+    RESERVED_TAG: "a memory tag the store writes itself (`pulse:`, `playbook:`, `node:`)",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
     MAPPING_SOURCE_UNKNOWN: "an `output_mapping` source is not a field of `response_schema`",

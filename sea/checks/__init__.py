@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sea.checks import calls, cases, expressions, graph, schemas, tools, variables
+from sea.checks import calls, cases, expressions, graph, reserved, schemas, tools, variables
 from sea.checks.context import CheckContext, PlaybookIndex, Signature, ToolCatalogue
 from sea.issues import Issue
 from sea.models import Playbook
@@ -18,6 +18,7 @@ Check = Callable[[Playbook, CheckContext], list[Issue]]
 
 ALWAYS: tuple[Check, ...] = (
     graph.check_ids_and_targets,
+    reserved.check_reserved,
     schemas.check_response_schemas,
     expressions.check_expressions,
     cases.check_cases,

@@ -154,4 +154,4 @@ def test_store_refusing_a_write_fails_the_pulse_naming_the_node(
     assert result.error is not None
     assert result.error["code"] == "SEA540"
     assert (result.error["playbook"], result.error["node"]) == ("memorize_refused", "save")
-    assert "MEM001" in result.error["message"] and "pulse:" in result.error["message"]
+    assert "MEM001" in result.error["message"] and "whitespace" in result.error["message"]
