@@ -44,6 +44,7 @@ EXPRESSION_SYNTAX: Final = "SEA032"
 UNCERTAIN_VARIABLE: Final = "SEA033"
 OUTPUT_NEVER_DEFINED: Final = "SEA034"
 RESERVED_TAG: Final = "SEA035"
+TOOLS_WITH_SCHEMA: Final = "SEA036"
 # Branches
 CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
@@ -92,6 +93,7 @@ CODES: Final[dict[str, str]] = {
     EXPRESSION_SYNTAX: "an `=` expression does not parse",
     UNCERTAIN_VARIABLE: "a variable may come only from a callee whose outputs are unknown",
     OUTPUT_NEVER_DEFINED: "an `output_schema` key that nothing in the playbook defines",
+    TOOLS_WITH_SCHEMA: "an llm node with both `response_schema` and `available_tools`",
     RESERVED_TAG: "a memory tag the store writes itself (`pulse:`, `playbook:`, `node:`)",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",

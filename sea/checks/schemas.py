@@ -147,4 +147,18 @@ def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Is
         if isinstance(node, LLMNode) and node.response_schema is not None:
             issues.extend(_schema_issues(index, node, node.response_schema))
             issues.extend(_mapping_issues(index, node, node.response_schema))
+            if node.available_tools:
+                issues.append(_tools_with_schema(index, node))
     return issues
+
+
+def _tools_with_schema(index: int, node: LLMNode) -> Issue:
+    return error(
+        codes.TOOLS_WITH_SCHEMA,
+        f"llm node `{node.id}` has both `response_schema` and `available_tools`; a model "
+        "either answers in the schema or chooses a tool, not both",
+        node_pointer(index, "available_tools"),
+        node_id=node.id,
+        hint="split it: one llm node with `available_tools` (and a `tool_call` node), then "
+        "one with `response_schema`",
+    )
