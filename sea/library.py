@@ -75,6 +75,7 @@ class PlaybookLibrary:
         self._entries: dict[str, _Entry] | None = None
         self._shadowed: list[tuple[str, Path]] = []
         self._cache: dict[str, tuple[str, LoadResult]] = {}
+        self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     @classmethod
     def bundled(cls, extra_dirs: Iterable[Path] = (), **kwargs: Any) -> PlaybookLibrary:
@@ -139,7 +140,18 @@ class PlaybookLibrary:
 
     def content_hash(self, name: str) -> str:
         """sha256 (hex) of the playbook file's current bytes."""
-        return hashlib.sha256(self.path(name).read_bytes()).hexdigest()
+        return self._digest(self.path(name))
+
+    def _digest(self, path: Path, data: bytes | None = None) -> str:
+        """The file's sha256, read again only when its size, mtime or inode changed."""
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        known = self._digests.get(path)
+        if known is not None and known[0] == key and data is None:
+            return known[1]
+        digest = hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()
+        self._digests[path] = (key, digest)
+        return digest
 
     def signature(self, name: str) -> Signature | None:
         """What callers need (parameters, outputs, router-callable), without validating."""
@@ -153,11 +165,12 @@ class PlaybookLibrary:
     def check(self, name: str) -> LoadResult:
         """Validate a playbook (cached by content hash) and return every diagnostic."""
         path = self.path(name)
-        data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+        digest = self._digest(path)
         cached = self._cache.get(name)
         if cached is not None and cached[0] == digest:
             return cached[1]
+        data = path.read_bytes()
+        digest = self._digest(path, data)
         result = check_document(data, file=str(path), context=self.context())
         self._cache[name] = (digest, result)
         return result
