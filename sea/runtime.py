@@ -13,7 +13,7 @@ Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never rout
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -108,7 +108,7 @@ class Runtime:
 
     # -- host API -------------------------------------------------------------------------
 
-    async def astream_pulse(
+    def astream_pulse(
         self,
         persona: Persona,
         playbook: str,
@@ -116,11 +116,13 @@ class Runtime:
         *,
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[Event]:
-        """Run a pulse and yield its events as they happen (the last is ``PulseEnded``)."""
-        run = Run.start(persona, playbook, input, pulse_id, args)
-        async for event in self._stream(run):
-            yield event
+    ) -> AsyncGenerator[Event, None]:
+        """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
+
+        A host that stops reading (``aclose()`` of the iterator) cancels the pulse there
+        and then.
+        """
+        return self._stream(Run.start(persona, playbook, input, pulse_id, args))
 
     stream_pulse = astream_pulse
     """Alias of :meth:`astream_pulse`."""
@@ -150,10 +152,9 @@ class Runtime:
         """Synchronous :meth:`arun_pulse` (not from inside a running event loop)."""
         return _sync(self.arun_pulse(persona, playbook, input, pulse_id=pulse_id, args=args))
 
-    async def astream_resume(self, pulse_id: str, answer: Any) -> AsyncIterator[Event]:
+    def astream_resume(self, pulse_id: str, answer: Any) -> AsyncGenerator[Event, None]:
         """Answer a waiting pulse's approval request and yield the rest of its events."""
-        async for event in self._stream(Run.resumed(pulse_id, answer)):
-            yield event
+        return self._stream(Run.resumed(pulse_id, answer))
 
     async def aresume(self, pulse_id: str, answer: Any) -> PulseResult:
         """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)."""
@@ -190,7 +191,7 @@ class Runtime:
         events = [event async for event in self._stream(run)]
         return pulse_result(run.pulse_id, events, run.final, run.output_schema)
 
-    async def _stream(self, run: Run) -> AsyncIterator[Event]:
+    async def _stream(self, run: Run) -> AsyncGenerator[Event, None]:
         if run.pulse_id in self._running:
             raise UsageError(f"pulse {run.pulse_id!r} is already running")
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -222,6 +223,8 @@ class Runtime:
             status = "cancelled"
         except ExecutionError as exc:
             status, error = "error", exc.to_json()
+            if error["playbook"] is None:  # e.g. the top-level arguments do not bind
+                error["playbook"] = run.playbook
         except SeaError as exc:
             status = "error"
             error = {"code": exc.code, "message": exc.message}

@@ -46,3 +46,26 @@ def test_cancel_mid_stream_is_not_routed_and_stores_no_partial_reply(
 def test_cancel_unknown_pulse_is_false(make_runtime: MakeRuntime) -> None:
     runtime, _ = make_runtime()
     assert runtime.cancel("nope") is False
+
+
+def test_a_host_that_stops_reading_cancels_the_pulse_there_and_then(
+    make_runtime: MakeRuntime, persona: Persona, store: Any
+) -> None:
+    runtime, model = make_runtime({"responses": {"sub_speak.compose": [WORDS]}})
+
+    async def go() -> tuple[int, bool]:
+        events = runtime.astream_pulse(persona, "speak_long", "hi", pulse_id="c2")
+        tokens = 0
+        async for event in events:
+            if isinstance(event, TokenChunk):
+                tokens += 1
+                if tokens == 3:
+                    break
+        await events.aclose()
+        return tokens, runtime.cancel("c2")
+
+    tokens, still_running = asyncio.run(go())
+    assert tokens == 3
+    assert still_running is False  # nothing left running once the host closed the stream
+    assert [m.role for m in store.pulse_messages(persona.id, "c2")] == ["user"]
+    assert model.remaining("sub_speak.compose") == 0  # the reply was begun, never stored

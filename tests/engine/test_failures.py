@@ -96,6 +96,7 @@ def test_missing_required_input_is_a_clear_error(
     assert result.status == "error"
     assert result.error is not None and result.error["code"] == "SEA570"
     assert "required argument 'topic' is missing" in result.error["message"]
+    assert result.error["playbook"] == "echo_topic"  # the host learns which playbook refused
 
 
 def test_approval_denied_routes_to_error_next(
