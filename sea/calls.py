@@ -88,6 +88,12 @@ def bind_args(
                 problems.append(f"argument {param.name!r} {problem}")
             bound[param.name] = value
         elif param.default is not None:
+            problem = _check_type(param, param.default)
+            if problem:
+                problems.append(
+                    f"the default of parameter {param.name!r} {problem} "
+                    f"(fix the input_schema of {callee.name!r})"
+                )
             bound[param.name] = param.default
         elif param.required:
             problems.append(f"required argument {param.name!r} is missing")

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from saimemory.records import Persona
+from sea.calls import bind_args
+from sea.errors import CallArgumentError
 from sea.limits import Limits
+from sea.models import Playbook
 from tests.engine.conftest import MakeRuntime
 
 
@@ -98,3 +103,24 @@ def test_exec_router_argument_of_wrong_type_takes_error_next(
     result = runtime.run_pulse(persona, "router_main", "cats")
     assert result.status == "ok", result.error
     assert result.outputs["result"] == "failed: SEA570 at run"
+
+
+def test_a_default_of_the_wrong_type_is_refused_naming_the_parameter() -> None:
+    callee = Playbook.model_validate(
+        {
+            "name": "counts",
+            "description": "Has a default that is not an integer.",
+            "input_schema": [
+                {"name": "limit", "type": "integer", "required": False, "default": "five"}
+            ],
+            "start_node": "end",
+            "nodes": [{"id": "end", "type": "pass"}],
+        }
+    )
+    assert bind_args(callee, {"limit": 5}) == {"limit": 5}  # a given value needs no default
+    with pytest.raises(CallArgumentError) as raised:
+        bind_args(callee, {}, playbook="caller", node="call")
+    message = str(raised.value)
+    assert message.startswith("caller.call: cannot call playbook 'counts'")
+    assert "the default of parameter 'limit' must be an integer, got string 'five'" in message
+    assert "fix the input_schema of 'counts'" in message
