@@ -12,7 +12,6 @@ left out: a search should find what was said before, not the question being aske
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -87,9 +86,11 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
         *,
         config: RunnableConfig,
     ) -> list[dict[str, Any]]:
-        hits = store.search(persona_id, query, tags=tuple(tags or ()), limit=limit + _spare(config))
-        messages = [hit.message for hit in hits]
-        return _records(_outside_pulse(messages, config)[:limit])
+        def search(n: int) -> list[Message]:
+            hits = store.search(persona_id, query, tags=tuple(tags or ()), limit=n)
+            return [hit.message for hit in hits]
+
+        return _records(_outside_pulse(store, persona_id, config, limit, search)[:limit])
 
     return _tool(
         run,
@@ -101,8 +102,10 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
 
 def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
     def run(limit: int = 10, *, config: RunnableConfig) -> list[dict[str, Any]]:
-        messages = store.recent(persona_id, limit=limit + _spare(config))
-        return _records(_outside_pulse(messages, config)[-limit:])
+        def recent(n: int) -> list[Message]:
+            return store.recent(persona_id, limit=n)
+
+        return _records(_outside_pulse(store, persona_id, config, limit, recent)[-limit:])
 
     return _tool(
         run,
@@ -115,23 +118,12 @@ def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
 def _tool(
     run: Callable[..., Any], *, name: str, description: str, args_schema: type[BaseModel]
 ) -> BaseTool:
-    """A tool of a quick synchronous ``run``, awaited in place (no thread hop).
-
-    The coroutine keeps ``run``'s signature, so a ``config: RunnableConfig`` parameter
-    still receives the call's config.
-    """
-
-    @functools.wraps(run)
-    async def arun(*args: Any, **kwargs: Any) -> Any:
-        return run(*args, **kwargs)
-
+    """A tool of a synchronous ``run``; called from a pulse, it runs in a worker thread
+    (as the pulse's memory writes do), so a slow store never blocks the event loop.
+    A ``config: RunnableConfig`` parameter of ``run`` receives the call's config."""
     return StructuredTool.from_function(
-        func=run, coroutine=arun, name=name, description=description, args_schema=args_schema
+        func=run, name=name, description=description, args_schema=args_schema
     )
-
-
-_PULSE_SPARE = 20
-"""Extra rows read when the current pulse's messages will be filtered out."""
 
 
 def _pulse_of(config: RunnableConfig | None) -> str | None:
@@ -140,13 +132,23 @@ def _pulse_of(config: RunnableConfig | None) -> str | None:
     return pulse if isinstance(pulse, str) else None
 
 
-def _spare(config: RunnableConfig | None) -> int:
-    return _PULSE_SPARE if _pulse_of(config) else 0
+def _outside_pulse(
+    store: MessageStore,
+    persona_id: str,
+    config: RunnableConfig | None,
+    limit: int,
+    fetch: Callable[[int], list[Message]],
+) -> list[Message]:
+    """What ``fetch(n)`` finds, without the current pulse's messages, in ``fetch``'s order.
 
-
-def _outside_pulse(messages: Sequence[Message], config: RunnableConfig | None) -> list[Message]:
+    ``fetch`` is asked for ``limit`` messages more than the pulse has written, so at least
+    ``limit`` others remain whenever the store holds that many.
+    """
     pulse = _pulse_of(config)
-    return [m for m in messages if pulse is None or m.pulse_id != pulse]
+    if pulse is None:
+        return fetch(limit)
+    own = len(store.pulse_messages(persona_id, pulse))
+    return [m for m in fetch(limit + own) if m.pulse_id != pulse]
 
 
 def _records(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -130,3 +130,20 @@ def test_memory_recent_is_oldest_first_and_bounded(store: SQLiteStore, box: Tool
 def test_memory_recent_default_limit(store: SQLiteStore, box: ToolBox) -> None:
     fill(store)
     assert len(call(box, "memory_recent", {})) == 5
+
+
+def test_a_busy_pulse_does_not_crowd_out_earlier_messages(
+    store: SQLiteStore, box: ToolBox
+) -> None:
+    fill(store)
+    for minute in range(10, 70):  # the current pulse has written a lot already
+        write(store, minute, "user", f"<system>cat note {minute}</system>", "p3", "internal")
+    recent = call(box, "memory_recent", {"limit": 3}, pulse_id="p3")
+    assert [m["content"] for m in recent] == [
+        "I planted tomatoes today.",
+        "<system>notes about the cat food</system>",
+        "What was my cat called?",
+    ]
+    found = call(box, "memory_search", {"query": "cat", "limit": 4}, pulse_id="p3")
+    assert len(found) == 4
+    assert not any("cat note" in m["content"] for m in found)
