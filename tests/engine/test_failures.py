@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.tools import tool
 
 from saimemory.records import Persona
-from sea.events import ErrorRaised
+from sea.events import ErrorRaised, NodeEnded
 from tests.engine.conftest import MakeRuntime
 
 
@@ -15,49 +16,59 @@ def explode(why: str) -> str:
     raise RuntimeError(f"boom: {why}")
 
 
-def test_unknown_tool_routes_to_error_next(make_runtime: MakeRuntime, persona: Persona) -> None:
-    runtime, _ = make_runtime()
-    result = runtime.run_pulse(persona, "tool_unknown", "hi")
-    assert result.status == "ok", result.error
-    assert result.outputs["handled"] == "SEA530:call"
-    assert result.outputs["last_value"] == "hi"  # never "None" or "Tool error" in last
-    [raised] = [e for e in result.events if isinstance(e, ErrorRaised)]
-    assert raised.routed and raised.error["code"] == "SEA530"
-    assert "no_such_tool" in raised.error["message"]
+FAILURES = {
+    # node (and input) → code, and what the message must say about the cause
+    "unknown_tool": ("SEA530", "unknown tool 'no_such_tool' (available tools: "),
+    "raising_tool": ("SEA532", "tool 'explode' failed: RuntimeError: boom: raising_tool"),
+    "failing_model": ("SEA522", "no response left for node 'fails_{routing}.failing_model'"),
+    "failing_callee": (
+        "SEA532",
+        "playbook 'tool_raises' failed: tool_raises.call: tool 'explode' failed: "
+        "RuntimeError: boom: failing_callee",
+    ),
+}
 
 
-def test_tool_raising_without_error_next_fails_pulse(
-    make_runtime: MakeRuntime, persona: Persona
+@pytest.mark.parametrize("node", list(FAILURES))
+def test_failure_routes_to_error_next_with_the_error_in_state(
+    make_runtime: MakeRuntime, persona: Persona, node: str
 ) -> None:
+    code, cause = FAILURES[node]
     runtime, _ = make_runtime(tools=[explode])
-    result = runtime.run_pulse(persona, "tool_raises", "why not")
+    result = runtime.run_pulse(persona, "fails_routed", node)
+    assert result.status == "ok", result.error
+    assert result.outputs["handled"] == f"{code}:{node}"
+    caught = result.outputs["caught"]
+    assert (caught["code"], caught["node"], caught["playbook"]) == (code, node, "fails_routed")
+    assert cause.format(routing="routed") in caught["message"]
+    assert result.outputs["last_value"] == node  # never "None" or "Tool error" in last
+    assert result.outputs["reached"] is None  # the failed node's `next` was not taken
+    [raised] = [e for e in result.events if isinstance(e, ErrorRaised) and e.node == node]
+    assert raised.routed and raised.error == caught
+    [ended] = [e for e in result.events if isinstance(e, NodeEnded) and e.node == node]
+    assert ended.outcome == "error"
+
+
+@pytest.mark.parametrize("node", list(FAILURES))
+def test_failure_without_error_next_fails_the_pulse_naming_playbook_node_and_cause(
+    make_runtime: MakeRuntime, persona: Persona, node: str
+) -> None:
+    code, cause = FAILURES[node]
+    runtime, _ = make_runtime(tools=[explode])
+    result = runtime.run_pulse(persona, "fails_unrouted", node)
     assert result.status == "error"
     assert result.error is not None
-    assert result.error["code"] == "SEA532"
-    assert (result.error["playbook"], result.error["node"]) == ("tool_raises", "call")
-    assert "boom: why not" in result.error["message"]
-    assert "reached" not in result.outputs
-
-
-def test_model_failure_fails_pulse_naming_node(
-    make_runtime: MakeRuntime, persona: Persona
-) -> None:
-    runtime, _ = make_runtime({"responses": {}})  # no script for the node: the model fails
-    result = runtime.run_pulse(persona, "bool_branch", "x")
-    assert result.status == "error"
-    assert result.error is not None
-    assert (result.error["playbook"], result.error["node"]) == ("bool_branch", "decide")
-    assert result.error["code"].startswith("SEA52")
-
-
-def test_callee_failure_routes_in_caller(make_runtime: MakeRuntime, persona: Persona) -> None:
-    runtime, _ = make_runtime(tools=[explode])
-    result = runtime.run_pulse(persona, "calls_failing", "x")
-    assert result.status == "ok", result.error
-    error = result.outputs["error"]
-    assert error["code"] == "SEA532" and error["node"] == "call"
-    assert "playbook 'tool_raises' failed" in error["message"]
-    assert "tool_raises.call" in error["message"]
+    assert (result.error["code"], result.error["playbook"], result.error["node"]) == (
+        code,
+        "fails_unrouted",
+        node,
+    )
+    assert cause.format(routing="unrouted") in result.error["message"]
+    assert result.outputs["reached"] is None
+    [raised] = [e for e in result.events if isinstance(e, ErrorRaised) and e.node == node]
+    assert not raised.routed
+    [ended] = [e for e in result.events if isinstance(e, NodeEnded) and e.node == node]
+    assert ended.outcome == "failed"
 
 
 def test_exec_of_disallowed_playbook_takes_error_next(
