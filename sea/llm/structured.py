@@ -228,13 +228,10 @@ async def _native_attempt(
     raw_text = _text_of(raw) if isinstance(raw, BaseMessage) else ""
     if isinstance(parsed, BaseModel):
         parsed = parsed.model_dump(mode="json")
-    if parsed is None and raw_text:  # the answer came as text rather than as a tool call
-        parsed = extract_json(raw_text, want_array=schema.get("type") == "array")
-    if parsed is None:
+    if parsed is None:  # the answer came as text rather than as a tool call
         reason = f" ({parsing_error})" if parsing_error else ""
-        return Attempt(raw_text, raw_text, f"the answer contained no JSON value{reason}")
-    text = raw_text or _dumps(parsed)
-    return Attempt(parsed, text, validation_problem(schema, parsed))
+        return _judged(raw_text, schema, reason)
+    return Attempt(parsed, raw_text or _dumps(parsed), validation_problem(schema, parsed))
 
 
 async def _extraction_attempt(
@@ -246,10 +243,14 @@ async def _extraction_attempt(
 ) -> Attempt:
     raw = await model.ainvoke(messages, config=config)
     usage.add(raw)
-    text = _text_of(raw)
+    return _judged(_text_of(raw), schema)
+
+
+def _judged(text: str, schema: Mapping[str, Any], reason: str = "") -> Attempt:
+    """The attempt of an answer given as text: its first JSON value, validated."""
     parsed = extract_json(text, want_array=schema.get("type") == "array")
     if parsed is None:
-        return Attempt(text, text, "the answer contained no JSON value")
+        return Attempt(text, text, f"the answer contained no JSON value{reason}")
     return Attempt(parsed, text, validation_problem(schema, parsed))
 
 
