@@ -40,6 +40,7 @@ from sea.events import (
     PulseStarted,
     WarningRaised,
 )
+from sea.library import PlaybookLibrary
 from sea.limits import Limits
 from sea.llm.call import LLMCaller
 from sea.llm.models import ModelSet
@@ -63,7 +64,8 @@ class Runtime:
         store: The persona message store (SAIMemory).
         models: The normal and lightweight chat models.
         tools: The host's tools (the built-in ones are added unless a host tool has the name).
-        library: Where playbooks are found by name.
+        library: Where playbooks are found by name: a library, or the playbook
+            directories (searched in order, then the bundled playbooks).
         checkpointer: A LangGraph checkpointer used as is (the host owns its lifetime).
         checkpoint_path: Without ``checkpointer``: the SQLite file of checkpoints (waiting
             pulses can be resumed from it by another process; pulses running together
@@ -83,7 +85,7 @@ class Runtime:
         models: ModelSet,
         *,
         tools: Sequence[BaseTool] = (),
-        library: Library,
+        library: Library | str | Path | Sequence[str | Path],
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         checkpoint_path: str | Path | None = None,
         limits: Limits | None = None,
@@ -92,7 +94,8 @@ class Runtime:
         history_budget: HistoryBudget = DEFAULT_BUDGET,
         keep_checkpoints: bool = False,
     ) -> None:
-        self.services = Services(store, library, Compiler(registry), limits or Limits())
+        playbooks = _library(library)
+        self.services = Services(store, playbooks, Compiler(registry), limits or Limits())
         self._models = models
         self._tools = tuple(tools)
         self._max_retries = max_retries
@@ -344,6 +347,19 @@ def _payload(run: Run, frame: Frame) -> Any:
     state = initial_state(frame, bind_args(frame.playbook, given), input=run.input)
     state["origin"] = origin_of(run)
     return state
+
+
+def _library(given: Library | str | Path | Sequence[str | Path]) -> Library:
+    """The library a runtime reads: the one given, or one of the given directories."""
+    if isinstance(given, str | Path):
+        given = [given]
+    if not isinstance(given, Sequence):
+        return given
+    dirs = [Path(d) for d in given]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        raise UsageError(f"playbook directory not found: {', '.join(missing)}")
+    return PlaybookLibrary.bundled(dirs)
 
 
 def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:

@@ -3,12 +3,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 
 from saimemory.records import Persona
+from sea.errors import UsageError
 from sea.events import NodeEnded, NodeStarted
 from sea.limits import Limits
-from tests.engine.conftest import MakeRuntime
+from sea.llm.models import ModelSet
+from sea.runtime import Runtime
+from sea.scripted import ScriptedChatModel
+from tests.engine.conftest import PLAYBOOKS, MakeRuntime
 
 sent: list[str] = []
 
@@ -144,3 +149,18 @@ def test_concurrent_pulses_share_graphs_but_not_state(
     assert {e.pulse_id for e in first.events} == {"x"}
     assert {e.pulse_id for e in second.events} == {"y"}
     assert runtime.services.compiler.cached() == 1
+
+
+def test_a_runtime_built_from_playbook_directories(
+    store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    model = ScriptedChatModel.from_mapping({"default": ["Hello!"]})
+    with Runtime(store, ModelSet.single(model), library=[PLAYBOOKS]) as runtime:
+        result = runtime.run_pulse(persona, "echo_topic", "", args={"topic": "owls"})
+        assert result.status == "ok", result.error
+        assert result.outputs == {"result": "topic=owls depth=1"}
+        bundled = runtime.run_pulse(persona, "basic_chat", "hi")  # found after the given ones
+        assert bundled.status == "ok", bundled.error
+        assert bundled.spoken == ["Hello!"]
+    with pytest.raises(UsageError, match="playbook directory not found: .*nowhere"):
+        Runtime(store, ModelSet.single(model), library=tmp_path / "nowhere")
