@@ -13,7 +13,15 @@ Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never rout
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -127,8 +135,23 @@ class Runtime:
         """
         return self._stream(Run.start(persona, playbook, input, pulse_id, args))
 
-    stream_pulse = astream_pulse
-    """Alias of :meth:`astream_pulse`."""
+    def stream_pulse(
+        self,
+        persona: Persona,
+        playbook: str,
+        input: str,
+        *,
+        pulse_id: str | None = None,
+        args: Mapping[str, Any] | None = None,
+    ) -> Generator[Event, None, None]:
+        """Synchronous :meth:`astream_pulse` (not from inside a running event loop).
+
+        The pulse runs on a private event loop while the host reads the next event;
+        closing the iterator early cancels the pulse.
+        """
+        _no_running_loop("stream_pulse", "astream_pulse")
+        events = self.astream_pulse(persona, playbook, input, pulse_id=pulse_id, args=args)
+        return _sync_events(events)
 
     async def arun_pulse(
         self,
@@ -362,10 +385,33 @@ def _library(given: Library | str | Path | Sequence[str | Path]) -> Library:
     return PlaybookLibrary.bundled(dirs)
 
 
-def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
+def _no_running_loop(method: str, instead: str) -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise UsageError("run_pulse/resume called inside a running event loop; await the a* method")
+        return
+    raise UsageError(f"{method} called inside a running event loop; use {instead}")
+
+
+def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
+    try:
+        _no_running_loop("run_pulse/resume", "the awaitable a* method")
+    except UsageError:
+        coro.close()
+        raise
+    return asyncio.run(coro)
+
+
+def _sync_events(events: AsyncGenerator[Event, None]) -> Generator[Event, None, None]:
+    """The events of ``events``, each one awaited on a private event loop."""
+    loop = asyncio.new_event_loop()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(anext(events))
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(events.aclose())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from saimemory.records import Persona
+from sea.errors import UsageError
 from sea.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
 from tests.engine.conftest import MakeRuntime
 
@@ -69,3 +70,32 @@ def test_a_host_that_stops_reading_cancels_the_pulse_there_and_then(
     assert still_running is False  # nothing left running once the host closed the stream
     assert [m.role for m in store.pulse_messages(persona.id, "c2")] == ["user"]
     assert model.remaining("sub_speak.compose") == 0  # the reply was begun, never stored
+
+
+def test_sync_stream_yields_typed_events_and_closing_it_cancels_the_pulse(
+    make_runtime: MakeRuntime, persona: Persona, store: Any
+) -> None:
+    runtime, _ = make_runtime({"responses": {"sub_speak.compose": ["Hi there.", WORDS]}})
+    whole = list(runtime.stream_pulse(persona, "speak_long", "hi", pulse_id="s1"))
+    assert isinstance(whole[-1], PulseEnded) and whole[-1].status == "ok"
+    assert "".join(e.text for e in whole if isinstance(e, TokenChunk)) == "Hi there."
+    assert [m.content for m in store.pulse_messages(persona.id, "s1")] == ["hi", "Hi there."]
+
+    events = runtime.stream_pulse(persona, "speak_long", "more", pulse_id="s2")
+    first = next(e for e in events if isinstance(e, TokenChunk))
+    assert first.node == "compose"
+    events.close()
+    assert runtime.cancel("s2") is False
+    assert [m.role for m in store.pulse_messages(persona.id, "s2")] == ["user"]
+
+
+def test_sync_stream_inside_an_event_loop_is_a_usage_error(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime()
+
+    async def inside() -> None:
+        runtime.stream_pulse(persona, "speak_long", "hi")
+
+    with pytest.raises(UsageError, match="use astream_pulse"):
+        asyncio.run(inside())
