@@ -17,8 +17,6 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
     Callable,
-    Coroutine,
-    Generator,
     Mapping,
     Sequence,
 )
@@ -35,6 +33,7 @@ from langgraph.types import Command
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
+from sea.blocking import blocking, blocking_stream
 from sea.calls import bind_args, initial_state
 from sea.checkpoints import SqliteCheckpoints
 from sea.compiler import Compiler, Graph
@@ -135,24 +134,6 @@ class Runtime:
         """
         return self._stream(Run.start(persona, playbook, input, pulse_id, args))
 
-    def stream_pulse(
-        self,
-        persona: Persona,
-        playbook: str,
-        input: str,
-        *,
-        pulse_id: str | None = None,
-        args: Mapping[str, Any] | None = None,
-    ) -> Generator[Event, None, None]:
-        """Synchronous :meth:`astream_pulse` (not from inside a running event loop).
-
-        The pulse runs on a private event loop while the host reads the next event;
-        closing the iterator early cancels the pulse.
-        """
-        _no_running_loop("stream_pulse", "astream_pulse")
-        events = self.astream_pulse(persona, playbook, input, pulse_id=pulse_id, args=args)
-        return _sync_events(events)
-
     async def arun_pulse(
         self,
         persona: Persona,
@@ -166,17 +147,8 @@ class Runtime:
         run = Run.start(persona, playbook, input, pulse_id, args)
         return await self._collect(run)
 
-    def run_pulse(
-        self,
-        persona: Persona,
-        playbook: str,
-        input: str,
-        *,
-        pulse_id: str | None = None,
-        args: Mapping[str, Any] | None = None,
-    ) -> PulseResult:
-        """Synchronous :meth:`arun_pulse` (not from inside a running event loop)."""
-        return _sync(self.arun_pulse(persona, playbook, input, pulse_id=pulse_id, args=args))
+    stream_pulse = blocking_stream(astream_pulse)
+    run_pulse = blocking(arun_pulse)
 
     def astream_resume(self, pulse_id: str, answer: Any) -> AsyncGenerator[Event, None]:
         """Answer a waiting pulse's approval request and yield the rest of its events."""
@@ -186,9 +158,7 @@ class Runtime:
         """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)."""
         return await self._collect(Run.resumed(pulse_id, answer))
 
-    def resume(self, pulse_id: str, answer: Any) -> PulseResult:
-        """Synchronous :meth:`aresume`."""
-        return _sync(self.aresume(pulse_id, answer))
+    resume = blocking(aresume)
 
     def cancel(self, pulse_id: str) -> bool:
         """Cancel a running pulse (from any thread); False if it is not running."""
@@ -383,35 +353,3 @@ def _library(given: Library | str | Path | Sequence[str | Path]) -> Library:
     if missing:
         raise UsageError(f"playbook directory not found: {', '.join(missing)}")
     return PlaybookLibrary.bundled(dirs)
-
-
-def _no_running_loop(method: str, instead: str) -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise UsageError(f"{method} called inside a running event loop; use {instead}")
-
-
-def _sync(coro: Coroutine[Any, Any, PulseResult]) -> PulseResult:
-    try:
-        _no_running_loop("run_pulse/resume", "the awaitable a* method")
-    except UsageError:
-        coro.close()
-        raise
-    return asyncio.run(coro)
-
-
-def _sync_events(events: AsyncGenerator[Event, None]) -> Generator[Event, None, None]:
-    """The events of ``events``, each one awaited on a private event loop."""
-    loop = asyncio.new_event_loop()
-    try:
-        while True:
-            try:
-                yield loop.run_until_complete(anext(events))
-            except StopAsyncIteration:
-                return
-    finally:
-        loop.run_until_complete(events.aclose())
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
