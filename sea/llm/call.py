@@ -165,7 +165,7 @@ class LLMCaller:
     ) -> LLMResult:
         model = self._models.select(request.profile, request.model_type)
         tracker.model = model_name(model)
-        tracker.messages = self._messages(request)
+        tracker.messages = await asyncio.to_thread(self._messages, request)  # store I/O
         config: RunnableConfig = {
             "metadata": {
                 "sea_playbook": request.playbook,
