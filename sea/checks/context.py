@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
+from jsonschema.exceptions import best_match
 
 from sea.errors import UsageError
+from sea.hints import TYPE_NAME_FIXES
+from sea.jsontypes import json_type
+from sea.locate import join_pointer
+from sea.metaschema import metaschema
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,35 @@ class PlaybookIndex(Protocol):
         ...
 
 
+_SCHEMA_KEYS = ("parameters", "args_schema", "input_schema")
+
+
+def _argument_schema(source: str, name: str, schema: Any) -> Mapping[str, Any] | None:
+    """A tool's argument schema, checked against the 2020-12 metaschema.
+
+    Raises:
+        UsageError: The schema is neither an object nor null, or is not a valid JSON Schema.
+    """
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise UsageError(
+            f"{source}: the argument schema of `{name}` must be a JSON object (or null "
+            f"when unknown), not {json_type(schema)}"
+        )
+    problem = best_match(metaschema().iter_errors(schema))
+    if problem is not None:
+        where = join_pointer(*problem.absolute_path) or "/"
+        at_type = "type" in list(problem.absolute_path)[-2:] and isinstance(problem.instance, str)
+        fix = TYPE_NAME_FIXES.get(problem.instance) if at_type else None
+        detail = f'unknown type "{problem.instance}", write "{fix}"' if fix else problem.message
+        raise UsageError(
+            f"{source}: the argument schema of `{name}` is not a valid JSON Schema "
+            f"(at {where}: {detail})"
+        )
+    return schema
+
+
 @dataclass(frozen=True)
 class ToolCatalogue:
     """Tool name → JSON Schema of its arguments (``None``: arguments unknown)."""
@@ -43,29 +77,32 @@ class ToolCatalogue:
     tools: Mapping[str, Mapping[str, Any] | None]
 
     @classmethod
-    def from_json(cls, data: Any) -> ToolCatalogue:
+    def from_json(cls, data: Any, *, source: str = "tool catalogue") -> ToolCatalogue:
         """Accept ``{"tools": [{"name", "parameters"|"args_schema"|"input_schema"}]}``, a
-        list of such objects, or a mapping of name → argument schema.
+        list of such objects, or a mapping of name → argument schema (``null``: unknown).
 
         Raises:
-            UsageError: The data has none of these shapes.
+            UsageError: The data has none of these shapes, or an argument schema is not a
+                valid JSON Schema (2020-12).
         """
         if isinstance(data, dict) and isinstance(data.get("tools"), list):
             data = data["tools"]
         if isinstance(data, list):
-            tools: dict[str, Mapping[str, Any] | None] = {}
+            entries: dict[str, Any] = {}
             for entry in data:
                 if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                    raise UsageError("tool catalogue: every entry needs a string `name`")
-                schema = next(
-                    (entry[k] for k in ("parameters", "args_schema", "input_schema") if k in entry),
+                    raise UsageError(f"{source}: every entry needs a string `name`")
+                entries[entry["name"]] = next(
+                    (entry[k] for k in _SCHEMA_KEYS if k in entry and entry[k] is not None),
                     None,
                 )
-                tools[entry["name"]] = schema if isinstance(schema, dict) else None
-            return cls(tools)
-        if isinstance(data, dict):
-            return cls({k: v if isinstance(v, dict) else None for k, v in data.items()})
-        raise UsageError("tool catalogue: expected a JSON object or list of tools")
+        elif isinstance(data, dict):
+            entries = data
+        else:
+            raise UsageError(f"{source}: expected a JSON object or list of tools")
+        return cls(
+            {name: _argument_schema(source, name, schema) for name, schema in entries.items()}
+        )
 
     @classmethod
     def load(cls, path: Path) -> ToolCatalogue:
@@ -75,7 +112,7 @@ class ToolCatalogue:
             UsageError: The file is missing or not a valid catalogue.
         """
         try:
-            return cls.from_json(orjson.loads(path.read_bytes()))
+            return cls.from_json(orjson.loads(path.read_bytes()), source=f"tool catalogue {path}")
         except OSError as exc:
             raise UsageError(f"tool catalogue {path}: {exc.strerror or exc}") from exc
         except orjson.JSONDecodeError as exc:

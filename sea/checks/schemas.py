@@ -7,7 +7,6 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
-from jsonschema import Draft202012Validator
 
 from sea import codes
 from sea.checks.context import CheckContext
@@ -15,14 +14,10 @@ from sea.checks.nodes import indexed, node_pointer
 from sea.hints import TYPE_NAME_FIXES
 from sea.issues import Issue, error, warning
 from sea.locate import escape_pointer, join_pointer
+from sea.metaschema import metaschema
 from sea.models import LLMNode, Playbook
 
 _TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
-
-
-@lru_cache(maxsize=1)
-def _meta() -> Draft202012Validator:
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 Path = tuple[str | int, ...]
@@ -61,7 +56,7 @@ def _bad_types(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
 def _meta_errors(canonical: bytes) -> tuple[tuple[tuple[str | int, ...], str], ...]:
     """(path, message) of every metaschema error; cached by the schema's canonical JSON."""
     schema = orjson.loads(canonical)
-    return tuple((tuple(e.absolute_path), e.message) for e in _meta().iter_errors(schema))
+    return tuple((tuple(e.absolute_path), e.message) for e in metaschema().iter_errors(schema))
 
 
 def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:

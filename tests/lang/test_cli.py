@@ -73,6 +73,17 @@ def test_bad_tool_catalogue_is_a_usage_error(
     assert "tool catalogue" in capsys.readouterr().err
 
 
+def test_catalogue_argument_schema_with_an_unknown_type_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "tools.json"
+    bad.write_text('{"web_search": {"properties": {"query": {"type": "int"}}}}')
+    path = str(DATA / "valid" / "templates_and_tools.json")
+    assert main(["validate", "--tools", str(bad), path]) == 2
+    err = capsys.readouterr().err
+    assert "SEA300" in err and "`web_search`" in err and "/properties/query/type" in err
+
+
 def test_bad_files_are_diagnostics_not_tracebacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

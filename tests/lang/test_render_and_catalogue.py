@@ -48,3 +48,23 @@ def test_catalogue_formats(data: object) -> None:
 def test_bad_catalogues_are_usage_errors(data: object) -> None:
     with pytest.raises(UsageError):
         ToolCatalogue.from_json(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"t": 5}, "not integer"),
+        ({"tools": [{"name": "t", "parameters": "string"}]}, "not string"),
+        (
+            {"t": {"properties": {"q": {"type": "int"}}}},
+            '/properties/q/type: unknown type "int", write "integer"',
+        ),
+        ([{"name": "t", "input_schema": {"type": "object", "required": "q"}}], "at /required"),
+    ],
+)
+def test_argument_schemas_that_are_not_json_schemas_are_usage_errors(
+    data: object, where: str
+) -> None:
+    with pytest.raises(UsageError, match="argument schema of `t`") as caught:
+        ToolCatalogue.from_json(data)
+    assert where in str(caught.value)
