@@ -179,7 +179,13 @@ def check_document(
     playbook, issues = _build(document, validation)
     issues = validation.issues + issues
     if playbook is not None:
-        issues += run_checks(playbook, context or CheckContext(), partial=validation.partial)
+        found = run_checks(
+            playbook,
+            context or CheckContext(),
+            partial=validation.partial,
+            trimmed=bool(validation.trimmed),
+        )
+        issues += [placed for i in found if (placed := validation.place(i)) is not None]
     diagnostics = sorted((i.diagnostic(file, locator) for i in issues), key=_sort_key)
     ok = not any(d.severity is Severity.ERROR for d in diagnostics)
     return LoadResult(playbook if ok else None, diagnostics)

@@ -7,7 +7,7 @@ union of eleven node schemas would report a failure against each of them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -64,6 +64,22 @@ class SchemaValidation:
     """Without issues: the validated playbook (when the fast path produced it)."""
     partial: bool = False
     """The salvaged document lost nodes, edges or top-level fields: flow checks are unsafe."""
+    origin: tuple[int, ...] = ()
+    """Index in the document of each node of the salvaged document (nodes may be dropped)."""
+    trimmed: frozenset[int] = frozenset()
+    """Indexes of the nodes that lost fields (one may have defined a variable or passed an
+    argument): findings about them, and about variables read but never defined, are unsafe."""
+
+    def place(self, issue: Issue) -> Issue | None:
+        """A static check's issue about the salvaged document, pointed into the document;
+        ``None`` when it is about a node that lost fields."""
+        if not self.origin or not issue.pointer.startswith("/nodes/"):
+            return issue
+        head, _, rest = issue.pointer[len("/nodes/") :].partition("/")
+        index = self.origin[int(head)]
+        if index in self.trimmed:
+            return None
+        return replace(issue, pointer=f"/nodes/{index}" + (f"/{rest}" if rest else ""))
 
 
 def _node_type_issue(node: dict[str, Any], index: int, valid: list[str]) -> Issue | None:
@@ -154,35 +170,52 @@ def _repair(node: Any, index: int, bad: set[str], validators: _Validators) -> di
     return stub
 
 
-def _lost_edges(bad: set[str]) -> bool:
-    parts = [p.split("/") for p in bad if p.startswith("/nodes/")]
-    return any(len(p) > 3 and p[3] in _EDGE_FIELDS for p in parts)
+def _lost_edges(issues: list[Issue]) -> bool:
+    """An edge field of a node was dropped, or an unknown field that may be a misspelt one."""
+    for issue in issues:
+        parts = issue.pointer.split("/")
+        if len(parts) > 3 and parts[1] == "nodes":
+            if parts[3] in _EDGE_FIELDS or (len(parts) == 4 and issue.code == codes.UNKNOWN_FIELD):
+                return True
+    return False
 
 
 def _salvage(
     document: dict[str, Any], issues: list[Issue], validators: _Validators
-) -> tuple[dict[str, Any] | None, bool]:
+) -> SchemaValidation:
+    """The document with bad parts removed or stubbed, for the checks that stay reliable."""
     nodes = document.get("nodes")
     if not isinstance(nodes, list) or not nodes:
-        return None, True
+        return SchemaValidation(issues, partial=True)
     bad = {i.pointer for i in issues}
     bad_nodes = {int(p.split("/")[2]) for p in bad if p.startswith("/nodes/") and p.count("/") >= 2}
     salvaged: list[dict[str, Any]] = []
+    origin: list[int] = []
+    trimmed: set[int] = set()
     stubbed = False
     for index, node in enumerate(nodes):
         kept = _repair(node, index, bad, validators) if index in bad_nodes else node
         if kept is not None:
             salvaged.append(kept)
+            origin.append(index)
+            if kept is not node:
+                trimmed.add(index)
         stubbed = stubbed or kept is None or (kept is not node and kept.get("type") == "pass")
     if not salvaged:
-        return None, True
+        return SchemaValidation(issues, partial=True)
     bad_top = {p.split("/")[1] for p in bad if p and not p.startswith("/nodes")}
     result = {k: v for k, v in document.items() if k not in bad_top and k != "nodes"}
     result["nodes"] = salvaged
     result.setdefault("name", "invalid")
     result.setdefault("description", "")
     result.setdefault("start_node", salvaged[0]["id"])
-    return result, stubbed or bool(bad_top) or _lost_edges(bad)
+    return SchemaValidation(
+        issues,
+        result,
+        partial=stubbed or bool(bad_top) or _lost_edges(issues),
+        origin=tuple(origin),
+        trimmed=frozenset(trimmed),
+    )
 
 
 def _fast_path(document: dict[str, Any]) -> Playbook | None:
@@ -212,5 +245,4 @@ def schema_validation(document: dict[str, Any]) -> SchemaValidation:
             issues.extend(_node_issues(node, index, validators))
     if not issues:
         return SchemaValidation()
-    salvaged, partial = _salvage(document, issues, validators)
-    return SchemaValidation(issues, salvaged, partial=partial)
+    return _salvage(document, issues, validators)

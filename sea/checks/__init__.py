@@ -1,8 +1,11 @@
 """Static checks of a playbook (SPEC §2.2), one module per family.
 
 Each family is a function ``(playbook, context) -> list[Issue]``. They run once the document
-has passed the schema; with ``partial=True`` (some nodes were stubbed after schema errors)
-the checks whose findings would be unreliable are skipped.
+has passed the schema; after schema errors, the checks whose findings would be unreliable
+are skipped: with ``partial=True`` (nodes or edges were lost) the flow and variable checks,
+with ``trimmed=True`` (a node lost a field, maybe a misspelt ``output_key``) the variable
+checks. The loader also drops the findings about a node that lost fields, so that one typo
+gives one diagnostic.
 """
 
 from __future__ import annotations
@@ -27,15 +30,21 @@ ALWAYS: tuple[Check, ...] = (
 )
 """Checks whose findings hold even when some nodes are stubs."""
 
-WHOLE: tuple[Check, ...] = (graph.check_flow, variables.check_variables)
-"""Checks that need every node as written."""
+FLOW: tuple[Check, ...] = (graph.check_flow,)
+"""Checks that need every node and edge as written."""
+
+DATA: tuple[Check, ...] = (variables.check_variables,)
+"""Checks that need every field that may define a variable as written."""
 
 __all__ = ["CheckContext", "PlaybookIndex", "Signature", "ToolCatalogue", "run_checks"]
 
 
-def run_checks(playbook: Playbook, context: CheckContext, *, partial: bool = False) -> list[Issue]:
-    """Every static check's issues for this playbook."""
+def run_checks(
+    playbook: Playbook, context: CheckContext, *, partial: bool = False, trimmed: bool = False
+) -> list[Issue]:
+    """Every static check's issues for this playbook (the reliable ones, after schema errors)."""
+    checks = ALWAYS + (() if partial else FLOW) + (() if partial or trimmed else DATA)
     issues: list[Issue] = []
-    for check in ALWAYS + (() if partial else WHOLE):
+    for check in checks:
         issues.extend(check(playbook, context))
     return issues

@@ -141,3 +141,24 @@ def test_every_mistake_inside_a_nested_object_is_reported() -> None:
         ("SEA011", "/nodes/0/conditional_next/defualt"),
         ("SEA016", "/nodes/0/conditional_next/operator"),
     ]
+
+
+def test_findings_after_a_dropped_node_point_at_the_right_node() -> None:
+    data = doc({"id": "a", "type": "pass", "next": "zz"})
+    data = data.replace(b'"nodes": [', b'"nodes": [\n    "oops",')
+    result = check_document(data)
+    assert sorted((d.code, d.pointer) for d in result.diagnostics) == [
+        ("SEA012", "/nodes/0"),
+        ("SEA022", "/nodes/1/next"),
+    ]
+    (unknown_next,) = [d for d in result.diagnostics if d.code == "SEA022"]
+    lines = data.decode().split("\n")
+    assert unknown_next.line == lines.index('      "next": "zz"') + 1
+
+
+def test_a_misspelt_output_key_does_not_also_report_its_readers() -> None:
+    data = doc(
+        {"id": "a", "type": "llm", "action": "hi", "outptu_key": "r", "next": "b"},
+        {"id": "b", "type": "speak", "action": "{r}"},
+    )
+    assert codes_of(data) == [("SEA011", "/nodes/0/outptu_key")]
