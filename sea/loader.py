@@ -133,7 +133,7 @@ def _build(
         return None, [
             error(
                 codes.INVALID_VALUE,
-                f"{err['msg']}",
+                err["msg"].removeprefix("Value error, "),
                 join_pointer(*err["loc"]),
             )
             for err in exc.errors()

@@ -97,7 +97,10 @@ class InputParam(StrictModel):
     @model_validator(mode="after")
     def _one_type_spelling(self) -> InputParam:
         if self.type is not None and self.param_type is not None and self.type != self.param_type:
-            raise ValueError("give either `type` or `param_type`, not both")
+            raise ValueError(
+                f"`type` ({self.type}) and its legacy spelling `param_type` ({self.param_type}) "
+                "disagree; keep only `type`"
+            )
         return self
 
     @property

@@ -162,3 +162,11 @@ def test_a_misspelt_output_key_does_not_also_report_its_readers() -> None:
         {"id": "b", "type": "speak", "action": "{r}"},
     )
     assert codes_of(data) == [("SEA011", "/nodes/0/outptu_key")]
+
+
+def test_a_model_rule_beyond_the_schema_reads_like_the_other_diagnostics() -> None:
+    param = {"name": "n", "description": "", "type": "integer", "param_type": "string"}
+    data = doc({"id": "a", "type": "pass"}, input_schema=[param])
+    (diagnostic,) = check_document(data).diagnostics
+    assert (diagnostic.code, diagnostic.pointer) == ("SEA009", "/input_schema/0")
+    assert diagnostic.message.startswith("`type` (integer) and its legacy spelling `param_type`")
