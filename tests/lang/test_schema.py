@@ -64,3 +64,14 @@ def test_schema_and_models_agree_on_invalid_nodes(node: dict[str, object]) -> No
     assert list(Draft202012Validator(generate_schema()).iter_errors(document)) != []
     with pytest.raises(ValueError):
         Playbook.model_validate(document)
+
+
+def test_every_field_of_every_object_has_a_description_and_no_extras_are_allowed() -> None:
+    schema = generate_schema()
+    objects = {"playbook": schema, **schema["$defs"]}
+    assert set(schema["$defs"]) >= {"InputParam", "ConditionalNext", "MemorizeOption"}
+    for name, definition in objects.items():
+        assert definition.get("description"), f"{name} has no description"
+        assert definition["additionalProperties"] is False, name
+        for field, spec in definition["properties"].items():
+            assert spec.get("description"), f"{name}.{field} has no description"
