@@ -59,7 +59,9 @@ def _decode(data: bytes | str, file: str | None) -> tuple[str | None, list[Diagn
                 file=file,
                 line=line,
                 column=column,
-                hint="save the file as UTF-8",
+                hint="the file starts with a UTF-16 byte order mark; save it as UTF-8"
+                if data.startswith((b"\xff\xfe", b"\xfe\xff"))
+                else "save the file as UTF-8",
             )
         ]
 

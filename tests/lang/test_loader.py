@@ -170,3 +170,11 @@ def test_a_model_rule_beyond_the_schema_reads_like_the_other_diagnostics() -> No
     (diagnostic,) = check_document(data).diagnostics
     assert (diagnostic.code, diagnostic.pointer) == ("SEA009", "/input_schema/0")
     assert diagnostic.message.startswith("`type` (integer) and its legacy spelling `param_type`")
+
+
+def test_a_utf16_file_is_named_as_such() -> None:
+    (diagnostic,) = check_document(
+        doc({"id": "a", "type": "pass"}).decode().encode("utf-16")
+    ).diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.column) == ("SEA002", 1, 1)
+    assert diagnostic.hint is not None and "UTF-16" in diagnostic.hint
