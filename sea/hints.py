@@ -68,6 +68,13 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+def suggest(name: str, choices: Iterable[str]) -> str:
+    """``did you mean `x`? `` (ending in a space) when a choice is close to ``name``, else
+    ``""``: the start of a hint that goes on to list the choices."""
+    close = did_you_mean(name, choices)
+    return f"did you mean `{close}`? " if close else ""
+
+
 def unknown_field_hint(kind: str, name: str, valid: Iterable[str]) -> str:
     """The hint for an unknown field ``name`` on an object of ``kind`` (node type or
     ``playbook``, ``input parameter``…)."""

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from pydantic import ValidationError as ModelError
 
 from sea import codes
-from sea.hints import did_you_mean
+from sea.hints import suggest
 from sea.issues import Issue, error
 from sea.jsontypes import json_type
 from sea.locate import escape_pointer, join_pointer
@@ -106,8 +106,7 @@ def _node_type_issue(node: dict[str, Any], index: int, valid: list[str]) -> Issu
             node_id=node_id,
             hint=_STELIS_HINT,
         )
-    close = did_you_mean(kind, valid)
-    hint = (f"did you mean `{close}`? " if close else "") + "valid types: " + ", ".join(valid)
+    hint = suggest(kind, valid) + "valid types: " + ", ".join(valid)
     return error(
         codes.UNKNOWN_NODE_TYPE,
         f"unknown node type `{kind}`",

@@ -10,7 +10,7 @@ from sea.checks.context import CheckContext
 from sea.checks.dataflow import Definitions, definitions, root_of
 from sea.checks.nodes import indexed, node_pointer
 from sea.conditions import DEFAULT_KEY, case_key_value
-from sea.hints import did_you_mean
+from sea.hints import suggest
 from sea.issues import Issue, error, warning
 from sea.jsontypes import json_type
 from sea.locate import escape_pointer
@@ -139,8 +139,7 @@ def _key_hint(key: str, produced: _Produced) -> str:
         return 'a boolean matches the keys "true" and "false"'
     if produced.enum is not None:
         allowed = [str(v) for v in produced.enum]
-        close = did_you_mean(key, allowed)
-        return (f"did you mean `{close}`? " if close else "") + "allowed: " + ", ".join(allowed)
+        return suggest(key, allowed) + "allowed: " + ", ".join(allowed)
     return "the value is " + " or ".join(sorted(produced.types))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from sea import codes
 from sea.checks.context import CheckContext
 from sea.checks.nodes import edges, indexed, node_pointer
-from sea.hints import did_you_mean
+from sea.hints import did_you_mean, suggest
 from sea.issues import Issue, error, warning
 from sea.locate import join_pointer
 from sea.models import Playbook
@@ -21,9 +21,8 @@ _EDGE_CODES = {
 
 
 def _target_hint(target: str, ids: Iterable[str]) -> str:
-    close = did_you_mean(target, ids)
     shown = ", ".join(f"`{i}`" for i in ids)
-    return (f"did you mean `{close}`? " if close else "") + f"node ids: {shown}"
+    return suggest(target, ids) + f"node ids: {shown}"
 
 
 def _duplicates(playbook: Playbook) -> list[Issue]:

@@ -7,7 +7,7 @@ from sea.checks.context import CheckContext
 from sea.checks.dataflow import Definitions, Read, definitions, node_reads, root_of
 from sea.checks.graph import reachable, successors
 from sea.checks.nodes import indexed
-from sea.hints import did_you_mean
+from sea.hints import suggest
 from sea.issues import Issue, error, warning
 from sea.locate import join_pointer
 from sea.models import FALLIBLE_TYPES, Playbook
@@ -26,8 +26,7 @@ def _error_scope(playbook: Playbook) -> set[str]:
 
 def _issue(read: Read, defs: Definitions, known: set[str]) -> Issue:
     ref = f"`{{{read.path or read.root}}}`" if read.char_offset is not None else f"`{read.path}`"
-    close = did_you_mean(read.root, known)
-    suggestion = f"did you mean `{close}`? " if close else ""
+    suggestion = suggest(read.root, known)
     if defs.uncertain:
         code, make = codes.UNCERTAIN_VARIABLE, warning
         message = (
