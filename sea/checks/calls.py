@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from sea import codes
+from sea.checks.arguments import Callee, argument_issues
 from sea.checks.context import CheckContext, PlaybookIndex
 from sea.checks.nodes import indexed, node_pointer
-from sea.hints import did_you_mean
-from sea.issues import Issue, error, warning
+from sea.errors import Severity
+from sea.hints import suggest
+from sea.issues import Issue, error
 from sea.locate import escape_pointer
 from sea.models import ExecNode, Playbook, SubplayNode
 
 
 def _unknown(name: str, pointer: str, node_id: str, library: PlaybookIndex) -> Issue:
-    close = did_you_mean(name, library.names())
     return error(
         codes.UNKNOWN_PLAYBOOK,
         f"playbook `{name}` does not exist",
         pointer,
         node_id=node_id,
-        hint=(f"did you mean `{close}`? " if close else "")
+        hint=suggest(name, library.names())
         + "playbooks are looked up by `name` in the playbook directories",
     )
 
@@ -27,36 +28,19 @@ def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Is
     signature = library.signature(node.playbook)
     if signature is None:
         return [_unknown(node.playbook, node_pointer(index, "playbook"), node.id, library)]
-    issues: list[Issue] = []
     args = node.args or {}
-    for name in args:
-        if name not in signature.params:
-            close = did_you_mean(name, signature.params)
-            issues.append(
-                error(
-                    codes.UNKNOWN_ARGUMENT,
-                    f"`{node.playbook}` has no parameter `{name}`",
-                    node_pointer(index, "args", escape_pointer(name)),
-                    node_id=node.id,
-                    at_key=True,
-                    hint=(f"did you mean `{close}`? " if close else "")
-                    + "parameters: "
-                    + (", ".join(signature.params) or "none"),
-                )
-            )
-    for name, required in signature.params.items():
-        if required and name not in args:
-            make = error if node.args is not None else warning
-            issues.append(
-                make(
-                    codes.MISSING_ARGUMENT,
-                    f"`{node.playbook}` requires the argument `{name}`, which is not passed",
-                    node_pointer(index, "args" if node.args is not None else "playbook"),
-                    node_id=node.id,
-                    hint=f'add "{name}": "{{…}}" to `args`',
-                )
-            )
-    return issues
+    callee = Callee(
+        f"`{node.playbook}`", "parameter", codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT
+    )
+    return argument_issues(
+        callee,
+        node.id,
+        {name: node_pointer(index, "args", escape_pointer(name)) for name in args},
+        list(signature.params),
+        [name for name, required in signature.params.items() if required],
+        missing_at=node_pointer(index, "args" if node.args is not None else "playbook"),
+        missing_severity=Severity.ERROR if node.args is not None else Severity.WARNING,
+    )
 
 
 def check_calls(playbook: Playbook, context: CheckContext) -> list[Issue]:

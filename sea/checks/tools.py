@@ -8,9 +8,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from sea import codes
+from sea.checks.arguments import Callee, argument_issues
 from sea.checks.context import CheckContext, ToolCatalogue
 from sea.checks.nodes import indexed, node_pointer
-from sea.hints import did_you_mean
+from sea.hints import suggest
 from sea.issues import Issue, error
 from sea.locate import escape_pointer
 from sea.models import LLMNode, Playbook, ToolNode
@@ -18,15 +19,12 @@ from sea.templates import references
 
 
 def _unknown_tool(name: str, pointer: str, node_id: str, catalogue: ToolCatalogue) -> Issue:
-    close = did_you_mean(name, catalogue.tools)
     return error(
         codes.UNKNOWN_TOOL,
         f"tool `{name}` is not in the tool catalogue",
         pointer,
         node_id=node_id,
-        hint=(f"did you mean `{close}`? " if close else "")
-        + "tools: "
-        + ", ".join(sorted(catalogue.tools)),
+        hint=suggest(name, catalogue.tools) + "tools: " + ", ".join(sorted(catalogue.tools)),
     )
 
 
@@ -48,41 +46,32 @@ def _literal_issue(
 
 def _tool_args(index: int, node: ToolNode, schema: Mapping[str, Any]) -> list[Issue]:
     properties: Mapping[str, Any] = schema.get("properties") or {}
+    given: dict[str, str] = {}
     issues: list[Issue] = []
-    given: dict[str, tuple[str, Any]] = {}
     for field, values in (("args", node.args), ("args_input", node.args_input)):
         for name, value in (values or {}).items():
-            given[name] = (node_pointer(index, field, escape_pointer(name)), value)
-            if properties and name not in properties:
-                close = did_you_mean(name, properties)
-                issues.append(
-                    error(
-                        codes.UNKNOWN_TOOL_ARGUMENT,
-                        f"tool `{node.action}` has no argument `{name}`",
-                        given[name][0],
-                        node_id=node.id,
-                        at_key=True,
-                        hint=(f"did you mean `{close}`? " if close else "")
-                        + "arguments: "
-                        + ", ".join(properties),
-                    )
-                )
-            elif field == "args" and isinstance(properties.get(name), Mapping):
-                found = _literal_issue(name, value, properties[name], given[name][0], node.id)
+            given[name] = node_pointer(index, field, escape_pointer(name))
+            if field == "args" and isinstance(properties.get(name), Mapping):
+                found = _literal_issue(name, value, properties[name], given[name], node.id)
                 if found is not None:
                     issues.append(found)
-    for name in schema.get("required") or []:
-        if name not in given:
-            issues.append(
-                error(
-                    codes.MISSING_TOOL_ARGUMENT,
-                    f"tool `{node.action}` requires the argument `{name}`, which is not passed",
-                    node_pointer(index, "args" if node.args is not None else "action"),
-                    node_id=node.id,
-                    hint=f'add "{name}" to `args`',
-                )
-            )
-    return issues
+    callee = Callee(
+        f"tool `{node.action}`",
+        "argument",
+        codes.UNKNOWN_TOOL_ARGUMENT,
+        codes.MISSING_TOOL_ARGUMENT,
+    )
+    return (
+        argument_issues(
+            callee,
+            node.id,
+            given,
+            list(properties) or None,
+            schema.get("required") or [],
+            missing_at=node_pointer(index, "args" if node.args is not None else "action"),
+        )
+        + issues
+    )
 
 
 def check_tools(playbook: Playbook, context: CheckContext) -> list[Issue]:
