@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
+from functools import partial
 
 from sea.errors import Diagnostic, Severity
 from sea.locate import Locator
@@ -15,6 +16,7 @@ class Issue:
     code: str
     message: str
     pointer: str
+    _: KW_ONLY
     severity: Severity = Severity.ERROR
     hint: str | None = None
     node_id: str | None = None
@@ -43,29 +45,8 @@ class Issue:
         )
 
 
-def error(
-    code: str,
-    message: str,
-    pointer: str,
-    *,
-    hint: str | None = None,
-    node_id: str | None = None,
-    at_key: bool = False,
-    char_offset: int | None = None,
-) -> Issue:
-    """An error issue."""
-    return Issue(code, message, pointer, Severity.ERROR, hint, node_id, at_key, char_offset)
+error = partial(Issue, severity=Severity.ERROR)
+"""An error issue: ``error(code, message, pointer, hint=…, node_id=…, at_key=…, char_offset=…)``."""
 
-
-def warning(
-    code: str,
-    message: str,
-    pointer: str,
-    *,
-    hint: str | None = None,
-    node_id: str | None = None,
-    at_key: bool = False,
-    char_offset: int | None = None,
-) -> Issue:
-    """A warning issue."""
-    return Issue(code, message, pointer, Severity.WARNING, hint, node_id, at_key, char_offset)
+warning = partial(Issue, severity=Severity.WARNING)
+"""A warning issue, with the arguments of :func:`error`."""
