@@ -43,6 +43,21 @@ class LoadResult:
         return [d for d in self.diagnostics if d.severity is Severity.WARNING]
 
 
+def _file_error(
+    code: str, message: str, file: str | None, line: int, column: int, hint: str
+) -> Diagnostic:
+    """A diagnostic about the file as a whole, before it has a JSON pointer."""
+    return Diagnostic(
+        code=code,
+        severity=Severity.ERROR,
+        message=message,
+        file=file,
+        line=line,
+        column=column,
+        hint=hint,
+    )
+
+
 def _decode(data: bytes | str, file: str | None) -> tuple[str | None, list[Diagnostic]]:
     if isinstance(data, str):
         return data.removeprefix("\ufeff"), []
@@ -51,16 +66,16 @@ def _decode(data: bytes | str, file: str | None) -> tuple[str | None, list[Diagn
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         return None, [
-            Diagnostic(
-                code=codes.INVALID_UTF8,
-                severity=Severity.ERROR,
-                message=f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
-                file=file,
-                line=line,
-                column=column,
-                hint="the file starts with a UTF-16 byte order mark; save it as UTF-8"
-                if data.startswith((b"\xff\xfe", b"\xfe\xff"))
+            _file_error(
+                codes.INVALID_UTF8,
+                f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+                file,
+                line,
+                column,
+                "the file starts with a UTF-16 byte order mark; save it as UTF-8"
+                if utf16
                 else "save the file as UTF-8",
             )
         ]
@@ -72,14 +87,13 @@ def _parse(text: str, file: str | None) -> tuple[Any, list[Diagnostic]]:
     except orjson.JSONDecodeError as exc:
         message = str(exc).split(":", 1)[0] if str(exc) else "invalid JSON"
         return None, [
-            Diagnostic(
-                code=codes.INVALID_JSON,
-                severity=Severity.ERROR,
-                message=f"invalid JSON: {message}",
-                file=file,
-                line=exc.lineno,
-                column=exc.colno,
-                hint="check for a missing comma, quote or bracket just before this point",
+            _file_error(
+                codes.INVALID_JSON,
+                f"invalid JSON: {message}",
+                file,
+                exc.lineno,
+                exc.colno,
+                "check for a missing comma, quote or bracket just before this point",
             )
         ]
 
