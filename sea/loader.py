@@ -17,6 +17,7 @@ from pydantic import ValidationError as ModelError
 from sea import codes
 from sea.checks import CheckContext, run_checks
 from sea.errors import Diagnostic, PlaybookError, Severity
+from sea.hints import suggest
 from sea.issues import Issue, error
 from sea.jsontypes import json_type
 from sea.locate import Locator, escape_pointer, join_pointer
@@ -223,16 +224,23 @@ def load_playbook_file(path: Path, *, context: CheckContext | None = None) -> Pl
     return result.playbook
 
 
+def _missing_hint(path: Path) -> str | None:
+    """``did you mean `x.json`?`` from the files beside a missing one, if one is close."""
+    try:
+        siblings = [p.name for p in path.parent.iterdir() if p.suffix == ".json"]
+    except OSError:
+        return None
+    return suggest(path.name, siblings).strip() or None
+
+
 def unreadable(path: Path, exc: OSError) -> Diagnostic:
     """The diagnostic for a file that cannot be read."""
-    reason = (
-        "does not exist"
-        if isinstance(exc, FileNotFoundError)
-        else (f"cannot be read ({exc.strerror or exc})")
-    )
+    missing = isinstance(exc, FileNotFoundError)
+    reason = "does not exist" if missing else f"cannot be read ({exc.strerror or exc})"
     return Diagnostic(
         code=codes.FILE_UNREADABLE,
         severity=Severity.ERROR,
         message=f"the file {reason}",
         file=str(path),
+        hint=_missing_hint(path) if missing else None,
     )

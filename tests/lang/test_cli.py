@@ -149,3 +149,12 @@ def test_graph_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 def test_graph_of_an_invalid_file_prints_diagnostics(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["graph", str(DATA / "invalid" / "stelis.json")]) == 1
     assert "SEA014" in capsys.readouterr().err
+
+
+def test_a_misspelt_file_name_suggests_the_file_beside_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["validate", str(DATA / "valid" / "bounded_lop.json")]) == 1
+    out = capsys.readouterr().out
+    assert "SEA001 error: the file does not exist" in out
+    assert "hint: did you mean `bounded_loop.json`?" in out
