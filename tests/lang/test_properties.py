@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from sea.checks import CheckContext
+from sea.checks import CheckContext, ToolCatalogue
 from sea.codes import CODES
 from sea.conditions import choose_target
 from sea.errors import Severity
@@ -27,7 +27,10 @@ SEEDS = [
     for d in ("valid", "saiverse", "library")
     for p in sorted((DATA / d).glob("*.json"))
 ]
-CONTEXT = CheckContext(library=PlaybookLibrary([DATA / "saiverse", DATA / "library"]))
+CONTEXT = CheckContext(
+    library=PlaybookLibrary([DATA / "saiverse", DATA / "library"]),
+    tools=ToolCatalogue.load(DATA / "tools.json"),
+)
 
 KEYS = st.sampled_from(
     ["id", "type", "next", "error_next", "conditional_next", "cases", "field", "operator",
