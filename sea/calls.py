@@ -23,39 +23,9 @@ from sea.errors import (
     PulseCancelled,
 )
 from sea.events import WarningRaised
-from sea.jsontypes import json_type
-from sea.models import InputParam, Playbook
+from sea.models import Playbook
 from sea.pulse import Frame
 from sea.state import PlaybookState, Update, assign, variables
-
-_TYPE_CHECKS: dict[str, tuple[str, Any]] = {
-    "string": ("a string", lambda v: isinstance(v, str)),
-    "number": (
-        "a number",
-        lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    ),
-    "integer": (
-        "an integer",
-        lambda v: isinstance(v, int) and not isinstance(v, bool)
-        or isinstance(v, float) and v.is_integer(),
-    ),
-    "boolean": ("a boolean", lambda v: isinstance(v, bool)),
-    "object": ("an object", lambda v: isinstance(v, dict)),
-    "array": ("an array", lambda v: isinstance(v, list)),
-}
-
-
-def _check_type(param: InputParam, value: Any) -> str | None:
-    kind = param.kind
-    if kind == "enum":
-        allowed = param.enum_values or []
-        if allowed and value not in allowed:
-            return f"must be one of {allowed!r}, got {value!r}"
-        return None
-    expected, test = _TYPE_CHECKS[kind]
-    if not test(value):
-        return f"must be {expected}, got {json_type(value)} {value!r}"[:200]
-    return None
 
 
 def bind_args(
@@ -83,17 +53,11 @@ def bind_args(
     for param in callee.input_schema:
         if param.name in args and args[param.name] is not None:
             value = args[param.name]
-            problem = _check_type(param, value)
+            problem = param.problem_with(value)
             if problem:
                 problems.append(f"argument {param.name!r} {problem}")
             bound[param.name] = value
         elif param.default is not None:
-            problem = _check_type(param, param.default)
-            if problem:
-                problems.append(
-                    f"the default of parameter {param.name!r} {problem} "
-                    f"(fix the input_schema of {callee.name!r})"
-                )
             bound[param.name] = param.default
         elif param.required:
             problems.append(f"required argument {param.name!r} is missing")

@@ -11,10 +11,12 @@ document model from (it re-exports them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field, model_validator
 
+from sea.jsontypes import json_type
 from sea.node_models import (
     FALLIBLE_TYPES,
     NAME_PATTERN,
@@ -73,6 +75,23 @@ __all__ = [
 ]
 
 
+_TYPE_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "number": (
+        "a number",
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    ),
+    "integer": (
+        "an integer",
+        lambda v: isinstance(v, int) and not isinstance(v, bool)
+        or isinstance(v, float) and v.is_integer(),
+    ),
+    "boolean": ("a boolean", lambda v: isinstance(v, bool)),
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "array": ("an array", lambda v: isinstance(v, list)),
+}
+
+
 class InputParam(StrictModel):
     """One parameter of the playbook's signature."""
 
@@ -103,10 +122,32 @@ class InputParam(StrictModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _default_fits_type(self) -> InputParam:
+        problem = None if self.default is None else self.problem_with(self.default)
+        if problem:
+            raise ValueError(
+                f"the default of parameter {self.name!r} {problem}; "
+                f"give a default of the declared type ({self.kind}) or change the type"
+            )
+        return self
+
     @property
     def kind(self) -> ParamType:
         """The parameter's type, whichever spelling gave it."""
         return self.type or self.param_type or "string"
+
+    def problem_with(self, value: Any) -> str | None:
+        """What is wrong with ``value`` for this parameter (``None`` if it fits)."""
+        if self.kind == "enum":
+            allowed = self.enum_values or []
+            if allowed and value not in allowed:
+                return f"must be one of {allowed!r}, got {value!r}"
+            return None
+        expected, test = _TYPE_CHECKS[self.kind]
+        if not test(value):
+            return f"must be {expected}, got {json_type(value)} {value!r}"[:200]
+        return None
 
 
 class ContextRequirements(StrictModel):
