@@ -96,3 +96,19 @@ def test_package_exports_the_front_end_lazily() -> None:
     from sea.loader import check_document
 
     assert sea.check_document is check_document
+
+
+def test_package_exports_the_host_api_lazily() -> None:
+    import sea
+    from sea.limits import Limits
+    from sea.llm.models import ModelSet
+    from sea.result import PulseResult
+    from sea.runtime import Runtime
+
+    assert (sea.Runtime, sea.ModelSet, sea.Limits, sea.PulseResult) == (
+        Runtime,
+        ModelSet,
+        Limits,
+        PulseResult,
+    )
+    assert set(sea.__all__) >= {"Runtime", "ModelSet", "Limits", "PulseResult"}
