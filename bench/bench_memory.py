@@ -60,6 +60,7 @@ def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
             "{}",
             "bench_playbook",
             node,
+            f"{i:032x}",
         )
 
 
@@ -80,7 +81,7 @@ def tag_statements(first_id: int) -> list[str]:
 
 INSERT = (
     "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope, "
-    "metadata, playbook, node) VALUES "
+    "metadata, playbook, node, uid) VALUES "
 )
 
 
@@ -90,7 +91,7 @@ def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
         first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
         conn.executemany(
-            INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             message_rows(lo, min(stop, lo + CHUNK), t0_us),
         )
         for statement in tag_statements(first):
@@ -105,7 +106,7 @@ def fill_postgres(store: PostgresStore, start: int, stop: int, t0_us: int) -> No
             first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
             with conn.cursor().copy(
                 "COPY messages (persona, thread, role, content, created_us, pulse_id, scope, "
-                "metadata, playbook, node) FROM STDIN"
+                "metadata, playbook, node, uid) FROM STDIN"
             ) as copy:
                 for row in message_rows(lo, min(stop, lo + CHUNK), t0_us):
                     copy.write_row(row)

@@ -31,8 +31,10 @@ from saimemory.records import (
     CONVERSATION_TAG,
     ROOT_SCOPE,
     HistoryBudget,
+    ImportResult,
     Message,
     NewMessage,
+    NewThread,
     Persona,
     SearchHit,
     Thread,
@@ -41,6 +43,9 @@ from saimemory.records import (
 
 def open_store(target: str | Path) -> MessageStore:
     """Open a store: a ``postgresql://`` (or ``postgres://``) DSN, else a SQLite file path.
+
+    A DSN may name the PostgreSQL schema of the store with ``?schema=NAME`` (default
+    ``public``), so that several stores, or a store and other tables, share a database.
 
     The SQLite file and its parent directories are created when missing; migrations are
     applied on open. Raises :class:`MemoryStoreError` when the target cannot be used.
@@ -59,10 +64,12 @@ __all__ = [
     "CONVERSATION_TAG",
     "ROOT_SCOPE",
     "HistoryBudget",
+    "ImportResult",
     "MemoryStoreError",
     "Message",
     "MessageStore",
     "NewMessage",
+    "NewThread",
     "Persona",
     "SearchHit",
     "Thread",

@@ -10,7 +10,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage, SearchHit, Thread
+from saimemory.records import (
+    ROOT_SCOPE,
+    HistoryBudget,
+    ImportResult,
+    Message,
+    NewMessage,
+    NewThread,
+    SearchHit,
+    Thread,
+)
 
 DEFAULT_BUDGET = HistoryBudget()
 
@@ -26,6 +35,19 @@ class MessageStore(ABC):
         """Store several messages in order. Backends make this one transaction (all or none);
         this default appends one by one."""
         return [self.append(message) for message in messages]
+
+    @abstractmethod
+    def import_messages(
+        self, messages: Sequence[NewMessage], threads: Sequence[NewThread] = ()
+    ) -> ImportResult:
+        """Append, in one transaction, each message whose ``uid`` its persona does not have.
+
+        A message whose uid is already stored with the same role, content and time is
+        skipped (so importing one export twice writes it once); a different message under a
+        known uid is refused with :class:`~saimemory.errors.InvalidMessageError` and nothing
+        is written. ``threads`` describes sub-threads the messages name, created (parents
+        first) when a written message needs one the persona lacks.
+        """
 
     @abstractmethod
     def history(

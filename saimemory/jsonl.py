@@ -1,15 +1,23 @@
 """Export and import of a persona's messages as JSON lines (one message per line).
 
-Each line holds ``id``, ``persona``, ``thread``, ``thread_title``, ``thread_parent``,
-``role``, ``content``, ``tags`` (provenance tags included), ``created_at`` (ISO 8601 with
-offset), ``pulse_id``, ``scope``, ``playbook``, ``node`` and ``metadata``. Import checks
-every line before writing and then writes all of them in one transaction, so a bad file
-writes nothing. Imported messages get new ids; sub-threads are recreated under new ids
-(under their parent when the parent also has messages in the file, else under main).
+Each line holds ``id``, ``uid``, ``persona``, ``thread``, ``thread_title``,
+``thread_parent``, ``role``, ``content``, ``tags`` (provenance tags included),
+``created_at`` (ISO 8601 with offset), ``pulse_id``, ``scope``, ``playbook``, ``node`` and
+``metadata``. Import checks every line before writing and then writes in one transaction,
+so a bad file writes nothing.
+
+Import is idempotent: ``uid`` is a message's stable identity, and a message whose uid the
+persona already has is skipped (a different message under a known uid is refused). A line
+without ``uid`` gets one derived from its role, content, time, pulse and scope, so a file
+written by hand imports once too. Imported messages get new ids. A sub-thread keeps its id
+when imported into its own persona, else gets an id derived from the source id, so a later
+import of the same thread fills the same one; it is created under its parent when the
+parent also has messages in the file, else under main.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -19,8 +27,15 @@ import orjson
 
 from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
-from saimemory.prepare import prepare
-from saimemory.records import PROVENANCE_PREFIXES, Message, NewMessage, Thread
+from saimemory.prepare import prepare, to_micros
+from saimemory.records import (
+    PROVENANCE_PREFIXES,
+    ImportResult,
+    Message,
+    NewMessage,
+    NewThread,
+    Thread,
+)
 
 REQUIRED = ("role", "content", "tags", "created_at")
 
@@ -41,14 +56,13 @@ def export_jsonl(store: MessageStore, persona: str, out: IO[bytes]) -> int:
     return count
 
 
-def message_record(message: Message, thread: Thread | None) -> dict[str, Any]:
-    """A stored message as one JSON-lines record (the export format)."""
+def message_fields(message: Message) -> dict[str, Any]:
+    """A stored message as a JSON object (what ``sea memory --json`` prints)."""
     return {
         "id": message.id,
+        "uid": message.uid,
         "persona": message.persona,
         "thread": message.thread,
-        "thread_title": thread.title if thread else None,
-        "thread_parent": thread.parent if thread else None,
         "role": message.role,
         "content": message.content,
         "tags": list(message.tags),
@@ -61,10 +75,20 @@ def message_record(message: Message, thread: Thread | None) -> dict[str, Any]:
     }
 
 
+def message_record(message: Message, thread: Thread | None) -> dict[str, Any]:
+    """A stored message as one JSON-lines record (the export format)."""
+    return {
+        **message_fields(message),
+        "thread_title": thread.title if thread else None,
+        "thread_parent": thread.parent if thread else None,
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class _Line:
     number: int
     message: NewMessage
+    source_persona: str
     thread: str | None
     thread_title: str | None
     thread_parent: str | None
@@ -98,8 +122,9 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
     tags = data["tags"]
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise ImportFormatError(f"line {number}: tags must be a list of strings")
+    target = persona or str(source)
     message = NewMessage(
-        persona=persona or str(source),
+        persona=target,
         role=data["role"],
         content=data["content"],
         tags=tuple(tag for tag in tags if not tag.startswith(PROVENANCE_PREFIXES)),
@@ -109,9 +134,12 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
         created_at=created,
         playbook=_optional_str(data, "playbook", number),
         node=_optional_str(data, "node", number),
+        uid=_optional_str(data, "uid", number),
     )
     _check_provenance(message, tags, number)
-    return _Line(number, message,
+    if message.uid is None:
+        message = replace(message, uid=derived_uid(message))
+    return _Line(number, message, source or target,
                  _optional_str(data, "thread", number),
                  _optional_str(data, "thread_title", number),
                  _optional_str(data, "thread_parent", number))
@@ -129,40 +157,54 @@ def _check_provenance(message: NewMessage, tags: list[str], number: int) -> None
         )
 
 
+def derived_uid(message: NewMessage) -> str:
+    """The uid of an imported line that has none: a digest of what identifies it."""
+    assert message.created_at is not None
+    key = [message.role, message.content, to_micros(message.created_at), message.pulse_id,
+           message.scope]
+    return hashlib.sha256(orjson.dumps(key)).hexdigest()[:32]
+
+
 def import_jsonl(
     store: MessageStore, lines: Iterable[bytes | str], *, persona: str | None = None
-) -> list[Message]:
-    """Check every line, then append all messages in one transaction; the stored messages.
+) -> ImportResult:
+    """Check every line, then write in one transaction the messages the store lacks.
 
-    ``persona`` imports into another persona than the one named in the lines.
-    Raises :class:`ImportFormatError` naming the first bad line; nothing is written then.
+    ``persona`` imports into another persona than the one named in the lines. Raises
+    :class:`ImportFormatError` naming the first bad line; nothing is written then.
     """
     parsed = [
         _parse(raw, number, persona)
         for number, raw in enumerate(lines, start=1)
         if (raw.strip() if isinstance(raw, str) else raw.strip())
     ]
-    threads: dict[tuple[str, str], str] = {}
+    described = {(line.source_persona, line.thread) for line in parsed if _is_sub(line)}
+    threads: dict[str, NewThread] = {}
     messages = []
     for line in parsed:
-        thread = _target_thread(store, line, threads)
+        thread = None
+        if _is_sub(line):
+            assert line.thread is not None
+            thread = _thread_id(line.message.persona, line.source_persona, line.thread)
+            parent = line.thread_parent
+            threads[thread] = NewThread(
+                id=thread,
+                persona=line.message.persona,
+                title=line.thread_title or line.thread,
+                parent=(_thread_id(line.message.persona, line.source_persona, parent)
+                        if (line.source_persona, parent) in described and parent else None),
+            )
         messages.append(replace(line.message, thread=thread))
-    return store.append_many(messages)
+    return store.import_messages(messages, list(threads.values()))
 
 
-def _target_thread(
-    store: MessageStore, line: _Line, made: dict[tuple[str, str], str]
-) -> str | None:
-    """The target thread of a line: main for a thread without parent (the source's main
-    thread, or no thread given), else a sub-thread recreated once per source thread."""
-    source = line.thread
-    if source is None or line.thread_parent is None:
-        return None
-    target_persona = line.message.persona
-    key = (target_persona, source)
-    if key not in made:
-        parent = made.get((target_persona, line.thread_parent or ""))
-        made[key] = store.create_thread(
-            target_persona, title=line.thread_title or source, parent=parent
-        ).id
-    return made[key]
+def _is_sub(line: _Line) -> bool:
+    """Whether a line is in a sub-thread (a thread with a parent); others go to main."""
+    return line.thread is not None and line.thread_parent is not None
+
+
+def _thread_id(persona: str, source_persona: str, source: str) -> str:
+    """Where a source sub-thread lands: its own id in its own persona, else a derived id."""
+    if persona == source_persona:
+        return source
+    return f"{persona}:{hashlib.sha256(source.encode()).hexdigest()[:16]}"

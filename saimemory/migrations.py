@@ -7,6 +7,11 @@ Each migration is a list of statements applied in one transaction and recorded i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from saimemory.errors import SchemaError
+from saimemory.prepare import to_micros
+from saimemory.tx import Tx
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,8 @@ _TAGS = (
     "CREATE INDEX message_tags_lookup ON message_tags (persona, tag, thread, message_id)",
 )
 
+_UID_INDEX = "CREATE UNIQUE INDEX messages_uid ON messages (persona, uid)"
+
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -93,6 +100,15 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
             "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
         ),
     ),
+    Migration(
+        3,
+        "message uid (stable identity for export and import)",
+        (
+            "ALTER TABLE messages ADD COLUMN uid TEXT NOT NULL DEFAULT ''",
+            "UPDATE messages SET uid = lower(hex(randomblob(16)))",
+            _UID_INDEX,
+        ),
+    ),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -116,24 +132,45 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
             " USING gin (content public.gin_trgm_ops)",
         ),
     ),
+    Migration(
+        3,
+        "message uid (stable identity for export and import)",
+        (
+            "ALTER TABLE messages ADD COLUMN uid TEXT",
+            "UPDATE messages SET uid = replace(gen_random_uuid()::text, '-', '')",
+            "ALTER TABLE messages ALTER COLUMN uid SET NOT NULL",
+            _UID_INDEX,
+        ),
+    ),
 )
 
 
-def check_sequence(versions: list[int], known: tuple[Migration, ...], where: str) -> int:
-    """The current version of a store whose recorded versions are ``versions``.
-
-    Raises ValueError with a message when the record is not 1..n or n is newer than
-    ``known`` (the caller turns it into a :class:`~saimemory.errors.SchemaError`).
-    """
+def current_version(tx: Tx, known: tuple[Migration, ...], where: str) -> int:
+    """The schema version recorded in the store; :class:`SchemaError` when it is newer than
+    ``known`` or not a sequence 1..n (the store is then left untouched)."""
+    versions = [int(row[0]) for row in
+                tx.fetch("SELECT version FROM schema_migrations ORDER BY version")]
     latest = known[-1].version
     if versions and max(versions) > latest:
-        raise ValueError(
+        raise SchemaError(
             f"{where} has schema version {max(versions)}, newer than this SAIMemory "
             f"(knows up to {latest}); upgrade sea-runtime to open it. It was not changed."
         )
     if versions != list(range(1, len(versions) + 1)):
-        raise ValueError(
+        raise SchemaError(
             f"{where} records schema versions {versions}, not a sequence 1..n; "
             "the store looks corrupt. It was not changed."
         )
     return len(versions)
+
+
+def upgrade(tx: Tx, known: tuple[Migration, ...], where: str) -> None:
+    """Apply, inside ``tx``, every migration of ``known`` the store does not have yet."""
+    tx.run(MIGRATIONS_TABLE)
+    for migration in known[current_version(tx, known, where):]:
+        for statement in migration.statements:
+            tx.run(statement)
+        tx.run(
+            "INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)",
+            (migration.version, migration.name, to_micros(datetime.now(UTC))),
+        )

@@ -4,6 +4,12 @@ Every write is one transaction that first takes a transaction-level advisory loc
 the persona, so writers for one persona are serialised and ids (an identity column) grow
 in commit order for that persona. Full-text search uses ``pg_trgm``: a GIN trigram index
 answers ``ILIKE '%word%'`` for words of three characters or more, Japanese included.
+
+The tables live in one schema (``public`` unless the DSN says ``?schema=NAME`` or the
+caller passes ``schema``), so several stores can share a database. A connection lost
+before a transaction starts is reopened once, transparently; one lost inside a call fails
+that call with :class:`~saimemory.errors.StoreUnavailableError`, and the next call
+reconnects.
 """
 
 from __future__ import annotations
@@ -12,24 +18,13 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from saimemory.errors import (
-    InvalidMessageError,
-    MemoryStoreError,
-    SchemaError,
-    StoreUnavailableError,
-)
-from saimemory.migrations import (
-    MIGRATIONS_TABLE,
-    POSTGRES_MIGRATIONS,
-    Migration,
-    check_sequence,
-)
-from saimemory.prepare import to_micros
+from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.migrations import POSTGRES_MIGRATIONS, upgrade
 from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern, occurrences
-from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
+from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error
 
 psycopg: Any
 pgsql: Any
@@ -40,6 +35,8 @@ except ImportError:  # pragma: no cover - depends on the installed extras
     psycopg = None
     pgsql = None
 
+DEFAULT_SCHEMA = "public"
+SCHEMA_PARAM = "schema"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x5EA5A1  # advisory lock id held while migrating
 _PLACEHOLDER = re.compile(r"\?")
@@ -47,6 +44,17 @@ _PLACEHOLDER = re.compile(r"\?")
 
 def _pg(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
+
+
+def split_schema(dsn: str) -> tuple[str, str | None]:
+    """A ``postgresql://`` DSN without its ``schema`` query parameter, and that schema."""
+    parts = urlsplit(dsn)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [value for key, value in query if key == SCHEMA_PARAM]
+    if len(schemas) > 1:
+        raise StoreUnavailableError(f"the DSN names {SCHEMA_PARAM}= {len(schemas)} times")
+    rest = urlencode([(key, value) for key, value in query if key != SCHEMA_PARAM])
+    return urlunsplit(parts._replace(query=rest)), (schemas[0] if schemas else None)
 
 
 class _PgTx:
@@ -62,50 +70,57 @@ class _PgTx:
         self._conn.execute(_pg(sql), list(params))
 
 
-def _translate(exc: Exception, where: str) -> MemoryStoreError:
-    if psycopg is not None and isinstance(exc, psycopg.errors.IntegrityError):
-        return InvalidMessageError(f"{where}: constraint violated, nothing written: {exc}")
-    if psycopg is not None and isinstance(exc, psycopg.OperationalError):
-        return StoreUnavailableError(f"{where}: {exc}")
-    return MemoryStoreError(f"{where}: {type(exc).__name__}: {exc}")
-
-
 class PostgresStore(SqlStore):
-    """A persona message store in a PostgreSQL database (tables in ``schema``, default public)."""
+    """A persona message store in a PostgreSQL database, its tables in one schema."""
 
-    def __init__(self, dsn: str, *, schema: str = "public") -> None:
+    migrations = POSTGRES_MIGRATIONS
+
+    def __init__(self, dsn: str, *, schema: str | None = None) -> None:
         if psycopg is None:
             raise StoreUnavailableError(
                 "the PostgreSQL backend needs psycopg: pip install 'sea-runtime[postgres]'"
             )
-        if not _SCHEMA_NAME.match(schema):
-            raise StoreUnavailableError(f"schema name {schema!r} must match {_SCHEMA_NAME.pattern}")
-        self.schema = schema
-        self._where = f"PostgreSQL schema {schema!r}"
-        try:
-            self._conn = psycopg.connect(dsn, autocommit=True)
-        except psycopg.Error as exc:
-            raise StoreUnavailableError(f"cannot connect to PostgreSQL: {exc}") from None
+        self._dsn, in_dsn = split_schema(dsn)
+        if schema is not None and in_dsn is not None and schema != in_dsn:
+            raise StoreUnavailableError(
+                f"schema {schema!r} given, but the DSN says {SCHEMA_PARAM}={in_dsn}")
+        self.schema = schema or in_dsn or DEFAULT_SCHEMA
+        if not _SCHEMA_NAME.match(self.schema):
+            raise StoreUnavailableError(
+                f"schema name {self.schema!r} must match {_SCHEMA_NAME.pattern}")
+        self.where = f"PostgreSQL schema {self.schema!r}"
         self._lock = threading.RLock()
+        self._closed = False
+        self._conn = self._connect()
         try:
             self._setup()
         except BaseException:
             self._conn.close()
             raise
 
+    def _connect(self) -> Any:
+        try:
+            conn = psycopg.connect(self._dsn, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreUnavailableError(f"cannot connect to PostgreSQL: {exc}") from None
+        try:
+            conn.execute(pgsql.SQL("SET search_path TO {}, public").format(
+                pgsql.Identifier(self.schema)))
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._translate(exc) from None
+        return conn
+
     def _setup(self) -> None:
-        ident = pgsql.Identifier(self.schema)
         try:
             with self._conn.transaction():
                 self._conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
-                self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-                self._conn.execute(pgsql.SQL("SET search_path TO {}, public").format(ident))
+                self._conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                    pgsql.Identifier(self.schema)))
                 self._check_existing()
-                self._conn.execute(MIGRATIONS_TABLE)
-                for migration in POSTGRES_MIGRATIONS[self._version():]:
-                    self._apply(migration)
+                upgrade(_PgTx(self._conn), self.migrations, self.where)
         except psycopg.Error as exc:
-            raise _translate(exc, self._where) from None
+            raise self._translate(exc) from None
 
     def _check_existing(self) -> None:
         names = {row[0] for row in self._conn.execute(
@@ -113,47 +128,70 @@ class PostgresStore(SqlStore):
             [self.schema])}
         if names and "schema_migrations" not in names and "messages" in names:
             raise SchemaError(
-                f"{self._where} has a messages table but no schema_migrations: not a SAIMemory "
+                f"{self.where} has a messages table but no schema_migrations: not a SAIMemory "
                 "store; it was not changed"
             )
 
-    def _version(self) -> int:
-        versions = [row[0] for row in self._conn.execute(
-            "SELECT version FROM schema_migrations ORDER BY version")]
-        try:
-            return check_sequence(versions, POSTGRES_MIGRATIONS, self._where)
-        except ValueError as exc:
-            raise SchemaError(str(exc)) from None
+    def _translate(self, exc: Exception) -> MemoryStoreError:
+        if isinstance(exc, psycopg.errors.IntegrityError):
+            return constraint_error(self.where, exc)
+        if isinstance(exc, psycopg.OperationalError) and self._lost():
+            return StoreUnavailableError(
+                f"{self.where}: lost the connection to PostgreSQL ({exc}); this call did not "
+                "complete (a write in it may or may not be committed). The next call reconnects."
+            )
+        if isinstance(exc, psycopg.OperationalError):
+            return StoreUnavailableError(f"{self.where}: {exc}")
+        return MemoryStoreError(f"{self.where}: {type(exc).__name__}: {exc}")
 
-    def _apply(self, migration: Migration) -> None:
-        for statement in migration.statements:
-            self._conn.execute(statement)
-        self._conn.execute(
-            "INSERT INTO schema_migrations (version, name, applied_us) VALUES (%s, %s, %s)",
-            [migration.version, migration.name, to_micros(datetime.now(UTC))],
-        )
+    def _lost(self) -> bool:
+        return bool(self._conn.closed or self._conn.broken)
 
-    def schema_version(self) -> int:
-        """The schema version of the store."""
-        with self._lock:
-            return self._version()
+    def _begin(self, personas: Sequence[str]) -> Tx:
+        """Start a transaction and take the persona locks. A connection found lost here has
+        done nothing of this call yet, so it is reopened and the start tried once more."""
+        if self._closed:
+            raise StoreUnavailableError(f"{self.where}: the store is closed")
+        for attempt in range(2):
+            if self._lost():
+                self._conn = self._connect()
+            try:
+                if personas:
+                    self._conn.execute("BEGIN")
+                else:
+                    self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                for persona in personas:
+                    self._conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
+                    )
+                return _PgTx(self._conn)
+            except psycopg.Error as exc:
+                if attempt == 0 and self._lost():
+                    continue
+                self._rollback()
+                raise self._translate(exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _rollback(self) -> None:
+        if not self._lost():
+            try:
+                self._conn.execute("ROLLBACK")
+            except psycopg.Error:
+                pass  # the connection broke meanwhile; the server rolled back
 
     @contextmanager
     def _transaction(self, personas: Sequence[str]) -> Iterator[Tx]:
         with self._lock:
+            tx = self._begin(personas)
             try:
-                with self._conn.transaction():
-                    if not personas:
-                        self._conn.execute(
-                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-                        )
-                    for persona in personas:
-                        self._conn.execute(
-                            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
-                        )
-                    yield _PgTx(self._conn)
+                yield tx
+                self._conn.execute("COMMIT")
             except psycopg.Error as exc:
-                raise _translate(exc, self._where) from None
+                self._rollback()
+                raise self._translate(exc) from None
+            except BaseException:
+                self._rollback()
+                raise
 
     def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
         return self._transaction((persona, *more))
@@ -188,6 +226,7 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:
+            self._closed = True
             self._conn.close()
 
     def drop_schema(self) -> None:

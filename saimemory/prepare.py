@@ -6,6 +6,7 @@ rejected the same way everywhere and nothing half-written is left behind.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,7 @@ class PreparedMessage:
     node: str | None
     tags: tuple[str, ...]
     metadata_json: str
+    uid: str
 
     def to_message(self, message_id: int, thread: str) -> Message:
         """The stored message once the backend knows its id and thread."""
@@ -50,6 +52,7 @@ class PreparedMessage:
             scope=self.scope,
             tags=self.tags,
             metadata=orjson.loads(self.metadata_json),
+            uid=self.uid,
             playbook=self.playbook,
             node=self.node,
         )
@@ -140,6 +143,7 @@ def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
     check_identifier(message.playbook, "playbook", optional=True)
     check_identifier(message.node, "node", optional=True)
     check_identifier(message.thread, "thread", optional=True)
+    check_identifier(message.uid, "uid", optional=True)
     if not isinstance(message.scope, str) or "\x00" in message.scope:
         raise InvalidMessageError(f"scope must be a string, got {message.scope!r}")
     return PreparedMessage(
@@ -154,4 +158,5 @@ def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
         node=message.node,
         tags=tuple(_check_tags(message.tags) + _provenance(message)),
         metadata_json=_metadata_json(message.metadata),
+        uid=message.uid if message.uid is not None else uuid.uuid4().hex,
     )

@@ -47,6 +47,8 @@ class NewMessage:
     """The playbook that wrote it; the store adds the ``playbook:<name>`` tag."""
     node: str | None = None
     """The node that wrote it; the store adds the ``node:<id>`` tag."""
+    uid: str | None = None
+    """None: the store draws a new uid. An import passes the exported one (see ``Message.uid``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,9 @@ class Message:
     scope: str
     tags: tuple[str, ...]
     metadata: Mapping[str, Any]
+    uid: str
+    """Stable identity of the message, unique per persona, kept by export and import (an
+    import skips a message whose uid the persona already has)."""
     playbook: str | None = None
     node: str | None = None
 
@@ -76,6 +81,26 @@ class Thread:
     parent: str | None
     title: str
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NewThread:
+    """A sub-thread an import creates with a known id, unless the persona already has it."""
+
+    id: str
+    persona: str
+    title: str
+    parent: str | None
+    """None: under the persona's main thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What :meth:`~saimemory.base.MessageStore.import_messages` did."""
+
+    written: list[Message]
+    skipped: int
+    """Messages whose uid the persona already had (the same message): not written again."""
 
 
 @dataclass(frozen=True, slots=True)

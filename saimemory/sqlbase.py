@@ -13,13 +13,15 @@ from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
-from saimemory.errors import InvalidQueryError, NotFoundError
+from saimemory.errors import InvalidMessageError, InvalidQueryError
+from saimemory.merge import unseen
+from saimemory.migrations import Migration, current_version
 from saimemory.prepare import (
     PreparedMessage,
     check_identifier,
@@ -31,49 +33,40 @@ from saimemory.records import (
     CONVERSATION_TAG,
     ROOT_SCOPE,
     HistoryBudget,
+    ImportResult,
     Message,
     NewMessage,
+    NewThread,
     SearchHit,
     Thread,
 )
 from saimemory.search_terms import Terms, snippet, split_terms
-
-Row = tuple[Any, ...]
+from saimemory.threads import (
+    THREAD_COLUMNS,
+    ensure_main,
+    ensure_threads,
+    get_thread,
+    insert_sub_thread,
+    to_thread,
+    writable_thread,
+)
+from saimemory.tx import Row, Tx, main_thread_id
 
 COLUMNS = (
     "m.id, m.persona, m.thread, m.role, m.content, m.created_us, m.pulse_id, m.scope, "
-    "m.metadata, m.playbook, m.node"
+    "m.metadata, m.playbook, m.node, m.uid"
 )
-THREAD_COLUMNS = "id, persona, parent, title, created_us"
 PAGE = 500
 HISTORY_PAGE = 64
 
 
-class Tx(Protocol):
-    """One open transaction (or read snapshot) of a backend."""
-
-    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Run ``sql`` and return every row."""
-        ...
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """Run ``sql`` for its effect."""
-        ...
-
-
-def main_thread_id(persona: str) -> str:
-    """The id of a persona's main thread."""
-    return f"{persona}:main"
-
-
-def _thread(row: Row) -> Thread:
-    return Thread(
-        id=row[0], persona=row[1], parent=row[2], title=row[3], created_at=from_micros(row[4])
-    )
-
-
 class SqlStore(MessageStore):
     """The store contract over a SQL database with the schema of the migrations."""
+
+    migrations: tuple[Migration, ...]
+    """The backend's migrations, applied on open."""
+    where: str
+    """The store as error messages name it (a file path, a PostgreSQL schema)."""
 
     @abstractmethod
     def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
@@ -92,6 +85,11 @@ class SqlStore(MessageStore):
     def _now(self) -> datetime:
         return datetime.now(UTC)
 
+    def schema_version(self) -> int:
+        """The schema version of the store."""
+        with self._read() as tx:
+            return current_version(tx, self.migrations, self.where)
+
     # -- writes ---------------------------------------------------------------------------
 
     def append(self, message: NewMessage) -> Message:
@@ -107,17 +105,33 @@ class SqlStore(MessageStore):
         if not rows:
             return []
         personas = sorted({row.persona for row in rows})
-        with self._write(personas[0], *personas[1:]) as tx:
+        with self._write(*personas) as tx:
             return [self._insert(tx, row) for row in rows]
 
+    def import_messages(
+        self, messages: Sequence[NewMessage], threads: Sequence[NewThread] = ()
+    ) -> ImportResult:
+        """Append, in one transaction, the messages whose uid their persona does not have yet,
+        creating the described threads they need (see :meth:`MessageStore.import_messages`)."""
+        now = self._now()
+        rows = [prepare(message, now) for message in messages]
+        personas = sorted({row.persona for row in rows})
+        if not personas:
+            return ImportResult(written=[], skipped=0)
+        with self._write(*personas) as tx:
+            fresh, skipped = unseen(tx, rows)
+            needed = {row.thread for row in fresh if row.thread is not None}
+            ensure_threads(tx, threads, needed, to_micros(now))
+            return ImportResult(written=[self._insert(tx, row) for row in fresh], skipped=skipped)
+
     def _insert(self, tx: Tx, row: PreparedMessage) -> Message:
-        thread = self._writable_thread(tx, row.persona, row.thread)
+        thread = writable_thread(tx, row.persona, row.thread, to_micros(self._now()))
         inserted = tx.fetch(
             "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
-            "scope, metadata, playbook, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "scope, metadata, playbook, node, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "RETURNING id",
             (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
-             row.scope, row.metadata_json, row.playbook, row.node),
+             row.scope, row.metadata_json, row.playbook, row.node, row.uid),
         )
         message_id = int(inserted[0][0])
         for pos, tag in enumerate(row.tags):
@@ -128,52 +142,23 @@ class SqlStore(MessageStore):
             )
         return row.to_message(message_id, thread)
 
-    def _writable_thread(self, tx: Tx, persona: str, thread: str | None) -> str:
-        if thread is None:
-            return self._ensure_main(tx, persona).id
-        rows = tx.fetch("SELECT persona FROM threads WHERE id = ?", (thread,))
-        if not rows or rows[0][0] != persona:
-            raise NotFoundError(f"persona {persona!r} has no thread {thread!r}")
-        return thread
-
-    def _ensure_main(self, tx: Tx, persona: str) -> Thread:
-        thread_id = main_thread_id(persona)
-        rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
-        if rows:
-            return _thread(rows[0])
-        tx.run(
-            "INSERT INTO threads (id, persona, parent, title, is_main, created_us) "
-            "VALUES (?, ?, NULL, 'main', 1, ?)",
-            (thread_id, persona, to_micros(self._now())),
-        )
-        return _thread(tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?",
-                                (thread_id,))[0])
-
     def main_thread(self, persona: str) -> Thread:
         """The persona's main thread (created on first use)."""
         check_identifier(persona, "persona")
         with self._read() as tx:
-            rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?",
-                            (main_thread_id(persona),))
-        if rows:
-            return _thread(rows[0])
+            found = get_thread(tx, main_thread_id(persona))
+        if found is not None:
+            return found
         with self._write(persona) as tx:
-            return self._ensure_main(tx, persona)
+            return ensure_main(tx, persona, to_micros(self._now()))
 
     def create_thread(self, persona: str, *, title: str, parent: str | None = None) -> Thread:
         """A new sub-thread (``parent`` defaults to the main thread)."""
         check_identifier(persona, "persona")
         check_identifier(title, "title")
+        thread = NewThread(f"{persona}:{uuid.uuid4().hex[:16]}", persona, title, parent)
         with self._write(persona) as tx:
-            parent_id = self._writable_thread(tx, persona, parent)
-            thread_id = f"{persona}:{uuid.uuid4().hex[:16]}"
-            tx.run(
-                "INSERT INTO threads (id, persona, parent, title, is_main, created_us) "
-                "VALUES (?, ?, ?, ?, 0, ?)",
-                (thread_id, persona, parent_id, title, to_micros(self._now())),
-            )
-            rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
-        return _thread(rows[0])
+            return insert_sub_thread(tx, thread, to_micros(self._now()))
 
     def threads(self, persona: str) -> list[Thread]:
         """All threads of a persona, the main thread first, then by creation."""
@@ -183,7 +168,7 @@ class SqlStore(MessageStore):
                 "ORDER BY is_main DESC, created_us, id",
                 (persona,),
             )
-        return [_thread(row) for row in rows]
+        return [to_thread(row) for row in rows]
 
     def delete_persona(self, persona: str) -> int:
         """Delete every message and thread of a persona; the number of messages deleted."""
@@ -215,7 +200,7 @@ class SqlStore(MessageStore):
                 id=int(row[0]), persona=row[1], thread=row[2], role=row[3], content=row[4],
                 created_at=from_micros(row[5]), pulse_id=row[6], scope=row[7],
                 tags=tuple(tags[int(row[0])]), metadata=orjson.loads(row[8]),
-                playbook=row[9], node=row[10],
+                playbook=row[9], node=row[10], uid=row[11],
             )
             for row in rows
         ]
@@ -348,6 +333,15 @@ class SqlStore(MessageStore):
         ]
 
 
+def constraint_error(where: str, exc: Exception) -> InvalidMessageError:
+    """A write the database refused for a constraint (the transaction wrote nothing)."""
+    if "uid" in str(exc):
+        return InvalidMessageError(
+            f"{where}: the persona already has a message with this uid; nothing written ({exc})"
+        )
+    return InvalidMessageError(f"{where}: constraint violated, nothing written: {exc}")
+
+
 def _filters(
     tags: Sequence[str], since: datetime | None, until: datetime | None
 ) -> tuple[str, list[Any]]:
@@ -372,4 +366,4 @@ def _filters(
     return "".join(sql), params
 
 
-__all__ = ["COLUMNS", "SqlStore", "Tx", "main_thread_id"]
+__all__ = ["COLUMNS", "Row", "SqlStore", "Tx", "constraint_error", "main_thread_id"]

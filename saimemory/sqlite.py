@@ -14,20 +14,17 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from saimemory.errors import (
-    InvalidMessageError,
     MemoryStoreError,
     SchemaError,
     StoreUnavailableError,
 )
-from saimemory.migrations import MIGRATIONS_TABLE, SQLITE_MIGRATIONS, Migration, check_sequence
-from saimemory.prepare import to_micros
+from saimemory.migrations import SQLITE_MIGRATIONS, current_version, upgrade
 from saimemory.search_terms import RANK_WINDOW, Terms, fts5_query, like_pattern, occurrences
-from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx
+from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -46,11 +43,15 @@ class _SqliteTx:
 
 
 def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
+    text = str(exc)
     if isinstance(exc, sqlite3.IntegrityError):
-        return InvalidMessageError(f"{path}: constraint violated, nothing written: {exc}")
-    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
-        return SchemaError(f"{path} is not a SQLite database (corrupt?); it was not changed")
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return constraint_error(str(path), exc)
+    if "not a database" in text or "malformed" in text:
+        return SchemaError(
+            f"{path} is not a SQLite database or is corrupt ({text}); it was not changed. "
+            "Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
+        )
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
         return StoreUnavailableError(f"{path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {exc}")
     return MemoryStoreError(f"{path}: {type(exc).__name__}: {exc}")
 
@@ -58,8 +59,11 @@ def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
 class SQLiteStore(SqlStore):
     """A persona message store in one SQLite file (created with its parents if missing)."""
 
+    migrations = SQLITE_MIGRATIONS
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.where = str(self.path)
         if self.path.is_dir():
             raise StoreUnavailableError(f"{self.path} is a directory, not a database file")
         try:
@@ -102,7 +106,8 @@ class SQLiteStore(SqlStore):
 
     def _check_existing(self) -> None:
         """Refuse a file that is not ours before changing anything in it."""
-        names = {row[0] for row in self._conn.execute(
+        tx = _SqliteTx(self._conn)
+        names = {row[0] for row in tx.fetch(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
         if names and "schema_migrations" not in names:
             raise SchemaError(
@@ -110,41 +115,11 @@ class SQLiteStore(SqlStore):
                 f"(tables: {', '.join(sorted(names)[:5])}); it was not changed"
             )
         if names:
-            self._version()
-
-    def _version(self) -> int:
-        versions = [row[0] for row in self._conn.execute(
-            "SELECT version FROM schema_migrations ORDER BY version")]
-        try:
-            return check_sequence(versions, SQLITE_MIGRATIONS, str(self.path))
-        except ValueError as exc:
-            raise SchemaError(str(exc)) from None
+            current_version(tx, self.migrations, self.where)
 
     def _migrate(self) -> None:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(MIGRATIONS_TABLE)
-                current = self._version()
-                for migration in SQLITE_MIGRATIONS[current:]:
-                    self._apply(migration)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-
-    def _apply(self, migration: Migration) -> None:
-        for statement in migration.statements:
-            self._conn.execute(statement)
-        self._conn.execute(
-            "INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)",
-            (migration.version, migration.name, to_micros(datetime.now(UTC))),
-        )
-
-    def schema_version(self) -> int:
-        """The schema version of the open file."""
-        with self._lock:
-            return self._version()
+        with self._transaction("BEGIN IMMEDIATE") as tx:
+            upgrade(tx, self.migrations, self.where)
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[Tx]:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from saimemory import MemoryStoreError, Message, MessageStore, open_store
-from saimemory.jsonl import export_jsonl, import_jsonl
+from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
 from sea.cli._setup import add_db_argument, default_db
 from sea.errors import SeaError, UsageError
 
@@ -42,7 +42,8 @@ def register(subparsers: Any) -> None:
     export = _command(sub, "export", "write a persona's messages as JSON lines", _export,
                       json_flag=False)
     export.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
-    imp = _command(sub, "import", "append messages from a JSON-lines export", _import,
+    imp = _command(sub, "import", "add the messages of a JSON-lines export the store lacks",
+                   _import,
                    json_flag=False, persona_required=False)
     imp.add_argument("file", help="export file ('-' for stdin)")
     _command(sub, "threads", "a persona's threads (main first)", _threads, json_flag=False)
@@ -96,14 +97,7 @@ def _format(message: Message) -> str:
 def _print(messages: Sequence[Message], as_json: bool) -> None:
     for message in messages:
         if as_json:
-            record = {
-                "id": message.id, "persona": message.persona, "thread": message.thread,
-                "role": message.role, "content": message.content, "tags": list(message.tags),
-                "created_at": message.created_at.isoformat(), "pulse_id": message.pulse_id,
-                "scope": message.scope, "playbook": message.playbook, "node": message.node,
-                "metadata": dict(message.metadata),
-            }
-            print(orjson.dumps(record).decode())
+            print(orjson.dumps(message_fields(message)).decode())
         else:
             print(_format(message))
 
@@ -173,8 +167,13 @@ def _import(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot read {args.file}: {exc.strerror}", code="SEA322") from None
     with _store(args) as store:
-        written = import_jsonl(store, lines, persona=args.persona)
-    print(f"imported {len(written)} messages", file=sys.stderr)
+        try:
+            result = import_jsonl(store, lines, persona=args.persona)
+        except MemoryStoreError as exc:
+            raise SeaError(f"{args.file}: {exc.message}; nothing was imported",
+                           code=exc.code) from None
+    print(f"imported {len(result.written)} messages ({result.skipped} already present)",
+          file=sys.stderr)
     return 0
 
 

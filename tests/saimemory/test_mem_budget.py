@@ -16,7 +16,7 @@ T = datetime(2025, 1, 1, tzinfo=UTC)
 
 def message(i: int, content: str) -> Message:
     return Message(id=i, persona="p", thread="p:main", role="user", content=content,
-                   created_at=T, pulse_id=None, scope="", tags=(), metadata={})
+                   created_at=T, pulse_id=None, scope="", tags=(), metadata={}, uid=f"u{i}")
 
 
 budgets = st.builds(HistoryBudget, max_messages=st.integers(0, 8), max_chars=st.integers(1, 300))

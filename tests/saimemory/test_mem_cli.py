@@ -69,7 +69,9 @@ def test_export_then_import_into_another_persona(
     assert main(["memory", "export", "--db", db, "--persona", "alice", "-o", str(dump)]) == 0
     assert len(dump.read_bytes().splitlines()) == 3
     assert main(["memory", "import", "--db", db, "--persona", "bob", str(dump)]) == 0
-    assert "imported 3 messages" in capsys.readouterr().err
+    assert "imported 3 messages (0 already present)" in capsys.readouterr().err
+    assert main(["memory", "import", "--db", db, "--persona", "bob", str(dump)]) == 0
+    assert "imported 0 messages (3 already present)" in capsys.readouterr().err
     store = SQLiteStore(db)
     try:
         assert [m.content for m in store.iter_messages("bob")] == \
@@ -103,7 +105,7 @@ def test_usage_and_store_errors_are_clean(
     broken.write_text('{"role": "user"}\n')
     assert main(["memory", "import", "--db", str(tmp_path / "ok.db"), "--persona", "a",
                  str(broken)]) == 1
-    assert "MEM005" in capsys.readouterr().err
+    assert f"MEM005 error: {broken}: line 1: missing content" in capsys.readouterr().err
 
 
 def test_delete_needs_confirmation(db: str, capsys: pytest.CaptureFixture[str]) -> None:

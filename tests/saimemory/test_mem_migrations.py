@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from saimemory import NewMessage
-from saimemory.errors import SchemaError
+from saimemory.errors import InvalidMessageError, SchemaError
 from saimemory.migrations import SQLITE_MIGRATIONS
 from saimemory.sqlbase import SqlStore
 from saimemory.sqlite import SQLiteStore
@@ -72,6 +72,8 @@ def test_older_schema_is_migrated_and_keeps_its_messages(tmp_path: Path) -> None
         assert [h.message.content for h in store.search("alice", "昔の会話")] == ["昔の会話です"]
         new = store.append(NewMessage("alice", "user", "新しい会話"))
         assert new.id == 3
+        uids = [m.uid for m in store.iter_messages("alice")]
+        assert len(set(uids)) == 3 and all(len(uid) == 32 for uid in uids)
         assert [h.message.id for h in store.search("alice", "会話")] == [3, 1]
     finally:
         store.close()
@@ -109,6 +111,24 @@ def test_garbage_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
     assert digest(path) == before
 
 
+def test_damaged_store_is_reported_as_corrupt_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path)
+    for i in range(200):
+        store.append(NewMessage("alice", "user", f"message {i} " + "x" * 200))
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    damaged = bytearray(path.read_bytes())
+    page = 4096
+    damaged[page:2 * page] = b"\xff" * page
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(SchemaError, match="corrupt .*it was not changed") as info:
+        SQLiteStore(path).recent("alice")
+    assert info.value.code == "MEM003"
+    assert path.read_bytes() == bytes(damaged)
+
+
 def test_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     with sqlite3.connect(path) as conn:
@@ -128,3 +148,22 @@ def test_newer_schema_is_refused_on_every_backend(open_same: object) -> None:
     first.close()
     with pytest.raises(SchemaError, match="newer than this SAIMemory"):
         open_same()  # type: ignore[operator]
+
+
+def test_uid_migration_gives_every_stored_message_its_own_uid(open_same: object) -> None:
+    """A store as schema version 2 left it (no uid) is migrated on open, on every backend."""
+    first: SqlStore = open_same()  # type: ignore[operator]
+    for text in ("one", "two", "two"):
+        first.append(NewMessage("alice", "user", text))
+    with first._write("alice") as tx:
+        tx.run("DROP INDEX messages_uid")
+        tx.run("ALTER TABLE messages DROP COLUMN uid")
+        tx.run("DELETE FROM schema_migrations WHERE version = 3")
+    first.close()
+    store: SqlStore = open_same()  # type: ignore[operator]
+    assert store.schema_version() == LATEST
+    messages = list(store.iter_messages("alice"))
+    assert [m.content for m in messages] == ["one", "two", "two"]
+    assert len({m.uid for m in messages}) == 3 and all(len(m.uid) == 32 for m in messages)
+    with pytest.raises(InvalidMessageError, match="uid"):
+        store.append(NewMessage("alice", "user", "three", uid=messages[0].uid))

@@ -79,6 +79,16 @@ def test_bad_messages_are_rejected_and_nothing_is_written(
     assert store.recent("alice") == [] and store.recent("") == []
 
 
+def test_a_second_message_with_a_known_uid_is_a_constraint_error(store: SqlStore) -> None:
+    first = store.append(msg("one"))
+    assert len(first.uid) == 32 and first.uid != store.append(msg("two")).uid
+    with pytest.raises(InvalidMessageError, match="already has a message with this uid") as info:
+        store.append(msg("three", uid=first.uid))
+    assert info.value.code == "MEM001"
+    assert [m.content for m in store.recent("alice")] == ["one", "two"]
+    assert store.append(NewMessage("bob", "user", "same uid, other persona", uid=first.uid))
+
+
 def test_unknown_or_foreign_thread_is_rejected(store: SqlStore) -> None:
     bobs = store.create_thread("bob", title="bob side")
     with pytest.raises(NotFoundError, match="has no thread"):
