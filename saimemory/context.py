@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
-from saimemory.errors import MemoryStoreError
+from saimemory.errors import UnknownProfileError
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
 
 PROFILE_MODEL: Mapping[str, str] = {
@@ -65,12 +65,11 @@ def build_messages(
     """The messages for an LLM node of ``profile`` running in ``pulse_id`` / ``scope``.
 
     Raises:
-        MemoryStoreError: ``profile`` is not one of :data:`PROFILE_MODEL` (code MEM007).
+        UnknownProfileError: ``profile`` is not one of :data:`PROFILE_MODEL` (MEM007).
     """
     if profile not in PROFILE_MODEL:
-        raise MemoryStoreError(
-            f"unknown context profile {profile!r}; expected one of {', '.join(PROFILE_MODEL)}",
-            code="MEM007",
+        raise UnknownProfileError(
+            f"unknown context profile {profile!r}; expected one of {', '.join(PROFILE_MODEL)}"
         )
     messages: list[BaseMessage] = [SystemMessage(content=base_prompt(persona))]
     if profile in PROFILES_WITH_HISTORY:

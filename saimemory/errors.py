@@ -49,3 +49,9 @@ class InvalidQueryError(MemoryStoreError):
     """A search query or filter is unusable (empty query, bad limit, inverted time range)."""
 
     code = "MEM006"
+
+
+class UnknownProfileError(MemoryStoreError):
+    """A context profile that is not one of conversation, router, worker, worker_light."""
+
+    code = "MEM007"

@@ -15,9 +15,7 @@ reconnects.
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -74,6 +72,7 @@ class PostgresStore(SqlStore):
     """A persona message store in a PostgreSQL database, its tables in one schema."""
 
     migrations = POSTGRES_MIGRATIONS
+    _driver_error = psycopg.Error if psycopg is not None else Exception
 
     def __init__(self, dsn: str, *, schema: str | None = None) -> None:
         if psycopg is None:
@@ -89,14 +88,9 @@ class PostgresStore(SqlStore):
             raise StoreUnavailableError(
                 f"schema name {self.schema!r} must match {_SCHEMA_NAME.pattern}")
         self.where = f"PostgreSQL schema {self.schema!r}"
-        self._lock = threading.RLock()
         self._closed = False
         self._conn = self._connect()
-        try:
-            self._setup()
-        except BaseException:
-            self._conn.close()
-            raise
+        self._start()
 
     def _connect(self) -> Any:
         try:
@@ -147,7 +141,7 @@ class PostgresStore(SqlStore):
     def _lost(self) -> bool:
         return bool(self._conn.closed or self._conn.broken)
 
-    def _begin(self, personas: Sequence[str]) -> Tx:
+    def _begin(self, personas: Sequence[str] | None) -> Tx:
         """Start a transaction and take the persona locks. A connection found lost here has
         done nothing of this call yet, so it is reopened and the start tried once more."""
         if self._closed:
@@ -156,11 +150,11 @@ class PostgresStore(SqlStore):
             if self._lost():
                 self._conn = self._connect()
             try:
-                if personas:
-                    self._conn.execute("BEGIN")
-                else:
+                if personas is None:
                     self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                for persona in personas:
+                else:
+                    self._conn.execute("BEGIN")
+                for persona in personas or ():
                     self._conn.execute(
                         "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
                     )
@@ -168,36 +162,18 @@ class PostgresStore(SqlStore):
             except psycopg.Error as exc:
                 if attempt == 0 and self._lost():
                     continue
-                self._rollback()
+                self._end(commit=False)
                 raise self._translate(exc) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _rollback(self) -> None:
-        if not self._lost():
+    def _end(self, *, commit: bool) -> None:
+        if commit:
+            self._conn.execute("COMMIT")
+        elif not self._lost():
             try:
                 self._conn.execute("ROLLBACK")
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
-
-    @contextmanager
-    def _transaction(self, personas: Sequence[str]) -> Iterator[Tx]:
-        with self._lock:
-            tx = self._begin(personas)
-            try:
-                yield tx
-                self._conn.execute("COMMIT")
-            except psycopg.Error as exc:
-                self._rollback()
-                raise self._translate(exc) from None
-            except BaseException:
-                self._rollback()
-                raise
-
-    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
-        return self._transaction((persona, *more))
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self._transaction(())
 
     def _search_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

@@ -7,9 +7,13 @@ common in Japanese: 猫, 東京) cannot, and are matched by a substring test ins
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from saimemory.errors import InvalidQueryError
+from saimemory.prepare import to_micros
 
 MIN_INDEXED_CHARS = 3
 RANK_WINDOW = 2000
@@ -74,3 +78,27 @@ def occurrences(content: str, terms: Terms) -> float:
     """How many times the terms occur in ``content`` (the rank of substring matches)."""
     folded = content.casefold()
     return float(sum(folded.count(term.casefold()) for term in terms.all))
+
+
+def search_filters(
+    tags: Sequence[str], since: datetime | None, until: datetime | None
+) -> tuple[str, list[Any]]:
+    """SQL conditions on ``m`` (messages) for the tag and time filters of a search."""
+    if isinstance(tags, str):
+        raise InvalidQueryError(f"tags must be a sequence of strings, got {tags!r}")
+    sql: list[str] = []
+    params: list[Any] = []
+    for tag in dict.fromkeys(tags):
+        sql.append("AND EXISTS (SELECT 1 FROM message_tags ft WHERE ft.message_id = m.id "
+                   "AND ft.tag = ?) ")
+        params.append(tag)
+    for bound, op in ((since, ">="), (until, "<")):
+        if bound is None:
+            continue
+        if bound.tzinfo is None:
+            raise InvalidQueryError(f"search time bounds must be timezone-aware, got {bound!r}")
+        sql.append(f"AND m.created_us {op} ? ")
+        params.append(to_micros(bound))
+    if since is not None and until is not None and since >= until:
+        raise InvalidQueryError(f"since ({since}) must be before until ({until})")
+    return "".join(sql), params

@@ -8,10 +8,11 @@ order) is written once here so both backends behave the same.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ import orjson
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
-from saimemory.errors import InvalidMessageError, InvalidQueryError
+from saimemory.errors import InvalidMessageError, InvalidQueryError, MemoryStoreError
 from saimemory.merge import unseen
 from saimemory.migrations import Migration, current_version
 from saimemory.prepare import (
@@ -40,7 +41,7 @@ from saimemory.records import (
     SearchHit,
     Thread,
 )
-from saimemory.search_terms import Terms, snippet, split_terms
+from saimemory.search_terms import Terms, search_filters, snippet, split_terms
 from saimemory.threads import (
     THREAD_COLUMNS,
     ensure_main,
@@ -68,13 +69,58 @@ class SqlStore(MessageStore):
     where: str
     """The store as error messages name it (a file path, a PostgreSQL schema)."""
 
-    @abstractmethod
-    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
-        """A write transaction holding the write lock of each persona (in the order given)."""
+    _lock: threading.RLock
+    """Serialises the calls of threads sharing this store object (one connection)."""
+    _driver_error: type[Exception]
+    """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
 
     @abstractmethod
+    def _setup(self) -> None:
+        """Check the database is a store this code can open, then apply the migrations."""
+
+    def _start(self) -> None:
+        """Set up a freshly opened connection; close it again when that fails."""
+        self._lock = threading.RLock()
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+
+    @abstractmethod
+    def _begin(self, personas: Sequence[str] | None) -> Tx:
+        """Start a write transaction holding the write lock of each persona (in the order
+        given), or a read transaction when ``personas`` is None."""
+
+    @abstractmethod
+    def _end(self, *, commit: bool) -> None:
+        """Commit, or roll back, the transaction :meth:`_begin` started."""
+
+    @abstractmethod
+    def _translate(self, exc: Exception) -> MemoryStoreError:
+        """Our error for a driver error."""
+
+    @contextmanager
+    def _transaction(self, personas: Sequence[str] | None) -> Iterator[Tx]:
+        with self._lock:
+            tx = self._begin(personas)
+            try:
+                yield tx
+                self._end(commit=True)
+            except self._driver_error as exc:
+                self._end(commit=False)
+                raise self._translate(exc) from None
+            except BaseException:
+                self._end(commit=False)
+                raise
+
+    def _write(self, *personas: str) -> AbstractContextManager[Tx]:
+        """A write transaction holding the write lock of each persona (in the order given)."""
+        return self._transaction(personas)
+
     def _read(self) -> AbstractContextManager[Tx]:
         """A read transaction."""
+        return self._transaction(None)
 
     @abstractmethod
     def _search_rows(
@@ -323,7 +369,7 @@ class SqlStore(MessageStore):
         terms = split_terms(query)
         if limit < 1:
             raise InvalidQueryError(f"limit must be >= 1, got {limit}")
-        filters = _filters(tags, since, until)
+        filters = search_filters(tags, since, until)
         with self._read() as tx:
             found = self._search_rows(tx, persona, terms, filters, limit)
             messages = self._messages(tx, [row for row, _ in found])
@@ -340,30 +386,6 @@ def constraint_error(where: str, exc: Exception) -> InvalidMessageError:
             f"{where}: the persona already has a message with this uid; nothing written ({exc})"
         )
     return InvalidMessageError(f"{where}: constraint violated, nothing written: {exc}")
-
-
-def _filters(
-    tags: Sequence[str], since: datetime | None, until: datetime | None
-) -> tuple[str, list[Any]]:
-    """SQL conditions on ``m`` for the tag and time filters of a search."""
-    if isinstance(tags, str):
-        raise InvalidQueryError(f"tags must be a sequence of strings, got {tags!r}")
-    sql: list[str] = []
-    params: list[Any] = []
-    for tag in dict.fromkeys(tags):
-        sql.append("AND EXISTS (SELECT 1 FROM message_tags ft WHERE ft.message_id = m.id "
-                   "AND ft.tag = ?) ")
-        params.append(tag)
-    for bound, op in ((since, ">="), (until, "<")):
-        if bound is None:
-            continue
-        if bound.tzinfo is None:
-            raise InvalidQueryError(f"search time bounds must be timezone-aware, got {bound!r}")
-        sql.append(f"AND m.created_us {op} ? ")
-        params.append(to_micros(bound))
-    if since is not None and until is not None and since >= until:
-        raise InvalidQueryError(f"since ({since}) must be before until ({until})")
-    return "".join(sql), params
 
 
 __all__ = ["COLUMNS", "Row", "SqlStore", "Tx", "constraint_error", "main_thread_id"]

@@ -10,10 +10,8 @@ tokenizer. Shorter words are matched by a substring test (see :mod:`saimemory.se
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,24 +40,11 @@ class _SqliteTx:
         self._conn.execute(sql, params)
 
 
-def _translate(exc: sqlite3.Error, path: Path) -> MemoryStoreError:
-    text = str(exc)
-    if isinstance(exc, sqlite3.IntegrityError):
-        return constraint_error(str(path), exc)
-    if "not a database" in text or "malformed" in text:
-        return SchemaError(
-            f"{path} is not a SQLite database or is corrupt ({text}); it was not changed. "
-            "Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
-        )
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
-        return StoreUnavailableError(f"{path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {exc}")
-    return MemoryStoreError(f"{path}: {type(exc).__name__}: {exc}")
-
-
 class SQLiteStore(SqlStore):
     """A persona message store in one SQLite file (created with its parents if missing)."""
 
     migrations = SQLITE_MIGRATIONS
+    _driver_error = sqlite3.Error
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -73,12 +58,7 @@ class SQLiteStore(SqlStore):
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
-        self._lock = threading.RLock()
-        try:
-            self._setup()
-        except BaseException:
-            self._conn.close()
-            raise
+        self._start()
 
     def _setup(self) -> None:
         try:
@@ -88,7 +68,21 @@ class SQLiteStore(SqlStore):
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.Error as exc:
-            raise _translate(exc, self.path) from None
+            raise self._translate(exc) from None
+
+    def _translate(self, exc: Exception) -> MemoryStoreError:
+        text = str(exc)
+        if isinstance(exc, sqlite3.IntegrityError):
+            return constraint_error(self.where, exc)
+        if "not a database" in text or "malformed" in text:
+            return SchemaError(
+                f"{self.path} is not a SQLite database or is corrupt ({text}); it was not "
+                "changed. Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
+            )
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+            return StoreUnavailableError(
+                f"{self.path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {exc}")
+        return MemoryStoreError(f"{self.path}: {type(exc).__name__}: {exc}")
 
     def _enable_wal(self) -> None:
         """Switch to WAL; the switch does not wait on the busy timeout, so retry it here."""
@@ -118,31 +112,19 @@ class SQLiteStore(SqlStore):
             current_version(tx, self.migrations, self.where)
 
     def _migrate(self) -> None:
-        with self._transaction("BEGIN IMMEDIATE") as tx:
+        with self._write() as tx:
             upgrade(tx, self.migrations, self.where)
 
-    @contextmanager
-    def _transaction(self, begin: str) -> Iterator[Tx]:
-        with self._lock:
-            try:
-                self._conn.execute(begin)
-            except sqlite3.Error as exc:
-                raise _translate(exc, self.path) from None
-            try:
-                yield _SqliteTx(self._conn)
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._conn.execute("ROLLBACK")
-                raise _translate(exc, self.path) from None
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+    def _begin(self, personas: Sequence[str] | None) -> Tx:
+        """``BEGIN IMMEDIATE`` takes the database write lock, serialising every writer."""
+        try:
+            self._conn.execute("BEGIN" if personas is None else "BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from None
+        return _SqliteTx(self._conn)
 
-    def _write(self, persona: str, *more: str) -> AbstractContextManager[Tx]:
-        return self._transaction("BEGIN IMMEDIATE")
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self._transaction("BEGIN")
+    def _end(self, *, commit: bool) -> None:
+        self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
     def _search_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
