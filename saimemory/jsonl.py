@@ -171,7 +171,8 @@ def import_jsonl(
     """Check every line, then write in one transaction the messages the store lacks.
 
     ``persona`` imports into another persona than the one named in the lines. Raises
-    :class:`ImportFormatError` naming the first bad line; nothing is written then.
+    :class:`ImportFormatError` naming the first bad line, or the store's error (a uid
+    conflict, a thread of another persona); nothing is written then.
     """
     parsed = [
         _parse(raw, number, persona)

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from saimemory import MemoryStoreError, Message, MessageStore, open_store
+from saimemory.errors import ImportFormatError
 from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
 from sea.cli._setup import add_db_argument, default_db
 from sea.errors import SeaError, UsageError
@@ -59,13 +60,19 @@ def _command(
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, aliases=list(aliases))
     add_db_argument(parser)
     parser.add_argument(
-        "--persona", required=persona_required,
+        "--persona", required=persona_required, type=_persona_id,
         help="persona id" + ("" if persona_required else " to import into (default: as in file)"),
     )
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print JSON lines")
     parser.set_defaults(func=handler)
     return parser
+
+
+def _persona_id(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a persona id cannot be empty")
+    return text
 
 
 @contextmanager
@@ -152,10 +159,26 @@ def _export(args: argparse.Namespace) -> int:
             count = export_jsonl(store, args.persona, sys.stdout.buffer)
             sys.stdout.flush()
         else:
-            with Path(args.output).open("wb") as out:
-                count = export_jsonl(store, args.persona, out)
+            count = _export_file(store, args.persona, Path(args.output))
     print(f"exported {count} messages of {args.persona!r}", file=sys.stderr)
     return 0
+
+
+def _export_file(store: MessageStore, persona: str, target: Path) -> int:
+    """Export into a temporary file beside ``target``, renamed over it only when complete,
+    so a failed export leaves an existing file as it was."""
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with partial.open("wb") as out:
+            count = export_jsonl(store, persona, out)
+        partial.replace(target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {target}: {exc.strerror}", code="SEA324") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return count
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -169,9 +192,11 @@ def _import(args: argparse.Namespace) -> int:
     with _store(args) as store:
         try:
             result = import_jsonl(store, lines, persona=args.persona)
-        except MemoryStoreError as exc:
-            raise SeaError(f"{args.file}: {exc.message}; nothing was imported",
+        except ImportFormatError as exc:
+            raise SeaError(f"{args.file}: {exc.message} (nothing was imported)",
                            code=exc.code) from None
+        except MemoryStoreError as exc:
+            raise SeaError(f"{args.file}: {exc.message}", code=exc.code) from None
     print(f"imported {len(result.written)} messages ({result.skipped} already present)",
           file=sys.stderr)
     return 0

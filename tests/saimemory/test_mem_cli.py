@@ -125,3 +125,28 @@ def test_threads_lists_main_first(db: str, capsys: pytest.CaptureFixture[str]) -
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("alice:main  main  ")
     assert lines[1].startswith(f"{side.id}  research notes (in alice:main)")
+
+
+def test_a_failed_export_leaves_the_target_as_it_was(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "keep.jsonl"
+    target.write_text("earlier export\n")
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"garbage" * 100)
+    assert main(["memory", "export", "--db", str(bad), "--persona", "a", "-o", str(target)]) == 1
+    assert "MEM003" in capsys.readouterr().err
+    missing = tmp_path / "no" / "such" / "dir" / "out.jsonl"
+    assert main(["memory", "export", "--db", db, "--persona", "alice", "-o", str(missing)]) == 2
+    assert f"SEA324 error: cannot write {missing}" in capsys.readouterr().err
+    assert target.read_text() == "earlier export\n"
+    assert main(["memory", "export", "--db", db, "--persona", "alice", "-o", str(target)]) == 0
+    assert len(target.read_bytes().splitlines()) == 3
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+def test_an_empty_persona_is_a_usage_error(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["memory", "recent", "--db", db, "--persona", " "])
+    assert info.value.code == 2
+    assert "a persona id cannot be empty" in capsys.readouterr().err
