@@ -27,7 +27,7 @@ import orjson
 
 from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
-from saimemory.prepare import prepare, to_micros
+from saimemory.prepare import check_identifier, prepare, to_micros
 from saimemory.records import (
     PROVENANCE_PREFIXES,
     ImportResult,
@@ -137,6 +137,11 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
         uid=_optional_str(data, "uid", number),
     )
     _check_provenance(message, tags, number)
+    for key in ("thread", "thread_title", "thread_parent"):
+        try:
+            check_identifier(data.get(key), key, optional=True)
+        except InvalidMessageError as exc:
+            raise ImportFormatError(f"line {number}: {exc.message}") from None
     if message.uid is None:
         message = replace(message, uid=derived_uid(message))
     return _Line(number, message, source or target,
@@ -183,20 +188,27 @@ def import_jsonl(
     threads: dict[str, NewThread] = {}
     messages = []
     for line in parsed:
-        thread = None
-        if _is_sub(line):
-            assert line.thread is not None
-            thread = _thread_id(line.message.persona, line.source_persona, line.thread)
-            parent = line.thread_parent
-            threads[thread] = NewThread(
-                id=thread,
-                persona=line.message.persona,
-                title=line.thread_title or line.thread,
-                parent=(_thread_id(line.message.persona, line.source_persona, parent)
-                        if (line.source_persona, parent) in described and parent else None),
-            )
-        messages.append(replace(line.message, thread=thread))
+        thread = _target_thread(line, described)
+        if thread is not None:
+            threads[thread.id] = thread
+        messages.append(replace(line.message, thread=thread.id if thread else None))
     return store.import_messages(messages, list(threads.values()))
+
+
+def _target_thread(line: _Line, described: set[tuple[str, str | None]]) -> NewThread | None:
+    """The sub-thread a line lands in (None: the main thread), under its parent when the
+    file describes the parent too, else under main."""
+    if not _is_sub(line):
+        return None
+    assert line.thread is not None and line.thread_parent is not None
+    persona, source = line.message.persona, line.source_persona
+    parent = line.thread_parent
+    return NewThread(
+        id=_thread_id(persona, source, line.thread),
+        persona=persona,
+        title=line.thread_title or line.thread,
+        parent=_thread_id(persona, source, parent) if (source, parent) in described else None,
+    )
 
 
 def _is_sub(line: _Line) -> bool:

@@ -142,6 +142,9 @@ def test_a_different_message_under_a_known_uid_is_refused(store: SqlStore) -> No
          b'"created_at": "2025-01-01T00:00:00Z"}', "line 2: tags .* disagree"),
         (b'{"persona": "a", "role": "user", "content": "x", "tags": "t", '
          b'"created_at": "2025-01-01T00:00:00Z"}', "line 2: tags must be a list"),
+        (b'{"persona": "a", "role": "user", "content": "x", "tags": [], "thread": "a:s", '
+         b'"thread_parent": "a:main", "thread_title": " ", "created_at": "2025-01-01T00:00:00Z"}',
+         "line 2: thread_title must be a non-empty string"),
     ],
 )
 def test_a_bad_line_writes_nothing(store: SqlStore, line: bytes, problem: str) -> None:
