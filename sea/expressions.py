@@ -11,6 +11,8 @@ expression does. Plain CEL identifiers (``count + 1``) read top-level state vari
 Numbers follow CEL, with one relaxation for JSON data: when an operation fails only because
 it mixes integers and doubles (``0.5 * 2``), it is evaluated again with every integer as a
 double. Integer arithmetic stays integer (``7 / 2`` is ``3``; write ``double(x) / 2.0``).
+CEL maps have no order, so an object an expression returns has its keys sorted (the same
+text in every run, which replay relies on).
 Besides CEL's own functions (``size``, ``int``, ``double``, ``string``, ``contains``, …) the
 pure functions ``len``, ``min``, ``max`` and ``abs`` are available.
 """
@@ -304,11 +306,11 @@ class Expression:
         """
         context = self._context(state)
         try:
-            return self._run(self._program, context)
+            return _key_sorted(self._run(self._program, context))
         except Exception as exc:  # CEL raises TypeError, ValueError, RuntimeError, KeyError, …
             retried = self._retry_promoted(exc, context)
             if retried is not MISSING:
-                return retried
+                return _key_sorted(retried)
             detail = str(exc).split(". ")[0].strip() or type(exc).__name__
             raise ExpressionError(
                 f"expression `={self.source}` failed: {detail}{self._describe(context)}"
@@ -324,6 +326,16 @@ class Expression:
             return self._run(self._promoted, {k: _promote(v) for k, v in context.items()})
         except Exception:
             return MISSING
+
+
+def _key_sorted(value: Any) -> Any:
+    """``value`` with the keys of every object in sorted order (CEL's maps are unordered:
+    their order changes from one process to the next)."""
+    if isinstance(value, list):
+        return [_key_sorted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _key_sorted(value[key]) for key in sorted(value)}
+    return value
 
 
 def _type_name(value: Any) -> str:

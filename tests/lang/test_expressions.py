@@ -82,3 +82,13 @@ def test_syntax_errors_carry_the_offset_in_the_original(source: str, offset: int
         compile_expression(source)
     assert info.value.offset == offset
     assert info.value.code.startswith("SEA0")
+
+
+def test_objects_an_expression_returns_have_their_keys_sorted() -> None:
+    keys = ["role", "content", "created_at", "zeta", "alpha", "mid"]
+    items = [{key: f"{key}{i}" for key in keys} for i in range(5)]
+    result = compile_expression("{a} + {b}").evaluate({"a": items[:2], "b": items[2:]})
+    assert result == items
+    assert all(list(item) == sorted(keys) for item in result)
+    nested = compile_expression("{m}").evaluate({"m": {"z": {"y": 1, "b": 2}, "a": 0}})
+    assert list(nested) == ["a", "z"] and list(nested["z"]) == ["b", "y"]

@@ -122,3 +122,39 @@ def test_replay_playbooks_option_must_name_a_directory(sea: Sea) -> None:
     replayed = sea("replay", str(trace), "--playbooks", str(sea.root / "absent"))
     assert replayed.code == 2
     assert "--playbooks" in replayed.err and "not a directory" in replayed.err
+
+
+GREETED = {
+    "responses": {
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "a statement"}],
+        "sub_speak.compose": ["What a nice cat."],
+    }
+}
+RESEARCHED = {
+    "responses": {
+        "sub_router_user.decide": [
+            {"playbook": "memory_research", "args": {"query": "cat"}, "reason": "asks"},
+        ],
+        "memory_research.plan": [{"queries": ["cat", "Tama"]}],
+        "memory_research.summarize": ["The user has a cat named Tama."],
+        "sub_speak.compose": ["Your cat is Tama."],
+    }
+}
+
+
+def test_a_pulse_whose_tool_results_pass_through_expressions_replays(sea: Sea) -> None:
+    first = sea("run", "--input", "My cat Tama sleeps in boxes.", "--model", sea.script(GREETED))
+    assert first.code == 0, first.err
+    trace = sea.root / "trace.json"
+    done = sea("run", "--input", "What about my cat Tama?", "--model", sea.script(RESEARCHED),
+               "--record", str(trace))
+    assert done.code == 0, done.err
+    searched = [c for c in orjson.loads(trace.read_bytes())["tool_calls"]
+                if c["tool"] == "memory_search"]
+    assert [c["args"]["query"] for c in searched] == ["cat", "Tama"]
+    assert all(c["result"] for c in searched)
+
+    for _ in range(3):
+        replayed = sea("replay", str(trace))
+        assert replayed.code == 0, replayed.out + replayed.err
+        assert replayed.out.startswith("replay matched:")
