@@ -128,3 +128,38 @@ def test_meta_agentic_stops_at_its_bound(make_runtime: MakeRuntime) -> None:
     assert result.status == "ok", result.error
     assert [n for n in _nodes(result)].count("meta_agentic.run") == 3
     assert result.spoken == ["I looked three times."]
+
+
+def test_memory_playbooks_search_the_conversation_not_earlier_memos(
+    make_runtime: MakeRuntime,
+) -> None:
+    recall = {"playbook": "memory_recall", "args": {"query": "Tama"}, "reason": "asks"}
+    runtime = make_runtime({
+        "sub_router_user.decide": [GREETING, recall, recall],
+        "sub_speak.compose": ["Cute!", "Tama, your cat.", "Still Tama."],
+    })
+    runtime.run_pulse(PERSONA, "meta_user", "My cat is called Tama.")
+    runtime.run_pulse(PERSONA, "meta_user", "Who is Tama?")
+    again = runtime.run_pulse(PERSONA, "meta_user", "Tell me about Tama again.")
+    (memo,) = [w.content for w in again.memory_writes if w.playbook == "memory_recall"]
+    assert memo.count("<system>") == 1 and memo.count("Memory recall for") == 1
+    assert "The user said: My cat is called Tama." in memo
+    assert "You said: Tama, your cat." in memo
+    assert "The user said: Who is Tama?" in memo
+
+
+def test_memory_research_that_finds_nothing_says_so_without_a_summary(
+    make_runtime: MakeRuntime,
+) -> None:
+    research = {"playbook": "memory_research", "args": {"query": "zebras"}, "reason": "asks"}
+    runtime = make_runtime({
+        "sub_router_user.decide": [research],
+        "memory_research.plan": [{"queries": ["zebra", "stripes"]}],
+        "sub_speak.compose": ["I don't remember any zebras."],
+    })
+    result = runtime.run_pulse(PERSONA, "meta_user", "Did I tell you about zebras?")
+    assert result.status == "ok", result.error
+    assert "memory_research.summarize" not in _nodes(result)
+    (memo,) = [w.content for w in result.memory_writes if w.playbook == "memory_research"]
+    assert "nothing was found" in memo and '"Did I tell you about zebras?"' in memo
+    assert memo in contents(request_of(result, "sub_speak", "compose"))
