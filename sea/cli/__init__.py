@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from saimemory.errors import MemoryStoreError
-from sea.errors import SeaError, UsageError
+from sea.errors import PlaybookError, SeaError, UsageError
 
 
 def _subcommand_modules() -> list[str]:
@@ -58,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"sea: {exc.code} error: {exc.message}", file=sys.stderr)
         return 2
+    except PlaybookError as exc:  # its diagnostics name their own codes
+        print(f"sea: {exc}", file=sys.stderr)
+        return 1
     except SeaError as exc:
         print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
         return 1

@@ -70,7 +70,8 @@ def load_persona(file: str | None, persona_id: str | None) -> Persona:
         raise UsageError(f"{file}: unknown field {unknown[0]!r} (expected id, name, system_prompt)")
     pid = persona_id or data.get("id")
     if not isinstance(pid, str) or not pid:
-        raise UsageError(f"{file}: field 'id' (a non-empty string) is missing")
+        problem = "is missing" if pid is None else f"must be a non-empty string, not {pid!r}"
+        raise UsageError(f"{file}: field 'id' {problem} (or give --persona ID)")
     name = data.get("name", pid)
     prompt = data.get("system_prompt", "")
     if not isinstance(name, str) or not isinstance(prompt, str):

@@ -161,5 +161,7 @@ def test_memory_research_that_finds_nothing_says_so_without_a_summary(
     assert result.status == "ok", result.error
     assert "memory_research.summarize" not in _nodes(result)
     (memo,) = [w.content for w in result.memory_writes if w.playbook == "memory_research"]
-    assert memo == '<system>Memory research about "zebras" (for you only): nothing was found.</system>'
+    assert memo == (
+        '<system>Memory research about "zebras" (for you only): nothing was found.</system>'
+    )
     assert memo in contents(request_of(result, "sub_speak", "compose"))

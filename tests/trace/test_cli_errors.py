@@ -100,3 +100,24 @@ def test_trace_with_a_history_that_cannot_be_imported(sea: Sea) -> None:
 
 def test_unreadable_trace_file(sea: Sea) -> None:
     clean(sea("replay", str(sea.root / "absent.json")), 1, "cannot read the trace")
+
+
+def test_a_playbook_file_that_is_missing_or_invalid_is_named_once(sea: Sea) -> None:
+    missing = sea("run", str(sea.root / "nofile.json"), "--input", "x", "--model", sea.script())
+    clean(missing, 1, "nofile.json", "SEA001", "does not exist")
+    assert missing.err.count("SEA001") == 1
+    broken = sea.root / "broken.json"
+    broken.write_text('{"name": "broken", "start_node": "a", "nodes": [{"id": "a"}]}')
+    invalid = sea("run", str(broken), "--input", "x", "--model", sea.script())
+    clean(invalid, 1, "broken.json", "error")
+    assert "sea: SEA" not in invalid.err
+
+
+def test_a_persona_file_with_a_bad_id_says_what_is_wrong(sea: Sea) -> None:
+    bad = sea.root / "persona.json"
+    bad.write_text('{"id": 3, "name": "Ken"}')
+    done = sea("run", "--input", "x", "--persona-file", str(bad), "--model", sea.script())
+    clean(done, 2, "persona.json", "'id' must be a non-empty string, not 3")
+    bad.write_text('{"name": "Ken"}')
+    done = sea("run", "--input", "x", "--persona-file", str(bad), "--model", sea.script())
+    clean(done, 2, "persona.json", "'id' is missing (or give --persona ID)")
