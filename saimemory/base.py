@@ -20,6 +20,7 @@ from saimemory.records import (
     SearchHit,
     Thread,
 )
+from saimemory.search_terms import MatchMode
 
 DEFAULT_BUDGET = HistoryBudget()
 
@@ -86,8 +87,14 @@ class MessageStore(ABC):
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 20,
+        match: MatchMode = "all",
     ) -> list[SearchHit]:
-        """Full-text search (English and Japanese) with tag and time filters, best first."""
+        """Full-text search (English and Japanese) with tag and time filters, best first.
+
+        ``match="all"`` (the default) requires every word, as written; ``match="any"``
+        suits natural-language questions: punctuation around words is ignored, one word
+        suffices and messages with rare words rank first (:mod:`saimemory.any_match`).
+        """
 
     @abstractmethod
     def main_thread(self, persona: str) -> Thread:

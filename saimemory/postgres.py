@@ -73,6 +73,7 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _driver_error = psycopg.Error if psycopg is not None else Exception
+    _like = "ILIKE"
 
     def __init__(self, dsn: str, *, schema: str | None = None) -> None:
         if psycopg is None:
@@ -198,6 +199,18 @@ class PostgresStore(SqlStore):
             [" ".join(terms.indexed), persona, *patterns, *params, RANK_WINDOW, limit],
         )
         return [(row[:-1], float(row[-1])) for row in rows]
+
+    def _word_matches(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, str]]:
+        where, params = filters
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # see _search_rows
+        rows = tx.fetch(
+            "SELECT m.id, m.content FROM messages m WHERE m.persona = ? "
+            f"AND m.content ILIKE ? ESCAPE '\\' {where}ORDER BY m.id DESC LIMIT ?",
+            [persona, like_pattern(word), *params, limit],
+        )
+        return [(int(row[0]), str(row[1])) for row in rows]
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -1,16 +1,22 @@
 """Turns a user's search text into terms both backends can match.
 
-Terms are whitespace-separated words matched as substrings, all required. Terms of at
-least :data:`MIN_INDEXED_CHARS` characters can use the trigram index; shorter ones (very
-common in Japanese: 猫, 東京) cannot, and are matched by a substring test instead.
+Terms are whitespace-separated words matched as substrings. In the ``all`` mode every
+term is required and taken as written (``100%``, ``it_maybe``). In the ``any`` mode, for
+natural-language queries ("What is my name?"), one term suffices and each word loses its
+leading and trailing punctuation, ASCII or not (``name?`` → ``name``, ``「東京」`` →
+``東京``); a word that is only punctuation is dropped. Terms of at least
+:data:`MIN_INDEXED_CHARS` characters can use the trigram index; shorter ones (very common
+in Japanese: 猫, 東京) cannot, and are matched by a substring test instead.
 """
 
 from __future__ import annotations
 
+import string
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from saimemory.errors import InvalidQueryError
 from saimemory.prepare import to_micros
@@ -20,7 +26,13 @@ RANK_WINDOW = 2000
 """Hits are ranked among the newest this-many matches, so a word found in a large share
 of a persona's messages costs a bounded amount of ranking work, not one per match."""
 MAX_TERMS = 16
+"""At most this many words: more is an error in the ``all`` mode; the ``any`` mode keeps
+this many of the longest (the short words a long question has, such as "is" and "my",
+are the ones left out)."""
 SNIPPET_CHARS = 120
+
+MatchMode = Literal["all", "any"]
+MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +41,7 @@ class Terms:
 
     indexed: tuple[str, ...]
     short: tuple[str, ...]
+    match: MatchMode = "all"
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -36,20 +49,64 @@ class Terms:
         return self.indexed + self.short
 
 
-def split_terms(query: str) -> Terms:
-    """The terms of ``query``; raise :class:`InvalidQueryError` when there are none."""
+def split_terms(query: str, match: str = "all") -> Terms:
+    """The terms of ``query`` in the ``match`` mode; raise :class:`InvalidQueryError` when
+    the mode is unknown or there are no terms."""
+    if match not in MATCH_MODES:
+        raise InvalidQueryError(
+            f"search match must be one of {', '.join(MATCH_MODES)}, got {match!r}")
     words = [word for word in query.split() if word]
     if not words:
         raise InvalidQueryError(f"search query is empty: {query!r}")
-    if len(words) > MAX_TERMS:
-        raise InvalidQueryError(f"search query has {len(words)} words; at most {MAX_TERMS}")
     if any("\x00" in word for word in words):
         raise InvalidQueryError("search query contains a NUL character")
-    unique = list(dict.fromkeys(words))
-    return Terms(
-        indexed=tuple(w for w in unique if len(w) >= MIN_INDEXED_CHARS),
-        short=tuple(w for w in unique if len(w) < MIN_INDEXED_CHARS),
-    )
+    if match == "any":
+        return Terms(*_by_length(_natural_words(query, words)), match="any")
+    if len(words) > MAX_TERMS:
+        raise InvalidQueryError(f"search query has {len(words)} words; at most {MAX_TERMS}")
+    return Terms(*_by_length(list(dict.fromkeys(words))))
+
+
+def _natural_words(query: str, words: list[str]) -> list[str]:
+    """The distinct words (ignoring case) without their edge punctuation, at most
+    :data:`MAX_TERMS` of the longest, in query order."""
+    first: dict[str, str] = {}
+    for word in map(_strip_punctuation, words):
+        if word:
+            first.setdefault(word.casefold(), word)
+    unique = list(first.values())
+    if not unique:
+        raise InvalidQueryError(
+            f"search query {query!r} has no words once punctuation is stripped")
+    if len(unique) <= MAX_TERMS:
+        return unique
+    longest = sorted(range(len(unique)), key=lambda i: -len(unique[i]))[:MAX_TERMS]
+    return [unique[i] for i in sorted(longest)]
+
+
+def _strip_punctuation(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and _is_punctuation(word[start]):
+        start += 1
+    while end > start and _is_punctuation(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
+def _is_punctuation(char: str) -> bool:
+    """Unicode punctuation (？。、「」 included), or a character that is ASCII punctuation
+    once normalised (``$``, ``%``, full-width ``＄``, ``～``)."""
+    return (unicodedata.category(char).startswith("P")
+            or unicodedata.normalize("NFKC", char) in _ASCII_PUNCTUATION)
+
+
+_ASCII_PUNCTUATION = frozenset(string.punctuation)
+
+
+def _by_length(words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The words a trigram index can find, and the shorter ones."""
+    return (tuple(w for w in words if len(w) >= MIN_INDEXED_CHARS),
+            tuple(w for w in words if len(w) < MIN_INDEXED_CHARS))
 
 
 def like_pattern(term: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from saimemory.any_match import SHORT_SCAN, WORD_WINDOW, rank_any
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
 from saimemory.errors import InvalidMessageError, InvalidQueryError, MemoryStoreError
@@ -41,7 +42,15 @@ from saimemory.records import (
     SearchHit,
     Thread,
 )
-from saimemory.search_terms import Terms, search_filters, snippet, split_terms
+from saimemory.search_terms import (
+    MatchMode,
+    Terms,
+    like_pattern,
+    occurrences,
+    search_filters,
+    snippet,
+    split_terms,
+)
 from saimemory.threads import (
     THREAD_COLUMNS,
     ensure_main,
@@ -73,6 +82,8 @@ class SqlStore(MessageStore):
     """Serialises the calls of threads sharing this store object (one connection)."""
     _driver_error: type[Exception]
     """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
+    _like: str
+    """The backend's case-insensitive substring operator (``LIKE`` or ``ILIKE``)."""
 
     @abstractmethod
     def _setup(self) -> None:
@@ -127,6 +138,13 @@ class SqlStore(MessageStore):
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[Row, float]]:
         """Matching message rows with a rank (higher is better), best first."""
+
+    @abstractmethod
+    def _word_matches(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, str]]:
+        """``(id, content)`` of the newest ``limit`` messages containing ``word`` (of at
+        least three characters: the trigram index finds them), newest first."""
 
     def _now(self) -> datetime:
         return datetime.now(UTC)
@@ -357,26 +375,71 @@ class SqlStore(MessageStore):
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 20,
+        match: MatchMode = "all",
     ) -> list[SearchHit]:
-        """Substring search (every word required), with tag (all required) and time filters.
+        """Substring search with tag (all required) and time filters.
 
-        ``since`` is inclusive, ``until`` exclusive. Words of three characters or more use the
-        trigram index; shorter ones are checked as substrings of the indexed candidates, or of
-        the persona's messages newest first when the query has only short words. Hits are
-        ranked (relevance, then recency) among the newest ``RANK_WINDOW`` matches; a query
-        of short words only is answered newest first.
+        ``match="all"``: every word is required. ``since`` is inclusive, ``until`` exclusive.
+        Words of three characters or more use the trigram index; shorter ones are checked
+        as substrings of the indexed candidates, or of the persona's messages newest first
+        when the query has only short words. Hits are ranked (relevance, then recency)
+        among the newest ``RANK_WINDOW`` matches; a query of short words only is answered
+        newest first. ``match="any"``: one word suffices, punctuation around words is
+        ignored and rare words rank first (see :mod:`saimemory.any_match`).
         """
-        terms = split_terms(query)
+        terms = split_terms(query, match)
         if limit < 1:
             raise InvalidQueryError(f"limit must be >= 1, got {limit}")
         filters = search_filters(tags, since, until)
         with self._read() as tx:
-            found = self._search_rows(tx, persona, terms, filters, limit)
+            if terms.match == "any" and len(terms.all) > 1:
+                found = self._any_rows(tx, persona, terms, filters, limit)
+            else:
+                found = self._search_rows(tx, persona, terms, filters, limit)
             messages = self._messages(tx, [row for row, _ in found])
         return [
             SearchHit(message=message, snippet=snippet(message.content, terms), rank=rank)
             for message, (_, rank) in zip(messages, found, strict=True)
         ]
+
+    def _any_rows(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[Row, float]]:
+        """The ``any`` mode's hits with their rank, best first."""
+        if not terms.indexed:
+            return self._short_scan(tx, persona, terms, filters, limit)
+        ranked = rank_any(
+            terms,
+            lambda word: self._word_matches(tx, persona, word, filters, WORD_WINDOW),
+            limit,
+        )
+        if not ranked:
+            return []
+        marks = ", ".join("?" * len(ranked))
+        rows = {int(row[0]): row for row in tx.fetch(
+            f"SELECT {COLUMNS} FROM messages m WHERE m.id IN ({marks})",
+            [message_id for message_id, _ in ranked],
+        )}
+        return [(rows[message_id], rank) for message_id, rank in ranked]
+
+    def _short_scan(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[Row, float]]:
+        """Messages among the persona's newest ``SHORT_SCAN`` that contain one of the
+        (short) words, newest first."""
+        where, params = filters
+        floor = tx.fetch(
+            "SELECT m.id FROM messages m WHERE m.persona = ? ORDER BY m.id DESC LIMIT 1 OFFSET ?",
+            (persona, SHORT_SCAN),
+        )
+        above = int(floor[0][0]) if floor else 0
+        words = " OR ".join(f"m.content {self._like} ? ESCAPE '\\'" for _ in terms.short)
+        rows = tx.fetch(
+            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.id > ? AND ({words}) "
+            f"{where}ORDER BY m.id DESC LIMIT ?",
+            [persona, above, *(like_pattern(word) for word in terms.short), *params, limit],
+        )
+        return [(row, occurrences(row[4], terms)) for row in rows]
 
 
 def constraint_error(where: str, exc: Exception) -> InvalidMessageError:

@@ -45,6 +45,7 @@ class SQLiteStore(SqlStore):
 
     migrations = SQLITE_MIGRATIONS
     _driver_error = sqlite3.Error
+    _like = "LIKE"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -147,6 +148,18 @@ class SQLiteStore(SqlStore):
             [persona, *short_params, *params, limit],
         )
         return [(row, occurrences(row[4], terms)) for row in rows]
+
+    def _word_matches(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, str]]:
+        where, params = filters
+        rows = tx.fetch(
+            "SELECT m.id, m.content FROM messages_fts JOIN messages m "
+            "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.persona = ? "
+            f"{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
+            [fts5_query(Terms(indexed=(word,), short=())), persona, *params, limit],
+        )
+        return [(int(row[0]), str(row[1])) for row in rows]
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
