@@ -1,0 +1,152 @@
+"""The ``any`` search mode for natural-language queries (every backend)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from saimemory import NewMessage
+from saimemory.errors import InvalidQueryError
+from saimemory.search_terms import MAX_TERMS, split_terms
+from saimemory.sqlbase import SqlStore
+
+T0 = datetime(2025, 3, 1, tzinfo=UTC)
+CHAT = [
+    "My name is Ken.",
+    "What a lovely name you have.",
+    "What is the time?",
+    "What should we cook tonight?",
+    "what is my favourite colour",
+    "Tell me about the weather.",
+    "What happened yesterday?",
+]
+
+
+def fill(store: SqlStore, texts: list[str], *, tag: str = "conversation") -> list[int]:
+    start = len(store.recent("alice", limit=1000))
+    return [
+        store.append(NewMessage("alice", "user", text, tags=(tag,),
+                                created_at=T0 + timedelta(days=start + i))).id
+        for i, text in enumerate(texts)
+    ]
+
+
+def found(store: SqlStore, query: str, **kwargs: object) -> list[str]:
+    """Contents of the hits of an any-mode search, best first."""
+    hits = store.search("alice", query, match="any", **kwargs)  # type: ignore[arg-type]
+    return [hit.message.content for hit in hits]
+
+
+def test_punctuation_around_words_is_ignored(store: SqlStore) -> None:
+    fill(store, ["My name is Ken.", "東京タワーの夜景", "抹茶が好き"])
+    assert store.search("alice", "name?") == []  # the all mode takes words as written
+    assert found(store, "name?") == ["My name is Ken."]
+    assert found(store, "...Ken!!") == ["My name is Ken."]
+    assert found(store, "「東京タワー」？") == ["東京タワーの夜景"]
+    assert found(store, "抹茶！！ 、") == ["抹茶が好き"]
+
+
+def test_one_word_suffices(store: SqlStore) -> None:
+    fill(store, ["The quick brown fox.", "A lazy dog sleeps.", "Nothing here."])
+    assert store.search("alice", "zebra brown") == []
+    assert found(store, "zebra brown") == ["The quick brown fox."]
+    assert sorted(found(store, "fox, dog?")) == ["A lazy dog sleeps.", "The quick brown fox."]
+    assert found(store, "zebra giraffe") == []
+
+
+def test_rare_words_outrank_common_ones_then_newest_first(store: SqlStore) -> None:
+    fill(store, CHAT)
+    assert found(store, "What is my name?") == [
+        "What a lovely name you have.",  # name and what
+        "My name is Ken.",  # name (is, my)
+        "what is my favourite colour",  # what (is, my)
+        "What is the time?",  # what (is)
+        "What happened yesterday?",  # what, newer than the next one
+        "What should we cook tonight?",
+    ]
+
+
+def test_a_rare_word_beats_many_newer_common_ones(store: SqlStore) -> None:
+    fill(store, ["My name is Ken."])
+    fill(store, [f"What is my plan for day {i}?" for i in range(30)])
+    hits = store.search("alice", "What is my name?", match="any", limit=3)
+    assert [hit.message.content for hit in hits][0] == "My name is Ken."
+    assert hits[0].rank > hits[1].rank >= hits[2].rank
+
+
+def test_short_words_only_rank_what_longer_words_found(store: SqlStore) -> None:
+    fill(store, ["It is raining.", "My name is Ken."])
+    assert found(store, "name is") == ["My name is Ken."]
+    assert found(store, "is my") == ["My name is Ken.", "It is raining."]
+
+
+def test_tag_and_time_filters_still_apply(store: SqlStore) -> None:
+    ids = fill(store, CHAT)
+    fill(store, ["<system>note: the user's name is Ken</system>"], tag="note")
+    assert found(store, "What is my name?", tags=["note"]) == [
+        "<system>note: the user's name is Ken</system>"
+    ]
+    assert "<system>note: the user's name is Ken</system>" not in found(
+        store, "What is my name?", tags=["conversation"])
+    since = T0 + timedelta(days=2)
+    assert found(store, "What is my name?", since=since, tags=["conversation"]) == [
+        "what is my favourite colour",
+        "What is the time?",
+        "What happened yesterday?",
+        "What should we cook tonight?",
+    ]
+    assert found(store, "What is my name?", until=T0 + timedelta(days=1)) == ["My name is Ken."]
+    assert found(store, "is my", since=since, tags=["conversation"]) == [
+        "what is my favourite colour", "What is the time?"]
+    assert len(ids) == len(CHAT)
+
+
+def test_japanese(store: SqlStore) -> None:
+    fill(store, ["今日は東京タワーに行きました。", "猫が窓辺で昼寝をしている。",
+                 "明日は京都で抹茶を飲む。"])
+    assert found(store, "東京") == ["今日は東京タワーに行きました。"]
+    assert found(store, "東京？") == ["今日は東京タワーに行きました。"]
+    assert found(store, "東京タワーに行きました") == ["今日は東京タワーに行きました。"]
+    assert found(store, "東京タワーはどうだった？") == []  # a sentence without spaces is one word
+    assert found(store, "猫 京都") == ["明日は京都で抹茶を飲む。", "猫が窓辺で昼寝をしている。"]
+    assert found(store, "「抹茶」、 昼寝！") == [
+        "明日は京都で抹茶を飲む。", "猫が窓辺で昼寝をしている。"]
+    assert found(store, "昼寝 猫") == ["猫が窓辺で昼寝をしている。"]
+
+
+def test_a_long_question_is_searched_by_its_longest_words(store: SqlStore) -> None:
+    fill(store, ["We hiked up Mount Takao in October.", "I am hungry."])
+    question = ("Hey, do you remember what I told you last week about the hike we did "
+                "with my sister up to Takao in the autumn?")
+    assert len(question.split()) > MAX_TERMS
+    with pytest.raises(InvalidQueryError, match="at most"):
+        store.search("alice", question)
+    assert found(store, question) == ["We hiked up Mount Takao in October."]
+
+
+def test_words_are_stripped_deduplicated_and_split_by_length() -> None:
+    terms = split_terms("What is my NAME? name! 「東京」、 ...", "any")
+    assert terms.match == "any"
+    assert terms.indexed == ("What", "NAME")
+    assert terms.short == ("is", "my", "東京")
+    assert split_terms("100% it_maybe", "all").all == ("100%", "it_maybe")
+    assert split_terms("100% it_maybe", "any").all == ("100", "it_maybe")
+
+
+@pytest.mark.parametrize(
+    ("query", "kwargs", "problem"),
+    [
+        ("name", {"match": "some"}, "match must be one of all, any, got 'some'"),
+        ("name", {"match": "ANY"}, "match must be one of"),
+        ("？！ ... 「」", {"match": "any"}, "no words once punctuation is stripped"),
+        ("   ", {"match": "any"}, "empty"),
+        ("name", {"match": "any", "limit": 0}, "limit"),
+        ("name", {"match": "any", "since": T0, "until": T0}, "before"),
+    ],
+)
+def test_bad_any_queries_are_clear_errors(
+    store: SqlStore, query: str, kwargs: dict[str, object], problem: str
+) -> None:
+    with pytest.raises(InvalidQueryError, match=problem):
+        store.search("alice", query, **kwargs)  # type: ignore[arg-type]
