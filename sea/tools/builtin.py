@@ -1,7 +1,9 @@
 """Built-in tools: the router's playbook list and the persona's memory.
 
 * ``list_available_playbooks``: router-callable playbooks as ``[{name, description}]``.
-* ``memory_search``: full-text search of the persona's memory.
+* ``memory_search``: full-text search of the persona's memory; by default a natural-language
+  query (``match="any"``: one word suffices, punctuation is ignored, rare words rank first),
+  or with ``match="all"`` every word as written.
 * ``memory_recent``: the persona's newest messages.
 
 Memory results are ``[{role, content, created_at}]``, oldest first for ``memory_recent`` and
@@ -13,7 +15,7 @@ left out: a search should find what was said before, not the question being aske
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -42,6 +44,12 @@ class _SearchArgs(BaseModel):
     limit: int = Field(default=5, ge=1, le=MAX_LIMIT, description="How many messages at most.")
     tags: list[str] | None = Field(
         default=None, description="Only messages with all of these tags, e.g. `conversation`."
+    )
+    match: Literal["any", "all"] = Field(
+        default="any",
+        description="`any` (default, for natural language such as a question): messages "
+        "with at least one of the words, rare words first, punctuation ignored. `all`: "
+        "messages with every word, exactly as written.",
     )
 
 
@@ -83,11 +91,12 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
         query: str,
         limit: int = 5,
         tags: list[str] | None = None,
+        match: Literal["any", "all"] = "any",
         *,
         config: RunnableConfig,
     ) -> list[dict[str, Any]]:
         def search(n: int) -> list[Message]:
-            hits = store.search(persona_id, query, tags=tuple(tags or ()), limit=n)
+            hits = store.search(persona_id, query, tags=tuple(tags or ()), limit=n, match=match)
             return [hit.message for hit in hits]
 
         return _records(_outside_pulse(store, persona_id, config, limit, search)[:limit])
@@ -95,7 +104,9 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
     return _tool(
         run,
         name="memory_search",
-        description="Search the persona's memory (full text) and return the best matches.",
+        description="Search the persona's memory (full text) and return the best matches. "
+        "By default (`match: any`) the query may be natural language, e.g. the user's "
+        "question: a message needs only one of its words, and rare words rank first.",
         args_schema=_SearchArgs,
     )
 

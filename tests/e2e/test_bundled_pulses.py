@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from saimemory.sqlite import SQLiteStore
 from tests.e2e.conftest import PERSONA, MakeRuntime, contents, request_of
 
@@ -165,3 +167,28 @@ def test_memory_research_that_finds_nothing_says_so_without_a_summary(
         '<system>Memory research about "zebras" (for you only): nothing was found.</system>'
     )
     assert memo in contents(request_of(result, "sub_speak", "compose"))
+
+
+def test_memory_recall_without_a_query_finds_an_earlier_turn_from_a_natural_question(
+    make_runtime: MakeRuntime,
+) -> None:
+    recall = {"playbook": "memory_recall", "reason": "asks about something said before"}
+    runtime = make_runtime({
+        "sub_router_user.decide": [GREETING, GREETING, recall],
+        "sub_speak.compose": ["Nice to meet you, Ken!", "Sunny here.", "Your name is Ken."],
+    })
+    runtime.run_pulse(PERSONA, "meta_user", "Hi! My name is Ken.")
+    runtime.run_pulse(PERSONA, "meta_user", "What is the weather like?")
+    asked = runtime.run_pulse(PERSONA, "meta_user", "What is my name?")
+    assert asked.status == "ok", asked.error
+    (search,) = [e for e in asked.events if e.kind == "tool_call" and e.tool == "memory_search"]
+    assert search.args["query"] == "What is my name?" and search.args["match"] == "any"
+    (memo,) = [w.content for w in asked.memory_writes if w.playbook == "memory_recall"]
+    assert "nothing was found" not in memo
+    notes = json.loads(memo.split("(for you only): ", 1)[1].removesuffix("</system>"))
+    assert notes == [
+        "The user said: Hi! My name is Ken.",  # "name" outranks "what" and "is"
+        "The user said: What is the weather like?",
+    ]
+    assert memo in contents(request_of(asked, "sub_speak", "compose"))
+    assert asked.spoken == ["Your name is Ken."]

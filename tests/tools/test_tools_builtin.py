@@ -106,11 +106,29 @@ def test_memory_search_filters_by_tag_and_limit(store: SQLiteStore, box: ToolBox
     assert len(call(box, "memory_search", {"query": "cat", "limit": 1})) == 1
 
 
+def test_memory_search_takes_a_natural_question_by_default(
+    store: SQLiteStore, box: ToolBox
+) -> None:
+    fill(store)
+    hits = call(box, "memory_search", {"query": "What was my cat called?"}, pulse_id="p2")
+    assert [h["content"] for h in hits] == [
+        "My cat is called Tama.",
+        "<system>notes about the cat food</system>",
+        "Tama is a lovely name for a cat.",
+    ]
+    every_word = {"query": "What was my cat called?", "match": "all"}
+    assert call(box, "memory_search", every_word, pulse_id="p2") == []
+    exact = call(box, "memory_search", {"query": "cat is called", "match": "all"})
+    assert [h["content"] for h in exact] == ["My cat is called Tama."]
+
+
 def test_memory_search_checks_its_arguments(box: ToolBox) -> None:
     with pytest.raises(ToolArgumentError, match="argument 'query'"):
         call(box, "memory_search", {"query": ""})
     with pytest.raises(ToolArgumentError, match="argument 'limit'"):
         call(box, "memory_search", {"query": "cat", "limit": 0})
+    with pytest.raises(ToolArgumentError, match="argument 'match'"):
+        call(box, "memory_search", {"query": "cat", "match": "some"})
 
 
 def test_memory_recent_is_oldest_first_and_bounded(store: SQLiteStore, box: ToolBox) -> None:
