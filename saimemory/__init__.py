@@ -16,7 +16,9 @@
   alike without a language-specific tokenizer. Shorter words (猫, 東京) cannot be
   answered by a trigram index; they filter the indexed candidates when the query also
   has a longer word, and otherwise are matched with a substring scan of the persona's
-  messages newest first, which stops as soon as ``limit`` hits are found.
+  messages newest first, which stops as soon as ``limit`` hits are found. That is the
+  ``all`` match mode (every word required); the ``any`` mode, for natural-language
+  questions, is described in ``any_match.py``.
 - ``context.py`` builds an LLM node's messages by profile; ``jsonl.py`` exports and
   imports a persona as JSON lines.
 """

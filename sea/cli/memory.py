@@ -35,7 +35,10 @@ def register(subparsers: Any) -> None:
     pulse = _command(sub, "pulse", "every message one pulse wrote, in order", _pulse)
     pulse.add_argument("pulse_id", help="the pulse id")
     search = _command(sub, "search", "full-text search (Japanese and English)", _search)
-    search.add_argument("query", help="words to find (all required)")
+    search.add_argument("query", help="words to find (all required, unless --any)")
+    search.add_argument("--any", action="store_const", const="any", default="all",
+                        dest="match", help="natural-language query: one word suffices, "
+                        "punctuation around words is ignored, rare words rank first")
     search.add_argument("--tag", action="append", default=[], help="required tag (repeatable)")
     search.add_argument("--since", help="ISO 8601 time, inclusive")
     search.add_argument("--until", help="ISO 8601 time, exclusive")
@@ -143,7 +146,7 @@ def _search(args: argparse.Namespace) -> int:
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
     with _store(args) as store:
         hits = store.search(args.persona, args.query, tags=args.tag, since=since, until=until,
-                            limit=args.limit)
+                            limit=args.limit, match=args.match)
     if args.json:
         _print([hit.message for hit in hits], True)
         return 0

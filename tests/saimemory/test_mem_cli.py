@@ -51,6 +51,19 @@ def test_pulse_shows_one_pulse(db: str, capsys: pytest.CaptureFixture[str]) -> N
     assert "no messages of pulse 'nope'" in capsys.readouterr().err
 
 
+def test_search_any_takes_a_natural_question(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = ["memory", "search", "--db", db, "--persona", "alice", "What a view!"]
+    assert main(question) == 0
+    assert capsys.readouterr().out == ""
+    assert main([*question, "--any"]) == 0
+    assert "assistant (rank" in capsys.readouterr().out
+    assert main([*question, "--any", "--json"]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["content"] for row in rows] == ["Nice view!"]
+
+
 def test_search_with_filters(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "search", "--db", db, "--persona", "alice", "東京"]) == 0
     assert "東京タワーを見た" in capsys.readouterr().out
