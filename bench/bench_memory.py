@@ -1,9 +1,11 @@
-"""Benchmark of SAIMemory: the recent-history query and an append at 10k, 100k (and 1M) messages.
+"""Benchmark of SAIMemory: history, append and search (both match modes) at 10k, 100k (and 1M).
 
 One store per backend grows through the sizes: the fill uses a bulk path (one multi-row
 insert per chunk, tags generated in SQL), the measured operations go through the public
 API. Figures are medians in milliseconds; the ratio column compares each size with the
-smallest, so "indexes, not scans" shows as ratios near 1.
+smallest, so "indexes, not scans" shows as ratios near 1. The ``any_*`` rows are
+natural-language queries in the ``any`` match mode: a rare word among common ones, only
+common words, and short words only (a hit, and a miss that reads the whole short scan).
 
     python bench/bench_memory.py                        # SQLite, 10k and 100k
     python bench/bench_memory.py --big                  # adds 1M
@@ -141,6 +143,9 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
         )
     counter = iter(range(10**9))
 
+    def any_search(query: str) -> None:
+        store.search(PERSONA, query, limit=10, match="any")
+
     def append() -> None:
         store.append(
             NewMessage(
@@ -161,6 +166,10 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
         "search_common": median_ms(lambda: store.search(PERSONA, "東京タワー", limit=10), 5),
         "short_hit": median_ms(lambda: store.search(PERSONA, "猫", limit=10), 10),
         "short_miss": median_ms(lambda: store.search(PERSONA, "彗星", limit=10), 5),
+        "any_rare": median_ms(lambda: any_search(f"What is message {size // 2} about?"), 10),
+        "any_common": median_ms(lambda: any_search("What about the weather?"), 5),
+        "any_short": median_ms(lambda: any_search("猫 夜景"), 10),
+        "any_short_miss": median_ms(lambda: any_search("彗星 虹"), 5),
     }
 
 
