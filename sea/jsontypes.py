@@ -7,8 +7,11 @@ the type names JSON Schema uses: ``null``, ``boolean``, ``integer``, ``number``,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 
 def json_type(value: Any) -> str:
@@ -32,3 +35,15 @@ def json_type(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "array"
     return type(value).__name__
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text (non-string keys as strings, other values by ``str``).
+
+    orjson cannot write an integer beyond 64 bits; such a value is written by the standard
+    library instead, so a big number in a tool result or a model's answer still renders.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -11,13 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-import orjson
-
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
 from saimemory.records import ROOT_SCOPE, NewMessage, Persona, Role
 from sea.errors import MemoryWriteFailed
 from sea.events import Event, MemoryWritten
+from sea.jsontypes import json_text
 from sea.limits import Limits
 from sea.models import Playbook
 
@@ -153,4 +152,4 @@ def as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value, default=str).decode()
+    return json_text(value)

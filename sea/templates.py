@@ -20,9 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import orjson
-
 from sea.errors import SeaError
+from sea.jsontypes import json_text
 
 
 class _Missing:
@@ -167,7 +166,7 @@ def to_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    return json_text(value)
 
 
 def _missing(path: str) -> TemplateError:

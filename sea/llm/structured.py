@@ -16,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
+
+from sea.jsontypes import json_text
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_PROBLEMS = 3
@@ -149,7 +150,7 @@ def schema_instruction(schema: Mapping[str, Any]) -> HumanMessage:
     """The instruction sent to a model without native structured output."""
     return HumanMessage(
         content="<system>Answer with only a JSON value that matches this JSON Schema, "
-        f"with no other text:\n{_dumps(schema)}</system>"
+        f"with no other text:\n{json_text(schema)}</system>"
     )
 
 
@@ -157,7 +158,7 @@ def retry_instruction(problem: str, schema: Mapping[str, Any]) -> HumanMessage:
     """The message that tells the model what was wrong with its answer."""
     return HumanMessage(
         content=f"<system>Your previous answer could not be used: {problem}. Answer again "
-        f"with only a JSON value that matches this JSON Schema:\n{_dumps(schema)}</system>"
+        f"with only a JSON value that matches this JSON Schema:\n{json_text(schema)}</system>"
     )
 
 
@@ -231,7 +232,7 @@ async def _native_attempt(
     if parsed is None:  # the answer came as text rather than as a tool call
         reason = f" ({parsing_error})" if parsing_error else ""
         return _judged(raw_text, schema, reason)
-    return Attempt(parsed, raw_text or _dumps(parsed), validation_problem(schema, parsed))
+    return Attempt(parsed, raw_text or json_text(parsed), validation_problem(schema, parsed))
 
 
 async def _extraction_attempt(
@@ -258,5 +259,3 @@ def _text_of(message: BaseMessage) -> str:
     return str(message.text)
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()

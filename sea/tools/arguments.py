@@ -19,14 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from sea.errors import ToolArgumentError
-from sea.jsontypes import json_type
+from sea.jsontypes import json_text, json_type
 
 TEXT_FIELDS = ("content", "text", "response")
 """Fields of a structured result that carry its text, in order of preference."""
@@ -107,9 +106,9 @@ def normalize_value(value: Any, types: frozenset[str]) -> Any:
         for field in TEXT_FIELDS:
             if isinstance(value.get(field), str):
                 return value[field]
-        return _dumps(value)
+        return json_text(value)
     if actual == "array" and "string" in types:
-        return _dumps(value)
+        return json_text(value)
     return value
 
 
@@ -158,9 +157,7 @@ def _resolve(prop: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, A
 
 
 def _preview(value: Any) -> str:
-    text = _dumps(value)
+    text = json_text(value)
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()

@@ -11,6 +11,7 @@ from sea.templates import (
     render,
     render_value,
     resolve_path,
+    to_text,
     value_references,
 )
 
@@ -103,3 +104,11 @@ def test_render_value_templates_nested_strings_only() -> None:
         "flag": True,
     }
     assert [r.path for r in value_references(value)] == ["input", "count", "count"]
+
+
+def test_a_number_beyond_64_bits_inside_a_structure_renders_as_json() -> None:
+    big = 2**70
+    assert render("ids: {ids}", {"ids": [big, {"n": -big}]}) == (
+        f'ids: [{big},{{"n":{-big}}}]'
+    )
+    assert to_text({1: "one"}) == '{"1":"one"}'
