@@ -348,8 +348,10 @@ def _type_name(value: Any) -> str:
     )
 
 
+@lru_cache(maxsize=1024)
 def compile_expression(source: str) -> Expression:
-    """Compile the text after a ``set`` value's leading ``=``.
+    """Compile the text after a ``set`` value's leading ``=`` (once per text: the checks and
+    the compiled graph share the program).
 
     Raises:
         ExpressionSyntaxError: The text does not parse (with the 0-based ``offset``).

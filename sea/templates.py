@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final, Literal
 
 from sea.errors import SeaError
@@ -113,8 +114,21 @@ def resolve_path(state: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def _tokens(template: str) -> Iterator[tuple[str, str, int, int]]:
-    """Split a template into ``("text", text, start, end)`` and ``("ref", path, start, end)``."""
+@lru_cache(maxsize=4096)
+def _tokens(template: str) -> tuple[tuple[str, str, int, int], ...]:
+    """Split a template into ``("text", text, start, end)`` and ``("ref", path, start, end)``.
+
+    A template is split once: the checks and every later render share the result.
+    """
+    return tuple(_split(template))
+
+
+def clear_template_cache() -> None:
+    """Forget every split template (for measurements of a first check)."""
+    _tokens.cache_clear()
+
+
+def _split(template: str) -> Iterator[tuple[str, str, int, int]]:
     escaped_open = 0
     text_start = 0
     buffer: list[str] = []
@@ -193,7 +207,7 @@ def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = 
     """
     if "{" not in template and "}" not in template:
         return template
-    parts = list(_tokens(template))
+    parts = _tokens(template)
     if len(parts) == 1 and parts[0][0] == "ref":
         value = resolve_path(state, parts[0][1])
         if value is MISSING:
