@@ -9,9 +9,11 @@ one or two say what is looked for:
   window) is its document frequency: counting costs one bounded query per word, whatever
   the size of the store.
 - A candidate's rank is the sum of the weights of the query's words it contains. A word's
-  weight is BM25's inverse document frequency with the window as the collection, so a
-  word found in few messages weighs much more than one found in the whole window ("name"
-  outranks "what"). Equal ranks go to the newest message.
+  weight is BM25's inverse document frequency, the collection being the persona's
+  messages counted up to :data:`COLLECTION_CAP` (one bounded count), so a word found in
+  few messages weighs much more than one found in many ("name" outranks "what"; in a
+  Japanese sentence cut into trigrams, ``タワー`` outranks ``だった``), in a store of ten
+  messages as in one of a million. Equal ranks go to the newest message.
 - Short words (one or two characters: "is", "my", 猫, 東京) cannot use the index. They add
   to the rank of the candidates that contain them the weight of the commonest indexed
   word (they order otherwise equal candidates) but never add candidates, so "is" does not
@@ -31,6 +33,9 @@ from saimemory.search_terms import RANK_WINDOW, Terms
 
 WORD_WINDOW = RANK_WINDOW
 """Messages read per indexed word, newest first: its candidates and its capped count."""
+COLLECTION_CAP = 20_000
+"""The persona's messages are counted up to this many for the weights: beyond it a word
+found in the whole window (:data:`WORD_WINDOW`) still weighs far less than a rare one."""
 SHORT_SCAN = 20_000
 """Newest messages of the persona a query of short words only is matched against."""
 
@@ -38,21 +43,27 @@ WordMatches = Callable[[str], list[tuple[int, str]]]
 """The newest (at most :data:`WORD_WINDOW`) ``(id, content)`` of messages containing a word."""
 
 
-def word_weight(found: int) -> float:
-    """The weight of a word found in ``found`` of at most :data:`WORD_WINDOW` messages."""
-    return math.log(1.0 + (WORD_WINDOW - found + 0.5) / (found + 0.5))
+def word_weight(found: int, collection: int) -> float:
+    """The weight of a word found in ``found`` of ``collection`` messages."""
+    collection = max(collection, found)
+    return math.log(1.0 + (collection - found + 0.5) / (found + 0.5))
 
 
-def rank_any(terms: Terms, matches: WordMatches, limit: int) -> list[tuple[int, float]]:
-    """The best ``limit`` message ids with their rank, best first (see the module text)."""
+def rank_any(
+    terms: Terms, matches: WordMatches, limit: int, *, collection: int
+) -> list[tuple[int, float]]:
+    """The best ``limit`` message ids with their rank, best first (see the module text).
+
+    ``collection`` is the number of the persona's messages (counted up to
+    :data:`COLLECTION_CAP`)."""
     weights: dict[str, float] = {}
     candidates: dict[int, tuple[str, set[str]]] = {}
     for word in terms.indexed:
         found = matches(word)
-        weights[word] = word_weight(len(found))
+        weights[word] = word_weight(len(found), collection)
         for message_id, content in found:
             candidates.setdefault(message_id, (content, set()))[1].add(word)
-    short_weight = word_weight(WORD_WINDOW)
+    short_weight = min(weights.values())
     scored: list[tuple[float, int]] = []
     for message_id, (content, matched) in candidates.items():
         folded = content.casefold()

@@ -71,7 +71,7 @@ def _natural_words(query: str, words: list[str]) -> list[str]:
     """The distinct words (ignoring case) without their edge punctuation, at most
     :data:`MAX_TERMS` of the longest, in query order."""
     first: dict[str, str] = {}
-    for word in map(_strip_punctuation, words):
+    for word in (piece for raw in words for piece in _cjk_pieces(_strip_punctuation(raw))):
         if word:
             first.setdefault(word.casefold(), word)
     unique = list(first.values())
@@ -82,6 +82,43 @@ def _natural_words(query: str, words: list[str]) -> list[str]:
         return unique
     longest = sorted(range(len(unique)), key=lambda i: -len(unique[i]))[:MAX_TERMS]
     return [unique[i] for i in sorted(longest)]
+
+
+def _cjk_pieces(word: str) -> list[str]:
+    """``word`` itself, or, when it is longer than a trigram and holds Chinese, Japanese or
+    Korean characters (a sentence written without spaces), its parts between punctuation
+    cut into the trigrams the index can find: ``東京タワーはどうだった`` →
+    ``東京タ``, ``京タワ``, ``タワー``, … A message sharing more (and rarer) trigrams ranks
+    higher. When a sentence has more than :data:`MAX_TERMS` trigrams, every second one is
+    taken, which still covers every character."""
+    if len(word) <= MIN_INDEXED_CHARS or not any(_is_cjk(char) for char in word):
+        return [word]
+    parts = "".join(" " if _is_punctuation(char) else char for char in word).split()
+    grams = [part[i:i + MIN_INDEXED_CHARS]
+             for part in parts
+             for i in range(max(1, len(part) - MIN_INDEXED_CHARS + 1))]
+    if len(grams) > MAX_TERMS:
+        grams = [part[i:i + MIN_INDEXED_CHARS]
+                 for part in parts
+                 for i in sorted({*range(0, max(1, len(part) - MIN_INDEXED_CHARS + 1), 2),
+                                  max(0, len(part) - MIN_INDEXED_CHARS)})]
+    return grams
+
+
+def _is_cjk(char: str) -> bool:
+    """A kana, CJK ideograph, or Hangul syllable character."""
+    code = ord(char)
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width katakana
+)
 
 
 def _strip_punctuation(word: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from saimemory.any_match import SHORT_SCAN, WORD_WINDOW, rank_any
+from saimemory.any_match import COLLECTION_CAP, SHORT_SCAN, WORD_WINDOW, rank_any
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
 from saimemory.errors import InvalidMessageError, InvalidQueryError, MemoryStoreError
@@ -408,10 +408,15 @@ class SqlStore(MessageStore):
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
             return self._short_scan(tx, persona, terms, filters, limit)
+        collection = tx.fetch(
+            "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
+            (persona, COLLECTION_CAP),
+        )[0][0]
         ranked = rank_any(
             terms,
             lambda word: self._word_matches(tx, persona, word, filters, WORD_WINDOW),
             limit,
+            collection=int(collection),
         )
         if not ranked:
             return []

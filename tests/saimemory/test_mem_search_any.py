@@ -58,8 +58,8 @@ def test_one_word_suffices(store: SqlStore) -> None:
 def test_rare_words_outrank_common_ones_then_newest_first(store: SqlStore) -> None:
     fill(store, CHAT)
     assert found(store, "What is my name?") == [
+        "My name is Ken.",  # name, and is, my (each as much as the commonest word, what)
         "What a lovely name you have.",  # name and what
-        "My name is Ken.",  # name (is, my)
         "what is my favourite colour",  # what (is, my)
         "What is the time?",  # what (is)
         "What happened yesterday?",  # what, newer than the next one
@@ -108,11 +108,24 @@ def test_japanese(store: SqlStore) -> None:
     assert found(store, "東京") == ["今日は東京タワーに行きました。"]
     assert found(store, "東京？") == ["今日は東京タワーに行きました。"]
     assert found(store, "東京タワーに行きました") == ["今日は東京タワーに行きました。"]
-    assert found(store, "東京タワーはどうだった？") == []  # a sentence without spaces is one word
+    # a sentence without spaces is searched by its trigrams: the message sharing most wins
+    assert found(store, "東京タワーはどうだった？")[0] == "今日は東京タワーに行きました。"
     assert found(store, "猫 京都") == ["明日は京都で抹茶を飲む。", "猫が窓辺で昼寝をしている。"]
     assert found(store, "「抹茶」、 昼寝！") == [
         "明日は京都で抹茶を飲む。", "猫が窓辺で昼寝をしている。"]
     assert found(store, "昼寝 猫") == ["猫が窓辺で昼寝をしている。"]
+
+
+def test_a_japanese_question_finds_the_message_sharing_its_rare_trigrams(
+    store: SqlStore,
+) -> None:
+    fill(store, ["先週、東京タワーの夜景を見た。", "雨の日は本を読む。"]
+         + [f"昨日の{food}はどうだった？" for food in ("カレー", "ラーメン", "寿司", "天ぷら")])
+    # "どうだった" is in five messages, "東京タワー" in one: the rare words decide
+    hits = found(store, "東京タワーはどうだった？")
+    assert hits[0] == "先週、東京タワーの夜景を見た。"
+    assert "雨の日は本を読む。" not in hits
+    assert found(store, "ジョン・スミスさんは？") == []
 
 
 def test_a_long_question_is_searched_by_its_longest_words(store: SqlStore) -> None:
@@ -131,6 +144,13 @@ def test_words_are_stripped_deduplicated_and_split_by_length() -> None:
     assert terms.indexed == ("What", "NAME")
     assert terms.short == ("is", "my", "東京")
     assert split_terms("100% it_maybe", "all").all == ("100%", "it_maybe")
+    assert split_terms("東京タワーは？", "any").indexed == ("東京タ", "京タワ", "タワー", "ワーは")
+    assert split_terms("ジョン・スミス 東京", "any").all == ("ジョン", "スミス", "東京")
+    assert split_terms("東京タワーは？", "all").all == ("東京タワーは？",)
+    long = split_terms("昨日は友達と一緒に東京タワーに行って夜景を見てとても楽しかったです", "any")
+    assert len(long.indexed) <= MAX_TERMS
+    assert "".join(gram[0] for gram in long.indexed).startswith("昨は達一")  # every second
+    assert long.indexed[-1] == "たです"  # and the last, so every character is covered
     assert split_terms("100% it_maybe", "any").all == ("100", "it_maybe")
 
 
