@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Any, Protocol, TextIO
 
-import orjson
-
 from sea.events import (
     ErrorRaised,
     Event,
@@ -18,6 +16,7 @@ from sea.events import (
     TokenChunk,
     WarningRaised,
 )
+from sea.jsontypes import json_text
 
 
 class View(Protocol):
@@ -75,7 +74,7 @@ class JsonView(_Collected):
             "llm_calls": [record.to_json() for record in self.llm_calls],
             "memory_writes": [_write_json(write) for write in self.memory_writes],
         }
-        self._out.write(orjson.dumps(document, default=str).decode() + "\n")
+        self._out.write(json_text(document) + "\n")
         return self.status
 
 

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from saimemory.base import DEFAULT_BUDGET
 from sea.errors import UsageError
+from sea.jsontypes import json_text
 from sea.library import PlaybookLibrary
 from sea.trace.replay import ReplayReport, areplay, load_trace
 
@@ -37,7 +36,7 @@ def replay_command(args: argparse.Namespace) -> int:
     library = PlaybookLibrary.bundled(_playbook_dirs(args.playbooks, trace.playbook_dirs))
     report = asyncio.run(areplay(trace, library, budget=DEFAULT_BUDGET))
     if args.json:
-        sys.stdout.write(orjson.dumps(_report_json(report), default=str).decode() + "\n")
+        sys.stdout.write(json_text(_report_json(report)) + "\n")
     else:
         sys.stdout.write(_report_text(report) + "\n")
     return 0 if report.matched else 1

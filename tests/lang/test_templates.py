@@ -112,3 +112,13 @@ def test_a_number_beyond_64_bits_inside_a_structure_renders_as_json() -> None:
         f'ids: [{big},{{"n":{-big}}}]'
     )
     assert to_text({1: "one"}) == '{"1":"one"}'
+
+
+def test_json_text_writes_what_orjson_cannot() -> None:
+    from datetime import date
+
+    from sea.jsontypes import json_text
+
+    big = {"n": 2**64, "d": date(2026, 1, 2)}
+    assert json_text(big) == '{"n":18446744073709551616,"d":"2026-01-02"}'
+    assert json_text({"ok": [1, "é"]}) == '{"ok":[1,"é"]}'
