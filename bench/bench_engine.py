@@ -31,11 +31,11 @@ from langgraph.graph import END, START, StateGraph
 
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
-from sea.limits import Limits
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.limits import Limits
+from sea.host.runtime import Runtime
+from sea.lang.models import Playbook
 from sea.llm.models import ModelSet
-from sea.models import Playbook
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 
 
 class _OneLibrary:

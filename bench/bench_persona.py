@@ -26,9 +26,9 @@ from langchain_core.messages import HumanMessage
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.providers import resolve_model
-from sea.library import PlaybookLibrary
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
 
 PERSONA = Persona(
     "aoi",

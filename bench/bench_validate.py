@@ -23,10 +23,10 @@ from typing import Any
 
 import orjson
 
-from sea.expressions import compile_expression
-from sea.loader import check_document
-from sea.models import Playbook
-from sea.templates import clear_template_cache, render
+from sea.lang.expressions import compile_expression
+from sea.lang.loader import check_document
+from sea.lang.models import Playbook
+from sea.lang.templates import clear_template_cache, render
 
 
 def _node(i: int, last: int) -> dict[str, Any]:

@@ -22,25 +22,25 @@ from sea.errors import (
 )
 
 if TYPE_CHECKING:
-    from sea.checks import CheckContext, ToolCatalogue
-    from sea.library import PlaybookLibrary
-    from sea.limits import Limits
+    from sea.engine.limits import Limits
+    from sea.host.result import PulseResult
+    from sea.host.runtime import Runtime
+    from sea.lang.checks import CheckContext, ToolCatalogue
+    from sea.lang.library import PlaybookLibrary
+    from sea.lang.loader import LoadResult, check_document, load_playbook_file
     from sea.llm.models import ModelSet
-    from sea.loader import LoadResult, check_document, load_playbook_file
-    from sea.result import PulseResult
-    from sea.runtime import Runtime
 
 _LAZY = {
-    "CheckContext": "sea.checks",
-    "ToolCatalogue": "sea.checks",
-    "PlaybookLibrary": "sea.library",
-    "LoadResult": "sea.loader",
-    "check_document": "sea.loader",
-    "load_playbook_file": "sea.loader",
-    "Limits": "sea.limits",
+    "CheckContext": "sea.lang.checks",
+    "ToolCatalogue": "sea.lang.checks",
+    "PlaybookLibrary": "sea.lang.library",
+    "LoadResult": "sea.lang.loader",
+    "check_document": "sea.lang.loader",
+    "load_playbook_file": "sea.lang.loader",
+    "Limits": "sea.engine.limits",
     "ModelSet": "sea.llm.models",
-    "PulseResult": "sea.result",
-    "Runtime": "sea.runtime",
+    "PulseResult": "sea.host.result",
+    "Runtime": "sea.host.runtime",
 }
 
 __all__ = [

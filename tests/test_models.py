@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from sea.models import LLMNode, Playbook, SetNode
+from sea.lang.models import LLMNode, Playbook, SetNode
 
 
 def test_minimal_playbook_parses_with_typed_nodes() -> None:

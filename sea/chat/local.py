@@ -33,8 +33,8 @@ from sea.chat.errors import (
     ToolCallingUnsupported,
     missing_local_extra,
 )
-from sea.chat.messages import ChatTurn, FittedPrompt, fit_to_context, to_chat_turns
-from sea.chat.structured import structured_runnable
+from sea.chat.llama_messages import ChatTurn, FittedPrompt, fit_to_context, to_chat_turns
+from sea.chat.llama_structured import structured_runnable
 from sea.errors import UsageError
 from sea.llm.messages import usage_metadata
 

@@ -152,6 +152,6 @@ def _replayed(path: Path) -> BaseChatModel:
 
 
 def _scripted(path: Path) -> BaseChatModel:
-    from sea.scripted import ScriptedChatModel
+    from sea.chat.scripted import ScriptedChatModel
 
     return ScriptedChatModel.from_file(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Protocol, TextIO
 
-from sea.events import (
+from sea.engine.events import (
     ErrorRaised,
     Event,
     LLMCalled,

@@ -32,9 +32,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Handler of ``sea graph``."""
     from sea.errors import PlaybookError, UsageError
-    from sea.library import PlaybookLibrary, PlaybookNotFound
-    from sea.loader import load_playbook_file
-    from sea.render import to_mermaid
+    from sea.lang.library import PlaybookLibrary, PlaybookNotFound
+    from sea.lang.loader import load_playbook_file
+    from sea.lang.render import to_mermaid
 
     target = Path(args.playbook)
     try:

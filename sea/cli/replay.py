@@ -11,7 +11,7 @@ from typing import Any
 from saimemory.base import DEFAULT_BUDGET
 from sea.errors import UsageError
 from sea.jsontypes import json_text
-from sea.library import PlaybookLibrary
+from sea.lang.library import PlaybookLibrary
 from sea.trace.replay import ReplayReport, areplay, load_trace
 
 

@@ -14,10 +14,10 @@ from saimemory.base import DEFAULT_BUDGET
 from sea.cli._setup import add_db_argument, data_dir, default_db, load_persona
 from sea.cli._view import JsonView, TerminalView, View
 from sea.errors import UsageError
-from sea.library import PlaybookLibrary
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.resources import bundled_playbooks_dir
-from sea.runtime import Runtime
 from sea.trace.recorder import TraceRecorder, history_snapshot, write_trace
 from sea.trace.replay import current_hashes
 
@@ -69,7 +69,7 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
             raise UsageError(f"--playbooks {directory}: not a directory")
     path = Path(target)
     if target.endswith(".json") or path.is_file():
-        from sea.loader import load_playbook_file
+        from sea.lang.loader import load_playbook_file
 
         playbook = load_playbook_file(path)
         return PlaybookLibrary.bundled([path.parent, *search]), playbook.name

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sea.checks import ToolCatalogue
     from sea.errors import Diagnostic
+    from sea.lang.checks import ToolCatalogue
 
 BUILTIN_TOOLS = ("list_available_playbooks", "memory_search", "memory_recent")
 """Tools the engine itself provides; they count as known with any ``--tools`` catalogue."""
@@ -69,7 +69,7 @@ def _plan(paths: list[Path]) -> _Plan:
 def _catalogue(path: Path | None) -> ToolCatalogue | None:
     if path is None:
         return None
-    from sea.checks import ToolCatalogue
+    from sea.lang.checks import ToolCatalogue
 
     loaded = ToolCatalogue.load(path)
     tools: dict[str, Mapping[str, Any] | None] = dict.fromkeys(BUILTIN_TOOLS)
@@ -78,9 +78,9 @@ def _catalogue(path: Path | None) -> ToolCatalogue | None:
 
 
 def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
-    from sea import codes
     from sea.errors import Diagnostic, Severity
-    from sea.locate import Locator
+    from sea.lang import codes
+    from sea.lang.locate import Locator
 
     seen: dict[str, Path] = {}
     found = []
@@ -108,8 +108,8 @@ def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
 
 def collect(paths: list[Path], tools: Path | None) -> tuple[list[Diagnostic], _Plan]:
     """Every diagnostic of every file under ``paths``."""
-    from sea.library import PlaybookLibrary
-    from sea.loader import check_document, unreadable
+    from sea.lang.library import PlaybookLibrary
+    from sea.lang.loader import check_document, unreadable
 
     plan = _plan(paths)
     library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools))

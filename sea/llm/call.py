@@ -26,9 +26,9 @@ from langchain_core.tools import BaseTool
 
 from saimemory import ROOT_SCOPE, HistoryBudget, MessageStore, Persona
 from saimemory.base import DEFAULT_BUDGET
-from saimemory.context import build_messages
 from saimemory.errors import MemoryStoreError
 from sea.errors import ModelError, PulseCancelled, SeaError, StructuredOutputError
+from sea.llm.context import build_messages
 from sea.llm.models import ModelSet, model_name
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.structured import StructuredOutcome, check_schema, run_structured, with_playbook_enum

@@ -7,11 +7,11 @@ from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from saimemory.context import PROFILE_MODEL
 from sea.errors import UsageError
+from sea.llm.context import PROFILE_MODEL
 
 ModelKind = Literal["normal", "lightweight"]
-"""Which of the two models; a context profile decides it (``saimemory.context.PROFILE_MODEL``)."""
+"""Which of the two models; a context profile decides it (``sea.llm.context.PROFILE_MODEL``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,1 +1,1 @@
-"""One module per node type; each defines ``KIND`` (see :mod:`sea.registry`)."""
+"""One module per node type; each defines ``KIND`` (see :mod:`sea.engine.registry`)."""

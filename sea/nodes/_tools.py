@@ -9,10 +9,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from sea.approval import require_approval
+from sea.engine.approval import require_approval
+from sea.engine.events import ToolCalled
+from sea.engine.pulse import Frame
 from sea.errors import ExecutionError, NodeFailed
-from sea.events import ToolCalled
-from sea.pulse import Frame
 
 
 async def run_tool(frame: Frame, node: str, name: str, args: Mapping[str, Any]) -> Any:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sea.engine.pulse import Frame, as_text
+from sea.engine.state import PlaybookState, variables
 from sea.errors import NodeFailed
-from sea.pulse import Frame, as_text
-from sea.state import PlaybookState, variables
-from sea.templates import render
+from sea.lang.templates import render
 
 
 def node_text(action: str | None, state: PlaybookState) -> str:

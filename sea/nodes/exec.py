@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sea.approval import require_approval
-from sea.calls import call_playbook
+from sea.engine.approval import require_approval
+from sea.engine.calls import call_playbook
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update, variables
 from sea.errors import CallArgumentError, CallTargetError
-from sea.models import ExecNode
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update, variables
-from sea.templates import MISSING, render_value, resolve_path
+from sea.lang.models import ExecNode
+from sea.lang.templates import MISSING, render_value, resolve_path
 
 
 def target_name(node: ExecNode, state: PlaybookState, frame: Frame) -> str:

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from saimemory.context import wrap_system
 from saimemory.records import CONVERSATION_TAG
-from sea.events import Spoken, TokenChunk
+from sea.engine.events import Spoken, TokenChunk
+from sea.engine.pulse import Frame, as_text
+from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.lang.models import LLMNode, MemorizeOption
+from sea.lang.templates import MISSING, render, resolve_path
 from sea.llm.call import LLMRequest, LLMResult
-from sea.models import LLMNode, MemorizeOption
+from sea.llm.context import wrap_system
 from sea.nodes._utterance import node_metadata
-from sea.pulse import Frame, as_text
-from sea.state import PlaybookState, Update, assign, variables
-from sea.templates import MISSING, render, resolve_path
 
 
 def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMRequest:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sea.events import WarningRaised
-from sea.models import MemorizeNode
+from sea.engine.events import WarningRaised
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update
+from sea.lang.models import MemorizeNode
 from sea.nodes._utterance import node_metadata, node_text
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update
 
 
 class MemorizeKind:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sea.models import PassNode
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update
+from sea.lang.models import PassNode
 
 
 class PassKind:

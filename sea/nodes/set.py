@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from sea.expressions import Expression, compile_expression
-from sea.models import SetNode
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update, assign, variables
-from sea.templates import render
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.lang.expressions import Expression, compile_expression
+from sea.lang.models import SetNode
+from sea.lang.templates import render
 
 
 @lru_cache(maxsize=4096)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from saimemory.records import CONVERSATION_TAG
-from sea.events import Spoken
-from sea.models import SpeakNode
+from sea.engine.events import Spoken
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update
+from sea.lang.models import SpeakNode
 from sea.nodes._utterance import node_text
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update
 
 
 class SpeakKind:

@@ -1,12 +1,12 @@
-"""``subplay``: call a named playbook like a function (see :mod:`sea.calls`)."""
+"""``subplay``: call a named playbook like a function (see :mod:`sea.engine.calls`)."""
 
 from __future__ import annotations
 
-from sea.calls import call_playbook
-from sea.models import SubplayNode
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update, variables
-from sea.templates import render_value
+from sea.engine.calls import call_playbook
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update, variables
+from sea.lang.models import SubplayNode
+from sea.lang.templates import render_value
 
 
 class SubplayKind:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sea.models import ThinkNode
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update
+from sea.lang.models import ThinkNode
 from sea.nodes._utterance import node_text
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update
 
 INTERNAL_TAG = "internal"
 

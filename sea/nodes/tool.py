@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sea.models import ToolNode
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.lang.models import ToolNode
+from sea.lang.templates import MISSING, render_value, resolve_path
 from sea.nodes._tools import run_tool
-from sea.pulse import Frame
-from sea.state import PlaybookState, Update, assign, variables
-from sea.templates import MISSING, render_value, resolve_path
 
 
 def tool_args(node: ToolNode, state: PlaybookState) -> dict[str, Any]:

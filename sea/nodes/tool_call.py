@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sea.engine.pulse import Frame, as_text
+from sea.engine.state import PlaybookState, Update, variables
 from sea.errors import NodeFailed
-from sea.models import ToolCallNode
+from sea.lang.models import ToolCallNode
+from sea.lang.templates import MISSING, resolve_path
 from sea.nodes._tools import run_tool
 from sea.nodes.tool import result_update
-from sea.pulse import Frame, as_text
-from sea.state import PlaybookState, Update, variables
-from sea.templates import MISSING, resolve_path
 
 TOOL_RESULT_TAG = "tool_result"
 

@@ -17,8 +17,7 @@ import orjson
 
 from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.jsonl import message_record
-from sea.errors import UsageError
-from sea.events import (
+from sea.engine.events import (
     Event,
     LLMCalled,
     MemoryWritten,
@@ -27,6 +26,7 @@ from sea.events import (
     Spoken,
     ToolCalled,
 )
+from sea.errors import UsageError
 from sea.trace.format import (
     TRACE_VERSION,
     Trace,

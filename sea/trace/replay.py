@@ -22,13 +22,13 @@ from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.errors import MemoryStoreError
 from saimemory.jsonl import import_jsonl
 from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.pulse import Library
 from sea.errors import ReplayError, SeaError
+from sea.host.runtime import Runtime
 from sea.jsonfile import read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
-from sea.pulse import Library
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 from sea.trace.compare import Divergence, first_divergence
 from sea.trace.format import TRACE_VERSION, Trace, TraceToolCall
 from sea.trace.recorder import TraceRecorder

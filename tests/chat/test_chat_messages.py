@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from sea.chat.errors import UnsupportedMessage
-from sea.chat.messages import ChatTurn, fit_to_context, to_chat_turns
+from sea.chat.llama_messages import ChatTurn, fit_to_context, to_chat_turns
 
 
 def _count(turns: list[ChatTurn]) -> int:

@@ -201,7 +201,7 @@ def test_factories_add_or_override_providers(tmp_path: Path) -> None:
 
 
 def test_scripted_spec_loads_the_script(tmp_path: Path) -> None:
-    from sea.scripted import ScriptedChatModel
+    from sea.chat.scripted import ScriptedChatModel
 
     script = tmp_path / "script.json"
     script.write_text('{"default": ["scripted hello"]}')

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
 from sea.chat.errors import StructuredOutputParseError
-from sea.chat.structured import structured_runnable
+from sea.chat.llama_structured import structured_runnable
 from sea.errors import UsageError
 
 SCHEMA = {

@@ -10,10 +10,10 @@ import pytest
 
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
-from sea.library import PlaybookLibrary
+from sea.chat.scripted import ScriptedChatModel
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 
 PERSONA = Persona("aoi", "Aoi", "You are Aoi, a warm and curious companion.")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from saimemory.sqlite import SQLiteStore
-from sea.library import PlaybookLibrary
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
 from tests.e2e.conftest import PERSONA
 
 pytestmark = [

@@ -10,11 +10,11 @@ import pytest
 
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
-from sea.library import PlaybookLibrary
-from sea.limits import Limits
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.limits import Limits
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from saimemory.records import Persona
-from sea.limits import Limits
+from sea.engine.limits import Limits
 from tests.engine.conftest import MakeRuntime
 
 

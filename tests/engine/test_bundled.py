@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from saimemory.records import NewMessage, Persona
-from sea.library import PlaybookLibrary
+from sea.chat.scripted import ScriptedChatModel
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 
 
 def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from saimemory.records import Persona
-from sea.calls import bind_args
+from sea.engine.calls import bind_args
+from sea.engine.limits import Limits
 from sea.errors import CallArgumentError
-from sea.limits import Limits
-from sea.models import Playbook
+from sea.lang.models import Playbook
 from tests.engine.conftest import MakeRuntime
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from saimemory.records import Persona
+from sea.engine.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
 from sea.errors import UsageError
-from sea.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
 from tests.engine.conftest import MakeRuntime
 
 WORDS = " ".join(f"word{i}" for i in range(300))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from saimemory.records import Persona
-from sea.checkpoints import SqliteCheckpoints
+from sea.host.checkpoints import SqliteCheckpoints
 from tests.engine.conftest import MakeRuntime
 
 

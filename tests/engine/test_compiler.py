@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sea.compiler import Compiler
+from sea.engine.compiler import Compiler
+from sea.engine.limits import Limits
 from sea.errors import UsageError
-from sea.limits import Limits
-from sea.models import Playbook
+from sea.lang.models import Playbook
 
 
 def _playbook(node_id: str) -> Playbook:

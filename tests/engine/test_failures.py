@@ -6,7 +6,7 @@ import pytest
 from langchain_core.tools import tool
 
 from saimemory.records import Persona
-from sea.events import ErrorRaised, NodeEnded
+from sea.engine.events import ErrorRaised, NodeEnded
 from tests.engine.conftest import MakeRuntime
 
 
@@ -102,7 +102,7 @@ def test_missing_required_input_is_a_clear_error(
 def test_approval_denied_routes_to_error_next(
     make_runtime: MakeRuntime, persona: Persona
 ) -> None:
-    from sea.limits import Limits
+    from sea.engine.limits import Limits
     from tests.engine.test_runtime import send_mail
 
     limits = Limits(approval_tools=frozenset({"send_mail"}))

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.tools import tool
 
 from saimemory.records import Persona
-from sea.events import MemoryWritten, Spoken, TokenChunk
+from sea.engine.events import MemoryWritten, Spoken, TokenChunk
 from tests.engine.conftest import MakeRuntime
 
 
@@ -183,7 +183,7 @@ def test_tool_call_without_a_chosen_call_fails_the_node(
 def test_playbook_starts_with_exactly_the_builtins_and_its_inputs(
     make_runtime: MakeRuntime, persona: Persona
 ) -> None:
-    from sea.variables import BUILTIN_VARIABLES
+    from sea.lang.variables import BUILTIN_VARIABLES
 
     runtime, _ = make_runtime()
     result = runtime.run_pulse(persona, "builtins", "hello", pulse_id="b1")

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from saimemory.records import Persona
-from sea.library import PlaybookLibrary
-from sea.limits import Limits
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.limits import Limits
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 from tests.engine.conftest import PLAYBOOKS
 from tests.engine.test_runtime import send_mail
 

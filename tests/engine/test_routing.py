@@ -7,8 +7,8 @@ from typing import Any
 from langgraph.graph import END
 from pydantic import TypeAdapter
 
-from sea.models import FALLIBLE_TYPES, NODE_MODELS, Node
-from sea.routing import FALLIBLE_MODELS, edges_for, error_target, loop_nodes
+from sea.engine.routing import FALLIBLE_MODELS, edges_for, error_target, loop_nodes
+from sea.lang.models import FALLIBLE_TYPES, NODE_MODELS, Node
 
 NODE: TypeAdapter[Any] = TypeAdapter(Node)
 

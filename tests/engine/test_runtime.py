@@ -7,12 +7,12 @@ import pytest
 from langchain_core.tools import tool
 
 from saimemory.records import Persona
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.events import NodeEnded, NodeStarted
+from sea.engine.limits import Limits
 from sea.errors import UsageError
-from sea.events import NodeEnded, NodeStarted
-from sea.limits import Limits
+from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
-from sea.runtime import Runtime
-from sea.scripted import ScriptedChatModel
 from tests.engine.conftest import PLAYBOOKS, MakeRuntime
 
 sent: list[str] = []

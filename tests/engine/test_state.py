@@ -7,7 +7,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sea.state import add_counts, assign, merge_vars, variables
+from sea.engine.state import add_counts, assign, merge_vars, variables
 
 keys = st.sampled_from(["a", "b", "c", "d"])
 values = st.one_of(st.integers(), st.text(max_size=3), st.none())

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sea.checks import CheckContext, ToolCatalogue
-from sea.library import PlaybookLibrary
+from sea.lang.checks import CheckContext, ToolCatalogue
+from sea.lang.library import PlaybookLibrary
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

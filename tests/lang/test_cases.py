@@ -5,9 +5,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sea.checks import CheckContext
 from sea.errors import Severity
-from sea.loader import check_document
+from sea.lang.checks import CheckContext
+from sea.lang.loader import check_document
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 EXPECTED: dict[str, list[list[str]]] = {

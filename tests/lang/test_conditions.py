@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from sea.conditions import case_key_value, choose_target
-from sea.models import ConditionalNext
+from sea.lang.conditions import case_key_value, choose_target
+from sea.lang.models import ConditionalNext
 
 
 def cond(cases: dict[str, str | None], op: str = "eq", **kw: Any) -> ConditionalNext:

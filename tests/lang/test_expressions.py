@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from sea.expressions import ExpressionError, ExpressionSyntaxError, compile_expression
+from sea.lang.expressions import ExpressionError, ExpressionSyntaxError, compile_expression
 
 
 @pytest.mark.parametrize(

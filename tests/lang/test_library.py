@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from sea.errors import PlaybookError, SeaError
-from sea.library import PlaybookLibrary, PlaybookNotFound
+from sea.lang.library import PlaybookLibrary, PlaybookNotFound
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -93,17 +93,17 @@ def test_package_exports_the_front_end_lazily() -> None:
     import sea
 
     assert sea.PlaybookLibrary is PlaybookLibrary
-    from sea.loader import check_document
+    from sea.lang.loader import check_document
 
     assert sea.check_document is check_document
 
 
 def test_package_exports_the_host_api_lazily() -> None:
     import sea
-    from sea.limits import Limits
+    from sea.engine.limits import Limits
+    from sea.host.result import PulseResult
+    from sea.host.runtime import Runtime
     from sea.llm.models import ModelSet
-    from sea.result import PulseResult
-    from sea.runtime import Runtime
 
     assert (sea.Runtime, sea.ModelSet, sea.Limits, sea.PulseResult) == (
         Runtime,

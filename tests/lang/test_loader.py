@@ -6,9 +6,9 @@ from typing import Any
 import orjson
 import pytest
 
-from sea.checks import CheckContext
 from sea.errors import PlaybookError, Severity
-from sea.loader import check_document, load_playbook_file
+from sea.lang.checks import CheckContext
+from sea.lang.loader import check_document, load_playbook_file
 
 
 def doc(*nodes: dict[str, Any], **top: Any) -> bytes:

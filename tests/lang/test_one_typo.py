@@ -7,11 +7,11 @@ from typing import Any
 import orjson
 import pytest
 
-from sea.checks import CheckContext
 from sea.errors import Severity
-from sea.library import PlaybookLibrary
-from sea.loader import check_document
-from sea.models import NODE_MODELS, Playbook
+from sea.lang.checks import CheckContext
+from sea.lang.library import PlaybookLibrary
+from sea.lang.loader import check_document
+from sea.lang.models import NODE_MODELS, Playbook
 from sea.resources import bundled_playbooks_dir
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -10,16 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from sea.checks import CheckContext, ToolCatalogue
-from sea.codes import CODES
-from sea.conditions import choose_target
 from sea.errors import Severity
-from sea.expressions import ExpressionError, compile_expression
-from sea.library import PlaybookLibrary
-from sea.loader import check_document
-from sea.models import ConditionalNext, Playbook
-from sea.schema import load_schema
-from sea.templates import render
+from sea.lang.checks import CheckContext, ToolCatalogue
+from sea.lang.codes import CODES
+from sea.lang.conditions import choose_target
+from sea.lang.expressions import ExpressionError, compile_expression
+from sea.lang.library import PlaybookLibrary
+from sea.lang.loader import check_document
+from sea.lang.models import ConditionalNext, Playbook
+from sea.lang.schema import load_schema
+from sea.lang.templates import render
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SEEDS = [

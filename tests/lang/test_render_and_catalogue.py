@@ -2,10 +2,10 @@
 
 import pytest
 
-from sea.checks import ToolCatalogue
 from sea.errors import UsageError
-from sea.models import Playbook
-from sea.render import to_mermaid
+from sea.lang.checks import ToolCatalogue
+from sea.lang.models import Playbook
+from sea.lang.render import to_mermaid
 
 
 def test_labels_escape_quotes_and_end_edges_are_drawn() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from sea.errors import Severity
-from sea.library import PlaybookLibrary
+from sea.lang.library import PlaybookLibrary
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -6,15 +6,15 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from sea.models import NODE_MODELS, Playbook
-from sea.schema import dumps, generate_schema, main, node_definitions, schema_path
+from sea.lang.models import NODE_MODELS, Playbook
+from sea.lang.schema import dumps, generate_schema, main, node_definitions, schema_path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def test_published_schema_is_up_to_date() -> None:
     assert schema_path().read_bytes() == dumps(generate_schema()), (
-        "schemas/playbook.schema.json is stale: run `python -m sea.schema --write`"
+        "schemas/playbook.schema.json is stale: run `python -m sea.lang.schema --write`"
     )
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from sea.templates import (
+from sea.lang.templates import (
     MISSING,
     TemplateError,
     references,

@@ -9,8 +9,8 @@ import pytest
 
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
 from sea.errors import ModelError, PulseCancelled, ScriptExhausted
-from sea.scripted import ScriptedChatModel
 from tests.llm.fakes import (
     FailingModel,
     Recorder,

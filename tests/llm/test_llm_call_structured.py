@@ -8,8 +8,8 @@ import pytest
 
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
 from sea.errors import ModelError, StructuredOutputError
-from sea.scripted import ScriptedChatModel
 from tests.llm.fakes import (
     ROUTER_SCHEMA,
     Recorder,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sea.chat.scripted import ScriptedChatModel
 from sea.errors import UsageError
 from sea.llm.models import ModelSet, model_name
-from sea.scripted import ScriptedChatModel
 
 
 def test_single_model_serves_both_roles() -> None:

@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 
+from sea.chat.scripted import ScriptedChatModel
 from sea.errors import ModelError, ScriptExhausted, UsageError
-from sea.scripted import ScriptedChatModel
 
 
 def node(playbook: str, node_id: str) -> dict[str, Any]:

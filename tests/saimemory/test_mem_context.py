@@ -6,8 +6,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from saimemory import CONVERSATION_TAG, MemoryStoreError, NewMessage, Persona
-from saimemory.context import PROFILE_MODEL, build_messages, wrap_system
 from saimemory.sqlbase import SqlStore
+from sea.llm.context import PROFILE_MODEL, build_messages, wrap_system
 
 ALICE = Persona(id="alice", name="Alice", system_prompt="You are Alice, a kind guide.")
 

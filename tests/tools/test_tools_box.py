@@ -10,8 +10,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from pydantic import BaseModel, Field
 
+from sea.engine.tools.box import ToolBox
 from sea.errors import ToolArgumentError, ToolFailed, ToolNotFound, UsageError
-from sea.tools.box import ToolBox
 
 
 @tool

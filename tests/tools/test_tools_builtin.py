@@ -12,11 +12,11 @@ import pytest
 
 from saimemory import CONVERSATION_TAG, NewMessage
 from saimemory.sqlite import SQLiteStore
+from sea.engine.tools.box import ToolBox
+from sea.engine.tools.builtin import builtin_tools
 from sea.errors import ToolArgumentError
-from sea.models import Playbook
+from sea.lang.models import Playbook
 from sea.resources import bundled_playbooks_dir
-from sea.tools.box import ToolBox
-from sea.tools.builtin import builtin_tools
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 

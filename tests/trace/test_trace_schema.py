@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from sea.cli import main
+from sea.lang.schema import TRACE_SCHEMA_FILE, dumps, generate_trace_schema
 from sea.resources import schemas_dir
-from sea.schema import TRACE_SCHEMA_FILE, dumps, generate_trace_schema
 
 SCRIPT = {
     "responses": {
@@ -23,7 +23,7 @@ SCRIPT = {
 def test_published_trace_schema_is_generated_from_the_models() -> None:
     path = schemas_dir() / TRACE_SCHEMA_FILE
     assert path.read_bytes() == dumps(generate_trace_schema()), (
-        "schemas/trace.schema.json is stale: run `python -m sea.schema --write`"
+        "schemas/trace.schema.json is stale: run `python -m sea.lang.schema --write`"
     )
 
 

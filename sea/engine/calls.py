@@ -1,0 +1,198 @@
+"""Playbooks called like functions: argument binding, the child run, results back.
+
+Shared by ``subplay`` (a named callee) and ``exec`` (a callee chosen at run time) and by the
+runtime for the top-level playbook. Arguments are checked against the callee's
+``input_schema`` (required, defaults, types); the callee's ``output_schema`` keys are copied
+back into the caller's variables (``None`` for a key the callee did not set, so a value
+from an earlier loop iteration never survives by accident).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+
+from sea.engine.events import WarningRaised
+from sea.engine.pulse import Frame
+from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.errors import (
+    BoundExceeded,
+    CallArgumentError,
+    CallDepthExceeded,
+    CallTargetError,
+    ExecutionError,
+    PulseCancelled,
+)
+from sea.lang.models import Playbook
+
+
+def bind_args(
+    callee: Playbook,
+    args: Mapping[str, Any],
+    *,
+    strict: bool = True,
+    playbook: str | None = None,
+    node: str | None = None,
+) -> dict[str, Any]:
+    """The callee's declared inputs from ``args``, with defaults, checked.
+
+    Args:
+        callee: The playbook being called.
+        args: The arguments given.
+        strict: An argument the callee does not declare is an error (else it is dropped).
+        playbook: The caller's name (for the error).
+        node: The calling node (for the error).
+
+    Raises:
+        CallArgumentError: every problem at once (missing, wrong type, unknown).
+    """
+    problems: list[str] = []
+    bound: dict[str, Any] = {}
+    for param in callee.input_schema:
+        if param.name in args and args[param.name] is not None:
+            value = args[param.name]
+            problem = param.problem_with(value)
+            if problem:
+                problems.append(f"argument {param.name!r} {problem}")
+            bound[param.name] = value
+        elif param.default is not None:
+            bound[param.name] = param.default
+        elif param.required:
+            problems.append(f"required argument {param.name!r} is missing")
+        else:
+            bound[param.name] = None
+    unknown = unknown_args(callee, args)
+    if strict and unknown:
+        names = ", ".join(sorted(p.name for p in callee.input_schema)) or "none"
+        problems.append(f"unknown argument(s) {', '.join(unknown)} (parameters: {names})")
+    if problems:
+        raise CallArgumentError(
+            f"cannot call playbook {callee.name!r}: " + "; ".join(problems),
+            playbook=playbook,
+            node=node,
+        )
+    return bound
+
+
+def unknown_args(callee: Playbook, args: Mapping[str, Any]) -> list[str]:
+    """Names in ``args`` the callee does not declare (``input`` is always accepted)."""
+    declared = {p.name for p in callee.input_schema}
+    return sorted(k for k in args if k not in declared and k != "input")
+
+
+def initial_state(
+    frame: Frame, bound: Mapping[str, Any], *, input: str, steps: int = 0
+) -> PlaybookState:
+    """The state a playbook run starts from: builtins, then its bound inputs."""
+    persona = frame.pulse.persona
+    builtins: dict[str, Any] = {
+        "input": input,
+        "persona_id": persona.id,
+        "persona_name": persona.name,
+        "pulse_id": frame.pulse.pulse_id,
+    }
+    return {
+        "vars": {**builtins, **bound},
+        "last": bound.get("input", input),
+        "error": None,
+        "fault": None,
+        "outputs": [],
+        "spoken": [],
+        "steps": steps,
+        "visits": {},
+    }
+
+
+def child_scope(frame: Frame, node: Any, state: PlaybookState, isolate: bool) -> str | None:
+    """The memory scope of a callee: its own (stable across a resume) when isolated."""
+    if not isolate:
+        return None
+    visit = (state.get("visits") or {}).get(node.id, 0)
+    return f"{frame.scope}/{frame.name}.{node.id}.{visit}"
+
+
+def check_call(frame: Frame, callee: Playbook, node: str) -> None:
+    """Refuse a call that would nest too deep or recurse."""
+    limit = frame.services.limits.max_depth
+    if frame.depth + 1 > limit:
+        chain = " → ".join((*frame.stack, callee.name))
+        raise CallDepthExceeded(
+            f"sub-playbook calls nested deeper than {limit} (Limits.max_depth): {chain}",
+            playbook=frame.name,
+            node=node,
+        )
+    if callee.name in frame.stack:
+        chain = " → ".join((*frame.stack, callee.name))
+        raise CallTargetError(
+            f"recursive call of playbook {callee.name!r}: {chain}",
+            playbook=frame.name,
+            node=node,
+        )
+
+
+async def call_playbook(
+    frame: Frame,
+    node: Any,
+    state: PlaybookState,
+    callee: Playbook,
+    args: Mapping[str, Any],
+    *,
+    strict: bool = True,
+) -> Update:
+    """Run ``callee`` as a function of this node and return the caller's update."""
+    check_call(frame, callee, node.id)
+    bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
+    dropped = [] if strict else unknown_args(callee, args)
+    if dropped:
+        frame.emit(
+            WarningRaised(
+                frame.pulse.pulse_id,
+                "arguments_dropped",
+                f"playbook {callee.name!r} declares no parameter(s) {', '.join(dropped)}; "
+                "they were not passed",
+                frame.name,
+                node.id,
+            )
+        )
+    isolate = bool(node.isolate_pulse_context) or node.execution == "subagent"
+    child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
+    services = frame.services
+    graph = services.compiler.compile(callee, services.library.content_hash(callee.name))
+    parent_input = str((state.get("vars") or {}).get("input", ""))
+    start = int(state.get("steps") or 0) + 1
+    first = initial_state(child, bound, input=_input_of(bound, parent_input), steps=start)
+    try:
+        final = await graph.ainvoke(
+            first,
+            config={"recursion_limit": services.limits.recursion_limit},
+            context=child,
+        )
+    except (GraphBubbleUp, BoundExceeded, PulseCancelled):
+        raise
+    except ExecutionError as exc:
+        failure = ExecutionError(f"playbook {callee.name!r} failed: {exc}", code=exc.code)
+        failure.steps = exc.steps  # the caller's step count includes the callee's nodes
+        raise failure from exc
+    return _results(callee, node, final, start)
+
+
+def _input_of(bound: Mapping[str, Any], parent_input: str) -> str:
+    value = bound.get("input")
+    return value if isinstance(value, str) else parent_input
+
+
+def _results(callee: Playbook, node: Any, final: Mapping[str, Any], start: int) -> Update:
+    child_vars = variables(final)
+    outputs = list(final.get("outputs") or [])
+    update: Update = {
+        "last": outputs[-1] if outputs else "",
+        "steps": int(final.get("steps") or start) - start,
+        "spoken": list(final.get("spoken") or []),
+    }
+    if callee.output_schema:
+        update.update(assign({key: child_vars.get(key) for key in callee.output_schema}))
+    if node.propagate_output and outputs:
+        update["outputs"] = outputs
+    return update

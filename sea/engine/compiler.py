@@ -1,0 +1,185 @@
+"""Playbook → LangGraph ``StateGraph``, compiled once per content hash and reused.
+
+Each playbook node becomes one graph node that runs its :class:`~sea.engine.registry.NodeKind`
+inside a wrapper shared by all types: bounds, node events and timing, failure handling
+(route to ``error_next`` with ``error`` in state, or fail the pulse naming playbook, node
+and cause). Graphs capture only the playbook; everything of a pulse comes from the run
+context (:class:`~sea.engine.pulse.Frame`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime as GraphRuntime
+
+from sea.engine.bounds import check_bounds
+from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
+from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind, Registry, default_registry
+from sea.engine.routing import edges_for, error_target, loop_nodes
+from sea.engine.state import PlaybookState, Update
+from sea.errors import (
+    BoundExceeded,
+    ExecutionError,
+    NodeFailed,
+    PulseCancelled,
+    SeaError,
+    UsageError,
+)
+from sea.lang.models import Playbook
+
+Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
+
+
+def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:
+    """The pulse-level error for an exception raised by a node."""
+    if isinstance(exc, ExecutionError) and exc.playbook and exc.node:
+        return exc
+    if isinstance(exc, SeaError):
+        detail = exc.detail if isinstance(exc, ExecutionError) else exc.message
+        failure = ExecutionError(detail, code=exc.code, playbook=playbook, node=node)
+        if isinstance(exc, ExecutionError):
+            failure.steps = exc.steps
+    else:
+        failure = NodeFailed(f"{type(exc).__name__}: {exc}", playbook=playbook, node=node)
+    failure.__cause__ = exc
+    return failure
+
+
+def error_record(failure: ExecutionError, node: str) -> dict[str, Any]:
+    """The ``error`` value a failed node leaves in state."""
+    return {
+        "code": failure.code,
+        "message": failure.detail,
+        "node": node,
+        "playbook": failure.playbook,
+    }
+
+
+class Compiler:
+    """Compiles playbooks and keeps each compiled graph by content hash."""
+
+    def __init__(self, registry: Registry | None = None) -> None:
+        self.registry = registry or default_registry()
+        self._cache: dict[str, Graph] = {}
+
+    def compile(self, playbook: Playbook, content_hash: str) -> Graph:
+        """The graph of ``playbook`` (built on first use of this hash)."""
+        graph = self._cache.get(content_hash)
+        if graph is None:
+            try:
+                graph = self._build(playbook)
+            except ValueError as exc:  # LangGraph's own checks, e.g. a reserved node name
+                raise UsageError(f"playbook {playbook.name!r} cannot be compiled: {exc}") from exc
+            self._cache[content_hash] = graph
+        return graph
+
+    def cached(self) -> int:
+        """How many graphs are compiled and kept."""
+        return len(self._cache)
+
+    def _build(self, playbook: Playbook) -> Graph:
+        builder = StateGraph(PlaybookState, context_schema=Frame)
+        loops = loop_nodes(list(playbook.nodes))
+        for node in playbook.nodes:
+            kind = self.registry.get(node.type)
+            routed = error_target(node) is not None
+            runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
+            builder.add_node(node.id, runner)
+        builder.add_edge(START, playbook.start_node)
+        for node in playbook.nodes:
+            edges = edges_for(node)
+            if edges.router is None:
+                builder.add_edge(node.id, edges.static or "__end__")
+            else:
+                builder.add_conditional_edges(node.id, edges.router, list(edges.targets))
+        return builder.compile(name=playbook.name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One node as its runner sees it: where it is and how its outcome is handled."""
+
+    playbook: str
+    node: str
+    node_type: str
+    routed: bool
+    """The node has an ``error_next``: its failure is routed, not raised."""
+    looping: bool
+    """The node is on a cycle: its visits are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Timing:
+    """A node run between its start and end events."""
+
+    frame: Frame
+    site: _Site
+    started: float
+
+    @classmethod
+    def start(cls, frame: Frame, site: _Site) -> _Timing:
+        pid, depth = frame.pulse.pulse_id, frame.depth
+        frame.emit(NodeStarted(pid, site.playbook, site.node, site.node_type, depth))
+        return cls(frame, site, perf_counter())
+
+    def end(self, outcome: str) -> None:
+        site, frame = self.site, self.frame
+        took = perf_counter() - self.started
+        where = (site.playbook, site.node, site.node_type, frame.depth)
+        frame.emit(NodeEnded(frame.pulse.pulse_id, *where, took, outcome))
+
+
+def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool, looping: bool) -> Any:
+    site = _Site(playbook, node.id, node.type, routed, looping)
+
+    async def run(state: PlaybookState, runtime: GraphRuntime[Frame]) -> Update:
+        frame = runtime.context
+        check_bounds(state, site.node, playbook, frame.services.limits, looping=looping)
+        timing = _Timing.start(frame, site)
+        try:
+            update = await kind.run(node, state, frame)
+        except (GraphBubbleUp, BoundExceeded, PulseCancelled):
+            raise
+        except Exception as exc:
+            return _failed(exc, state, timing)
+        timing.end("ok")
+        counted: Update = {**update, "steps": 1 + int(update.get("steps", 0))}
+        if looping:
+            counted["visits"] = {site.node: 1}
+        if routed:
+            counted["fault"] = None
+        return counted
+
+    run.__name__ = f"node_{site.node}"
+    return run
+
+
+def _failed(exc: Exception, state: PlaybookState, timing: _Timing) -> Update:
+    """Route a node's failure to its ``error_next``, or raise it to fail the pulse.
+
+    A routed failure counts every node run it stands for: this node, and when this node
+    called a playbook, the nodes the callee ran before it failed.
+    """
+    site, frame = timing.site, timing.frame
+    failure = as_failure(exc, site.playbook, site.node)
+    before = int(state.get("steps") or 0)
+    failure.steps = max(failure.steps or 0, before + 1)
+    record = error_record(failure, site.node)
+    frame.emit(ErrorRaised(frame.pulse.pulse_id, site.playbook, site.node, record, site.routed))
+    if not site.routed:
+        timing.end("failed")
+        if failure is exc:
+            raise failure
+        raise failure from exc
+    timing.end("error")
+    failed: Update = {"error": record, "fault": site.node, "steps": failure.steps - before}
+    if site.looping:
+        failed["visits"] = {site.node: 1}
+    return failed

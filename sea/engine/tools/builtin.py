@@ -1,0 +1,173 @@
+"""Built-in tools: the router's playbook list and the persona's memory.
+
+* ``list_available_playbooks``: router-callable playbooks as ``[{name, description}]``.
+* ``memory_search``: full-text search of the persona's memory; by default a natural-language
+  query (``match="any"``: one word suffices, punctuation is ignored, rare words rank first),
+  or with ``match="all"`` every word as written.
+* ``memory_recent``: the persona's newest messages.
+
+Memory results are ``[{role, content, created_at}]``, oldest first for ``memory_recent`` and
+best first for ``memory_search``. When the call's metadata names the current pulse
+(``sea_pulse_id``, set by :meth:`sea.engine.tools.box.ToolBox.invoke`), messages of that pulse are
+left out: a search should find what was said before, not the question being asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
+
+from saimemory import Message, MessageStore
+from sea.lang.models import Playbook
+
+MAX_LIMIT = 50
+
+
+class PlaybookCatalog(Protocol):
+    """What ``list_available_playbooks`` needs from a playbook library."""
+
+    def router_callable(self) -> list[Playbook]:
+        """The playbooks a router may choose."""
+        ...
+
+
+class _NoArgs(BaseModel):
+    pass
+
+
+class _SearchArgs(BaseModel):
+    query: str = Field(min_length=1, description="Words to look for (any language).")
+    limit: int = Field(default=5, ge=1, le=MAX_LIMIT, description="How many messages at most.")
+    tags: list[str] | None = Field(
+        default=None, description="Only messages with all of these tags, e.g. `conversation`."
+    )
+    match: Literal["any", "all"] = Field(
+        default="any",
+        description="`any` (default, for natural language such as a question): messages "
+        "with at least one of the words, rare words first, punctuation ignored. `all`: "
+        "messages with every word, exactly as written.",
+    )
+
+
+class _RecentArgs(BaseModel):
+    limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description="How many messages at most.")
+
+
+def builtin_tools(
+    *, store: MessageStore, persona_id: str, library: PlaybookCatalog
+) -> list[BaseTool]:
+    """The built-in tools for one persona.
+
+    Args:
+        store: The persona's message store.
+        persona_id: Whose memory the memory tools read.
+        library: Where ``list_available_playbooks`` finds router-callable playbooks.
+    """
+    return [
+        _list_playbooks_tool(library),
+        _memory_search_tool(store, persona_id),
+        _memory_recent_tool(store, persona_id),
+    ]
+
+
+def _list_playbooks_tool(library: PlaybookCatalog) -> BaseTool:
+    def run() -> list[dict[str, str]]:
+        return [{"name": p.name, "description": p.description} for p in library.router_callable()]
+
+    return _tool(
+        run,
+        name="list_available_playbooks",
+        description="List the playbooks a router may choose, with their descriptions.",
+        args_schema=_NoArgs,
+    )
+
+
+def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
+    def run(
+        query: str,
+        limit: int = 5,
+        tags: list[str] | None = None,
+        match: Literal["any", "all"] = "any",
+        *,
+        config: RunnableConfig,
+    ) -> list[dict[str, Any]]:
+        def search(n: int) -> list[Message]:
+            hits = store.search(persona_id, query, tags=tuple(tags or ()), limit=n, match=match)
+            return [hit.message for hit in hits]
+
+        return _records(_outside_pulse(store, persona_id, config, limit, search)[:limit])
+
+    return _tool(
+        run,
+        name="memory_search",
+        description="Search the persona's memory (full text) and return the best matches. "
+        "By default (`match: any`) the query may be natural language, e.g. the user's "
+        "question: a message needs only one of its words, and rare words rank first.",
+        args_schema=_SearchArgs,
+    )
+
+
+def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
+    def run(limit: int = 10, *, config: RunnableConfig) -> list[dict[str, Any]]:
+        def recent(n: int) -> list[Message]:
+            return store.recent(persona_id, limit=n)
+
+        return _records(_outside_pulse(store, persona_id, config, limit, recent)[-limit:])
+
+    return _tool(
+        run,
+        name="memory_recent",
+        description="The persona's most recent messages, oldest first.",
+        args_schema=_RecentArgs,
+    )
+
+
+def _tool(
+    run: Callable[..., Any], *, name: str, description: str, args_schema: type[BaseModel]
+) -> BaseTool:
+    """A tool of a synchronous ``run``; called from a pulse, it runs in a worker thread
+    (as the pulse's memory writes do), so a slow store never blocks the event loop.
+    A ``config: RunnableConfig`` parameter of ``run`` receives the call's config."""
+    return StructuredTool.from_function(
+        func=run, name=name, description=description, args_schema=args_schema
+    )
+
+
+def _pulse_of(config: RunnableConfig | None) -> str | None:
+    metadata = (config or {}).get("metadata") or {}
+    pulse = metadata.get("sea_pulse_id")
+    return pulse if isinstance(pulse, str) else None
+
+
+def _outside_pulse(
+    store: MessageStore,
+    persona_id: str,
+    config: RunnableConfig | None,
+    limit: int,
+    fetch: Callable[[int], list[Message]],
+) -> list[Message]:
+    """What ``fetch(n)`` finds, without the current pulse's messages, in ``fetch``'s order.
+
+    ``fetch`` is asked for ``limit`` messages more than the pulse has written, so at least
+    ``limit`` others remain whenever the store holds that many.
+    """
+    pulse = _pulse_of(config)
+    if pulse is None:
+        return fetch(limit)
+    own = len(store.pulse_messages(persona_id, pulse))
+    return [m for m in fetch(limit + own) if m.pulse_id != pulse]
+
+
+def _records(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": m.role,
+            "content": m.content,
+            "created_at": m.created_at.isoformat(timespec="seconds"),
+        }
+        for m in messages
+    ]

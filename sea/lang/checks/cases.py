@@ -1,0 +1,203 @@
+"""Case keys that can never match the type of the value compared (from ``response_schema``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sea.jsontypes import json_type
+from sea.lang import codes
+from sea.lang.checks.context import CheckContext
+from sea.lang.checks.dataflow import Definitions, definitions, root_of
+from sea.lang.checks.nodes import indexed, node_pointer
+from sea.lang.conditions import DEFAULT_KEY, case_key_value
+from sea.lang.hints import suggest
+from sea.lang.issues import Issue, error, warning
+from sea.lang.locate import escape_pointer
+from sea.lang.models import ConditionalNext, LLMNode, Playbook
+
+_NUMERIC = {"integer", "number"}
+_ORDERING = {"gt", "gte", "lt", "lte"}
+
+
+@dataclass(frozen=True)
+class _Produced:
+    """What a field can hold, as declared by the response_schema that produces it."""
+
+    types: frozenset[str]
+    enum: tuple[Any, ...] | None
+    source: str
+
+
+def subschema(schema: Any, path: list[str]) -> dict[str, Any] | None:
+    """The schema of the value at ``path`` inside a value of ``schema`` (None: unknown)."""
+    for segment in path:
+        if not isinstance(schema, dict):
+            return None
+        if segment == "length" and schema.get("type") in ("array", "string"):
+            return {"type": "integer"}
+        properties = schema.get("properties")
+        if segment.isdigit() and isinstance(schema.get("items"), dict):
+            schema = schema["items"]
+        elif isinstance(properties, dict):
+            schema = properties.get(segment)
+        else:
+            return None
+    return schema if isinstance(schema, dict) else None
+
+
+def _describe(schema: dict[str, Any], source: str) -> _Produced | None:
+    kind = schema.get("type")
+    enum = schema.get("enum")
+    if "const" in schema:
+        enum = [schema["const"]]
+    if isinstance(kind, str):
+        types = frozenset([kind])
+    elif isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        types = frozenset(kind)
+    elif isinstance(enum, list):
+        types = frozenset(json_type(v) for v in enum)
+    else:
+        return None
+    return _Produced(types, tuple(enum) if isinstance(enum, list) else None, source)
+
+
+def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, Any] | None]:
+    schema = node.response_schema
+    found: list[dict[str, Any] | None] = []
+    if schema is None:
+        return found
+    if node.output_key == root:
+        found.append(subschema(schema, rest))
+    for source, target in (node.output_mapping or {}).items():
+        if root_of(target) != root:
+            continue
+        prefix = f"{node.output_key}." if node.output_key else ""
+        source = source[len(prefix) :] if prefix and source.startswith(prefix) else source
+        extra = target.split(".")[1:]
+        found.append(subschema(schema, source.split(".") + extra + rest))
+    return found
+
+
+def producers(
+    playbook: Playbook, defs: Definitions, others: set[str], field: str
+) -> list[_Produced] | None:
+    """What ``field`` can hold, if only response schemas define its root (else None).
+
+    ``others`` are the roots something else defines (parameters, set, tool outputs).
+    """
+    root, *rest = field.split(".")
+    if root in others:
+        return None
+    produced: list[_Produced] = []
+    for node in playbook.nodes:
+        if not isinstance(node, LLMNode):
+            continue
+        for schema in _llm_products(node, root, rest):
+            described = _describe(schema, f"llm node `{node.id}`") if schema else None
+            if described is None:
+                return None
+            produced.append(described)
+    if not produced or defs.names.get(root, "").startswith("the output_schema"):
+        return None
+    return produced
+
+
+def _other_roots(playbook: Playbook) -> set[str]:
+    """Roots defined by parameters or by nodes other than llm nodes."""
+    roots = {param.name for param in playbook.input_schema}
+    for node in playbook.nodes:
+        if isinstance(node, LLMNode):
+            continue
+        keys = [getattr(node, "output_key", None), *(getattr(node, "output_keys", None) or [])]
+        keys += list(getattr(node, "assignments", None) or {})
+        roots.update(root_of(k) for k in keys if isinstance(k, str))
+    return roots
+
+
+def _key_can_match(key: str, produced: _Produced) -> bool:
+    denoted = case_key_value(key)
+    if denoted is None or key == "":
+        return True
+    for kind in produced.types:
+        if kind == "string" and (produced.enum is None or key in produced.enum):
+            return True
+        if kind == "boolean" and isinstance(denoted, bool):
+            return True
+        if kind in _NUMERIC and isinstance(denoted, (int, float)) and not isinstance(denoted, bool):
+            return kind == "number" or float(denoted).is_integer()
+        if kind in ("object", "array", "null"):
+            return True
+    return False
+
+
+def _key_hint(key: str, produced: _Produced) -> str:
+    if "boolean" in produced.types:
+        lowered = key.strip().lower()
+        if lowered in ("true", "false"):
+            return f'write the key as "{lowered}" (JSON booleans are lowercase)'
+        return 'a boolean matches the keys "true" and "false"'
+    if produced.enum is not None:
+        allowed = [str(v) for v in produced.enum]
+        return suggest(key, allowed) + "allowed: " + ", ".join(allowed)
+    return "the value is " + " or ".join(sorted(produced.types))
+
+
+def _check_node(
+    index: int, node_id: str, cond: ConditionalNext, produced: list[_Produced]
+) -> list[Issue]:
+    base = node_pointer(index, "conditional_next")
+    source = ", ".join(dict.fromkeys(p.source for p in produced))
+    types = " or ".join(sorted({t for p in produced for t in p.types}))
+    issues: list[Issue] = []
+    if cond.operator in _ORDERING and not any(p.types & _NUMERIC for p in produced):
+        issues.append(
+            warning(
+                codes.ORDERING_ON_NON_NUMBER,
+                f"`{cond.field}` is {types} (response_schema of {source}); `{cond.operator}` "
+                "compares numbers only",
+                f"{base}/operator",
+                node_id=node_id,
+                hint="declare the field as integer or number, or compare with `eq`",
+            )
+        )
+        return issues
+    for key in cond.cases:
+        if key == DEFAULT_KEY or "{" in key:
+            continue
+        if cond.operator in _ORDERING:
+            denoted = case_key_value(key)
+            ok = isinstance(denoted, (int, float)) and not isinstance(denoted, bool)
+        else:
+            ok = any(_key_can_match(key, p) for p in produced)
+        if ok:
+            continue
+        issues.append(
+            error(
+                codes.CASE_NEVER_MATCHES,
+                f"case `{key}` can never match: `{cond.field}` is {types} "
+                f"(response_schema of {source})",
+                f"{base}/cases/{escape_pointer(key)}",
+                node_id=node_id,
+                at_key=True,
+                hint=_key_hint(key, produced[0]),
+            )
+        )
+    return issues
+
+
+def check_cases(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Case keys against the type their field is declared with."""
+    issues: list[Issue] = []
+    defs: Definitions | None = None
+    others: set[str] = set()
+    for index, node in indexed(playbook):
+        cond = node.conditional_next
+        if cond is None:
+            continue
+        if defs is None:
+            defs, others = definitions(playbook, context), _other_roots(playbook)
+        produced = producers(playbook, defs, others, cond.field)
+        if produced:
+            issues.extend(_check_node(index, node.id, cond, produced))
+    return issues

@@ -1,0 +1,48 @@
+"""Names the engine keeps for itself: graph node ids and provenance tags."""
+
+from __future__ import annotations
+
+from saimemory.records import PROVENANCE_PREFIXES
+from sea.lang import codes
+from sea.lang.checks.context import CheckContext
+from sea.lang.checks.nodes import indexed, node_pointer
+from sea.lang.issues import Issue, error
+from sea.lang.models import LLMNode, MemorizeNode, MemorizeOption, Playbook
+
+RESERVED_IDS = frozenset({"__start__", "__end__"})
+"""Node ids LangGraph uses for the graph's own start and end."""
+
+
+def _tags(node: object) -> tuple[list[str], tuple[str, ...]]:
+    """A node's memory tags and the pointer path to them."""
+    if isinstance(node, MemorizeNode):
+        return list(node.tags or []), ("tags",)
+    if isinstance(node, LLMNode) and isinstance(node.memorize, MemorizeOption):
+        return list(node.memorize.tags), ("memorize", "tags")
+    return [], ()
+
+
+def check_reserved(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Node ids the graph reserves and tags the store reserves."""
+    issues: list[Issue] = []
+    for index, node in indexed(playbook):
+        if node.id in RESERVED_IDS:
+            issues.append(error(
+                codes.RESERVED_ID,
+                f"node id `{node.id}` is reserved for the graph's own start and end",
+                node_pointer(index, "id"),
+                node_id=node.id,
+                hint="rename the node (and the edges that name it)",
+            ))
+        tags, path = _tags(node)
+        for position, tag in enumerate(tags):
+            if tag.startswith(PROVENANCE_PREFIXES):
+                issues.append(error(
+                    codes.RESERVED_TAG,
+                    f"tag `{tag}` is written by the store itself; a playbook cannot set it",
+                    node_pointer(index, *path, position),
+                    node_id=node.id,
+                    hint="every write already carries `pulse:<id>`, `playbook:<name>` and "
+                    "`node:<id>`; choose another tag",
+                ))
+    return issues

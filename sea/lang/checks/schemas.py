@@ -1,0 +1,159 @@
+"""``response_schema`` must be a valid JSON Schema (2020-12)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from sea.lang import codes
+from sea.lang.checks.context import CheckContext
+from sea.lang.checks.nodes import indexed, node_pointer
+from sea.lang.hints import TYPE_NAME_FIXES
+from sea.lang.issues import Issue, error, warning
+from sea.lang.locate import escape_pointer, join_pointer
+from sea.lang.metaschema import metaschema
+from sea.lang.models import LLMNode, Playbook
+
+_TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
+
+
+Path = tuple[str | int, ...]
+
+
+def _bad_type_names(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    if isinstance(value, str) and value not in _TYPES:
+        yield path, value
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str) and item not in _TYPES:
+                yield (*path, i), item
+
+
+def _bad_types(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
+    """(path of a `type` keyword, bad name) for every unknown type name."""
+    if isinstance(schema, list):
+        for i, item in enumerate(schema):
+            yield from _bad_types(item, (*path, i))
+        return
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if key == "type":
+            yield from _bad_type_names(value, (*path, key))
+        elif key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                yield from _bad_types(sub, (*path, key, name))
+        elif key not in ("enum", "const", "default", "examples") and isinstance(
+            value, (dict, list)
+        ):
+            yield from _bad_types(value, (*path, key))
+
+
+@lru_cache(maxsize=512)
+def _meta_errors(canonical: bytes) -> tuple[tuple[tuple[str | int, ...], str], ...]:
+    """(path, message) of every metaschema error; cached by the schema's canonical JSON."""
+    schema = orjson.loads(canonical)
+    return tuple((tuple(e.absolute_path), e.message) for e in metaschema().iter_errors(schema))
+
+
+def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
+    base = node_pointer(index, "response_schema")
+    issues = []
+    flagged: set[str] = set()
+    for path, name in _bad_types(schema):
+        fix = TYPE_NAME_FIXES.get(name)
+        pointer = base + join_pointer(*path)
+        flagged.add(pointer)
+        issues.append(
+            error(
+                codes.BAD_RESPONSE_SCHEMA,
+                f"response_schema uses the type `{name}`, which JSON Schema does not have",
+                pointer,
+                node_id=node.id,
+                hint=(f'write `"{fix}"`; ' if fix else "")
+                + "JSON Schema types: "
+                + ", ".join(sorted(_TYPES)),
+            )
+        )
+    canonical = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    for path, message in _meta_errors(canonical):
+        pointer = base + join_pointer(*path)
+        if any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
+            continue
+        flagged.add(pointer)
+        issues.append(
+            error(
+                codes.BAD_RESPONSE_SCHEMA,
+                f"response_schema is not a valid JSON Schema: {message}",
+                pointer,
+                node_id=node.id,
+                hint="see https://json-schema.org/understanding-json-schema/",
+            )
+        )
+    return issues
+
+
+def _declared(schema: Any, path: list[str]) -> bool:
+    """False only when the schema declares its properties and the path leaves them."""
+    for segment in path:
+        if not isinstance(schema, dict):
+            return True
+        properties = schema.get("properties")
+        if segment.isdigit() and isinstance(schema.get("items"), dict):
+            schema = schema["items"]
+        elif isinstance(properties, dict) and properties:
+            if segment not in properties:
+                return False
+            schema = properties[segment]
+        else:
+            return True
+    return True
+
+
+def _mapping_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
+    issues = []
+    prefix = f"{node.output_key}." if node.output_key else None
+    for source in node.output_mapping or {}:
+        path = source[len(prefix) :] if prefix and source.startswith(prefix) else source
+        if _declared(schema, path.split(".")):
+            continue
+        fields = ", ".join(f"`{name}`" for name in schema.get("properties") or {})
+        issues.append(
+            warning(
+                codes.MAPPING_SOURCE_UNKNOWN,
+                f"output_mapping reads `{source}`, which response_schema does not declare",
+                node_pointer(index, "output_mapping", escape_pointer(source)),
+                node_id=node.id,
+                at_key=True,
+                hint=f"declared fields: {fields}" if fields else None,
+            )
+        )
+    return issues
+
+
+def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Every llm node's ``response_schema`` against the 2020-12 metaschema, and
+    ``output_mapping`` sources against the fields it declares."""
+    issues: list[Issue] = []
+    for index, node in indexed(playbook):
+        if isinstance(node, LLMNode) and node.response_schema is not None:
+            issues.extend(_schema_issues(index, node, node.response_schema))
+            issues.extend(_mapping_issues(index, node, node.response_schema))
+            if node.available_tools:
+                issues.append(_tools_with_schema(index, node))
+    return issues
+
+
+def _tools_with_schema(index: int, node: LLMNode) -> Issue:
+    return error(
+        codes.TOOLS_WITH_SCHEMA,
+        f"llm node `{node.id}` has both `response_schema` and `available_tools`; a model "
+        "either answers in the schema or chooses a tool, not both",
+        node_pointer(index, "available_tools"),
+        node_id=node.id,
+        hint="split it: one llm node with `available_tools` (and a `tool_call` node), then "
+        "one with `response_schema`",
+    )

@@ -1,0 +1,97 @@
+"""Tools against a catalogue of names and argument schemas (``sea validate --tools``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from sea.lang import codes
+from sea.lang.checks.arguments import Callee, argument_issues
+from sea.lang.checks.context import CheckContext, ToolCatalogue
+from sea.lang.checks.nodes import indexed, node_pointer
+from sea.lang.hints import suggest
+from sea.lang.issues import Issue, error
+from sea.lang.locate import escape_pointer
+from sea.lang.models import LLMNode, Playbook, ToolNode
+from sea.lang.templates import references
+
+
+def _unknown_tool(name: str, pointer: str, node_id: str, catalogue: ToolCatalogue) -> Issue:
+    return error(
+        codes.UNKNOWN_TOOL,
+        f"tool `{name}` is not in the tool catalogue",
+        pointer,
+        node_id=node_id,
+        hint=suggest(name, catalogue.tools) + "tools: " + ", ".join(sorted(catalogue.tools)),
+    )
+
+
+def _literal_issue(
+    name: str, value: Any, schema: Mapping[str, Any], pointer: str, node_id: str
+) -> Issue | None:
+    if isinstance(value, str) and references(value):
+        return None
+    problems = list(Draft202012Validator(dict(schema)).iter_errors(value))
+    if not problems:
+        return None
+    return error(
+        codes.BAD_TOOL_ARGUMENT,
+        f"argument `{name}`: {problems[0].message}",
+        pointer,
+        node_id=node_id,
+    )
+
+
+def _tool_args(index: int, node: ToolNode, schema: Mapping[str, Any]) -> list[Issue]:
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    given: dict[str, str] = {}
+    issues: list[Issue] = []
+    for field, values in (("args", node.args), ("args_input", node.args_input)):
+        for name, value in (values or {}).items():
+            given[name] = node_pointer(index, field, escape_pointer(name))
+            if field == "args" and isinstance(properties.get(name), Mapping):
+                found = _literal_issue(name, value, properties[name], given[name], node.id)
+                if found is not None:
+                    issues.append(found)
+    callee = Callee(
+        f"tool `{node.action}`",
+        "argument",
+        codes.UNKNOWN_TOOL_ARGUMENT,
+        codes.MISSING_TOOL_ARGUMENT,
+    )
+    return (
+        argument_issues(
+            callee,
+            node.id,
+            given,
+            list(properties) or None,
+            schema.get("required") or [],
+            missing_at=node_pointer(index, "args" if node.args is not None else "action"),
+        )
+        + issues
+    )
+
+
+def check_tools(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """Unknown tools and arguments, when a catalogue is given."""
+    catalogue = context.tools
+    if catalogue is None:
+        return []
+    issues: list[Issue] = []
+    for index, node in indexed(playbook):
+        if isinstance(node, ToolNode):
+            if node.action not in catalogue.tools:
+                pointer = node_pointer(index, "action")
+                issues.append(_unknown_tool(node.action, pointer, node.id, catalogue))
+                continue
+            schema = catalogue.tools[node.action]
+            if schema is not None:
+                issues.extend(_tool_args(index, node, schema))
+        elif isinstance(node, LLMNode):
+            for i, name in enumerate(node.available_tools or []):
+                if name not in catalogue.tools:
+                    pointer = node_pointer(index, "available_tools", i)
+                    issues.append(_unknown_tool(name, pointer, node.id, catalogue))
+    return issues

@@ -1,0 +1,106 @@
+"""Variables read but defined nowhere (SPEC §2.2)."""
+
+from __future__ import annotations
+
+from sea.lang import codes
+from sea.lang.checks.context import CheckContext
+from sea.lang.checks.dataflow import Definitions, Read, definitions, node_reads, root_of
+from sea.lang.checks.graph import reachable, successors
+from sea.lang.checks.nodes import indexed
+from sea.lang.hints import suggest
+from sea.lang.issues import Issue, error, warning
+from sea.lang.locate import join_pointer
+from sea.lang.models import FALLIBLE_TYPES, Playbook
+from sea.lang.variables import ALWAYS_DEFINED
+
+_ERROR = "error"
+
+
+def _error_scope(playbook: Playbook) -> set[str]:
+    """Nodes that may run after a failure routed by ``error_next``."""
+    targets = [
+        getattr(node, "error_next", None) for node in playbook.nodes if node.type in FALLIBLE_TYPES
+    ]
+    return reachable(successors(playbook), [t for t in targets if t])
+
+
+def _issue(read: Read, defs: Definitions, known: set[str]) -> Issue:
+    ref = f"`{{{read.path or read.root}}}`" if read.char_offset is not None else f"`{read.path}`"
+    suggestion = suggest(read.root, known)
+    if defs.uncertain:
+        code, make = codes.UNCERTAIN_VARIABLE, warning
+        message = (
+            f"{ref} reads `{read.root}`, which no node defines here; it may come from "
+            + ", ".join(defs.uncertain)
+        )
+        hint = (
+            "validate with the called playbooks available (a directory or the library) so "
+            "their output_schema can be checked"
+        )
+    elif read.prompt:
+        code, make = codes.UNDEFINED_IN_PROMPT, warning
+        message = f"the prompt references {ref} but nothing defines `{read.root}`"
+        hint = suggestion + "if the braces are literal text, escape them as `{{` and `}}`"
+    else:
+        code, make = codes.UNDEFINED_VARIABLE, error
+        message = f"{ref} reads `{read.root}`, which nothing defines"
+        hint = (
+            suggestion + "define it with an input parameter, an output_key, a set node or a "
+            "callee's output_schema"
+        )
+    return make(
+        code,
+        message,
+        read.pointer,
+        hint=hint,
+        node_id=read.node_id,
+        char_offset=read.char_offset,
+    )
+
+
+def _outputs(playbook: Playbook, defs: Definitions, known: set[str]) -> list[Issue]:
+    if defs.uncertain:
+        return []
+    return [
+        warning(
+            codes.OUTPUT_NEVER_DEFINED,
+            f"output_schema lists `{name}`, but nothing in the playbook defines it",
+            join_pointer("output_schema", index),
+            hint="callers will not receive it; define it (output_key, output_mapping, a set "
+            "node) or remove it from output_schema",
+        )
+        for index, name in enumerate(playbook.output_schema or [])
+        if root_of(name) not in known
+    ]
+
+
+def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
+    """An issue for every read of a variable that nothing can define, and for output_schema
+    keys nothing defines."""
+    defs = definitions(playbook, context)
+    known = set(defs.names) | ALWAYS_DEFINED
+    error_scope: set[str] | None = None
+    issues: list[Issue] = _outputs(playbook, defs, known)
+    for index, node in indexed(playbook):
+        for read in node_reads(index, node):
+            if read.root in known:
+                continue
+            if read.root == _ERROR:
+                if error_scope is None:
+                    error_scope = _error_scope(playbook)
+                if node.id in error_scope:
+                    continue
+                issues.append(
+                    error(
+                        codes.UNDEFINED_VARIABLE,
+                        f"node `{node.id}` reads `error`, which is only set on the path of an "
+                        "`error_next`",
+                        read.pointer,
+                        node_id=node.id,
+                        char_offset=read.char_offset,
+                        hint="read `error` only in nodes reached through `error_next`",
+                    )
+                )
+                continue
+            issues.append(_issue(read, defs, known))
+    return issues

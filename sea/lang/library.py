@@ -1,0 +1,201 @@
+"""The playbook library: playbooks by name from ordered directories (earlier dirs win).
+
+A playbook is validated once and cached by the sha256 of its file's bytes; editing a file
+is noticed on the next :meth:`PlaybookLibrary.get`. Calls between playbooks are checked
+against the library (subplay targets, arguments, callee outputs), so a library validates its
+playbooks with itself as the context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sea.errors import PlaybookError, SeaError
+from sea.lang import codes
+from sea.lang.checks import CheckContext, Signature, ToolCatalogue
+from sea.lang.loader import LoadResult, check_document
+from sea.lang.models import Playbook
+
+
+class PlaybookNotFound(SeaError, LookupError):
+    """No playbook of that name in the library."""
+
+    code = codes.UNKNOWN_PLAYBOOK
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    digest: str
+    raw: Any
+    """The parsed JSON (not validated), for signatures; ``None`` if it does not parse."""
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _signature(name: str, raw: Any) -> Signature:
+    params: dict[str, bool] = {}
+    outputs: tuple[str, ...] = ()
+    router = False
+    if isinstance(raw, dict):
+        for param in raw.get("input_schema") or []:
+            if isinstance(param, dict) and isinstance(param.get("name"), str):
+                required = param.get("required", True) is True and param.get("default") is None
+                params[param["name"]] = required
+        declared = raw.get("output_schema")
+        if isinstance(declared, list):
+            outputs = tuple(o for o in declared if isinstance(o, str))
+        router = raw.get("router_callable") is True
+    return Signature(name=name, params=params, outputs=outputs, router_callable=router)
+
+
+class PlaybookLibrary:
+    """Playbooks found in ``dirs`` (``*.json``, not recursive); earlier directories win.
+
+    Args:
+        dirs: Directories in priority order (user directories before the bundled one).
+            Directories that do not exist are skipped.
+        tools: A tool catalogue for the static checks (optional).
+    """
+
+    def __init__(self, dirs: Sequence[Path], *, tools: ToolCatalogue | None = None) -> None:
+        self._dirs = [Path(d) for d in dirs]
+        self._tools = tools
+        self._entries: dict[str, _Entry] | None = None
+        self._shadowed: list[tuple[str, Path]] = []
+        self._cache: dict[str, tuple[str, LoadResult]] = {}
+        self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
+
+    @classmethod
+    def bundled(cls, extra_dirs: Iterable[Path] = (), **kwargs: Any) -> PlaybookLibrary:
+        """A library of ``extra_dirs`` followed by the bundled playbooks directory."""
+        from sea.resources import bundled_playbooks_dir
+
+        return cls([*extra_dirs, bundled_playbooks_dir()], **kwargs)
+
+    @property
+    def dirs(self) -> list[Path]:
+        """The directories searched, in priority order."""
+        return list(self._dirs)
+
+    def _scan(self) -> dict[str, _Entry]:
+        if self._entries is not None:
+            return self._entries
+        entries: dict[str, _Entry] = {}
+        for directory in self._dirs:
+            if not directory.is_dir():
+                continue
+            for path in sorted(directory.glob("*.json")):
+                try:
+                    data = path.read_bytes()
+                except OSError:
+                    continue
+                raw = _parse(data)
+                name = raw.get("name") if isinstance(raw, dict) else None
+                name = name if isinstance(name, str) else path.stem
+                if name in entries:
+                    self._shadowed.append((name, path))
+                    continue
+                entries[name] = _Entry(path, hashlib.sha256(data).hexdigest(), raw)
+        self._entries = entries
+        return entries
+
+    def refresh(self) -> None:
+        """Forget the directory listing (validated playbooks stay cached by content)."""
+        self._entries = None
+        self._shadowed = []
+
+    def names(self) -> list[str]:
+        """Every playbook name, sorted."""
+        return sorted(self._scan())
+
+    def shadowed(self) -> list[tuple[str, Path]]:
+        """(name, file) of files hidden by an earlier file with the same playbook name."""
+        self._scan()
+        return list(self._shadowed)
+
+    def path(self, name: str) -> Path:
+        """The file of a playbook.
+
+        Raises:
+            PlaybookNotFound: No such playbook.
+        """
+        entry = self._scan().get(name)
+        if entry is None:
+            raise PlaybookNotFound(
+                f"no playbook named `{name}` in {', '.join(map(str, self._dirs)) or 'no directory'}"
+            )
+        return entry.path
+
+    def content_hash(self, name: str) -> str:
+        """sha256 (hex) of the playbook file's current bytes."""
+        return self._digest(self.path(name))
+
+    def _digest(self, path: Path, data: bytes | None = None) -> str:
+        """The file's sha256, read again only when its size, mtime or inode changed."""
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        known = self._digests.get(path)
+        if known is not None and known[0] == key and data is None:
+            return known[1]
+        digest = hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()
+        self._digests[path] = (key, digest)
+        return digest
+
+    def signature(self, name: str) -> Signature | None:
+        """What callers need (parameters, outputs, router-callable), without validating."""
+        entry = self._scan().get(name)
+        return _signature(name, entry.raw) if entry is not None else None
+
+    def context(self) -> CheckContext:
+        """The check context that validates playbooks of this library."""
+        return CheckContext(library=self, tools=self._tools)
+
+    def check(self, name: str) -> LoadResult:
+        """Validate a playbook (cached by content hash) and return every diagnostic."""
+        path = self.path(name)
+        digest = self._digest(path)
+        cached = self._cache.get(name)
+        if cached is not None and cached[0] == digest:
+            return cached[1]
+        data = path.read_bytes()
+        digest = self._digest(path, data)
+        result = check_document(data, file=str(path), context=self.context())
+        self._cache[name] = (digest, result)
+        return result
+
+    def get(self, name: str) -> Playbook:
+        """The validated playbook.
+
+        Raises:
+            PlaybookNotFound: No such playbook.
+            PlaybookError: The file has errors (all diagnostics).
+        """
+        result = self.check(name)
+        if result.playbook is None:
+            raise PlaybookError(result.diagnostics)
+        return result.playbook
+
+    def router_callable(self) -> list[Playbook]:
+        """Valid playbooks with ``router_callable: true`` (invalid files are left out;
+        ``sea validate`` reports them)."""
+        found = []
+        for name in self.names():
+            signature = self.signature(name)
+            if signature is None or not signature.router_callable:
+                continue
+            result = self.check(name)
+            if result.playbook is not None:
+                found.append(result.playbook)
+        return found

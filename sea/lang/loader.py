@@ -1,0 +1,246 @@
+"""Load a playbook document: bytes → JSON → JSON Schema → models → static checks, once.
+
+Every problem becomes a :class:`~sea.errors.Diagnostic` with the file, the JSON pointer, the
+line:column in the source text, a stable code and a hint. All problems are reported, errors
+first, each in source order. Bad input never raises from :func:`check_document`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError as ModelError
+
+from sea.errors import Diagnostic, PlaybookError, Severity
+from sea.jsontypes import json_type
+from sea.lang import codes
+from sea.lang.checks import CheckContext, run_checks
+from sea.lang.hints import suggest
+from sea.lang.issues import Issue, error
+from sea.lang.locate import Locator, escape_pointer, join_pointer
+from sea.lang.models import Playbook
+from sea.lang.validation import SchemaValidation, schema_validation
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """The outcome of checking one document."""
+
+    playbook: Playbook | None
+    """The playbook when the document has no errors (warnings allowed), else ``None``."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The diagnostics of severity error."""
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """The diagnostics of severity warning."""
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+
+def _file_error(
+    code: str, message: str, file: str | None, line: int, column: int, hint: str
+) -> Diagnostic:
+    """A diagnostic about the file as a whole, before it has a JSON pointer."""
+    return Diagnostic(
+        code=code,
+        severity=Severity.ERROR,
+        message=message,
+        file=file,
+        line=line,
+        column=column,
+        hint=hint,
+    )
+
+
+def _decode(data: bytes | str, file: str | None) -> tuple[str | None, list[Diagnostic]]:
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff"), []
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), []
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        return None, [
+            _file_error(
+                codes.INVALID_UTF8,
+                f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+                file,
+                line,
+                column,
+                "the file starts with a UTF-16 byte order mark; save it as UTF-8"
+                if utf16
+                else "save the file as UTF-8",
+            )
+        ]
+
+
+def _parse(text: str, file: str | None) -> tuple[Any, list[Diagnostic]]:
+    try:
+        return orjson.loads(text), []
+    except orjson.JSONDecodeError as exc:
+        message = str(exc).split(":", 1)[0] if str(exc) else "invalid JSON"
+        return None, [
+            _file_error(
+                codes.INVALID_JSON,
+                f"invalid JSON: {message}",
+                file,
+                exc.lineno,
+                exc.colno,
+                "check for a missing comma, quote or bracket just before this point",
+            )
+        ]
+
+
+MAX_DEPTH = 64
+"""Deepest nesting of objects and arrays a document may have (playbooks need far less)."""
+
+
+def _too_deep(document: Any) -> str | None:
+    """Pointer to a value nested deeper than :data:`MAX_DEPTH`, if any (iterative walk)."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, pointer, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return pointer
+        if isinstance(value, dict):
+            stack.extend(
+                (v, f"{pointer}/{escape_pointer(k)}", depth + 1)
+                for k, v in value.items()
+                if isinstance(v, (dict, list))
+            )
+        elif isinstance(value, list):
+            stack.extend(
+                (v, f"{pointer}/{i}", depth + 1)
+                for i, v in enumerate(value)
+                if isinstance(v, (dict, list))
+            )
+    return None
+
+
+def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, int, str]:
+    return (
+        0 if diagnostic.severity is Severity.ERROR else 1,
+        diagnostic.line or 0,
+        diagnostic.column or 0,
+        diagnostic.code,
+    )
+
+
+def _build(
+    document: dict[str, Any], validation: SchemaValidation
+) -> tuple[Playbook | None, list[Issue]]:
+    if validation.playbook is not None:
+        return validation.playbook, []
+    candidate = validation.salvaged if validation.issues else document
+    if candidate is None:
+        return None, []
+    try:
+        return Playbook.model_validate(candidate), []
+    except ModelError as exc:
+        if validation.issues:
+            return None, []
+        return None, [
+            error(
+                codes.INVALID_VALUE,
+                err["msg"].removeprefix("Value error, "),
+                join_pointer(*err["loc"]),
+            )
+            for err in exc.errors()
+        ]
+
+
+def check_document(
+    data: bytes | str, *, file: str | None = None, context: CheckContext | None = None
+) -> LoadResult:
+    """Check a document completely; never raises for bad input.
+
+    Args:
+        data: The document's bytes (or text).
+        file: The file name shown in diagnostics.
+        context: What else the checks may consult (the playbook library, a tool catalogue).
+    """
+    text, diagnostics = _decode(data, file)
+    if text is None:
+        return LoadResult(None, diagnostics)
+    document, diagnostics = _parse(text, file)
+    if diagnostics:
+        return LoadResult(None, diagnostics)
+    locator = Locator(text)
+    if not isinstance(document, dict):
+        issue = error(
+            codes.NOT_AN_OBJECT,
+            f"the document must be a JSON object (a playbook), not a JSON {json_type(document)}",
+            "",
+            hint='a playbook looks like {"name": …, "description": …, "start_node": …, '
+            '"nodes": [...]}',
+        )
+        return LoadResult(None, [issue.diagnostic(file, locator)])
+    deep = _too_deep(document)
+    if deep is not None:
+        issue = error(
+            codes.TOO_DEEP,
+            f"the document nests objects and arrays more than {MAX_DEPTH} levels deep",
+            deep,
+            hint="flatten the structure; playbooks and response schemas need far less nesting",
+        )
+        return LoadResult(None, [issue.diagnostic(file, locator)])
+    validation = schema_validation(document)
+    playbook, issues = _build(document, validation)
+    issues = validation.issues + issues
+    if playbook is not None:
+        found = run_checks(
+            playbook,
+            context or CheckContext(),
+            partial=validation.partial,
+            trimmed=bool(validation.trimmed),
+        )
+        issues += [placed for i in found if (placed := validation.place(i)) is not None]
+    diagnostics = sorted((i.diagnostic(file, locator) for i in issues), key=_sort_key)
+    ok = not any(d.severity is Severity.ERROR for d in diagnostics)
+    return LoadResult(playbook if ok else None, diagnostics)
+
+
+def load_playbook_file(path: Path, *, context: CheckContext | None = None) -> Playbook:
+    """Load and check one playbook file.
+
+    Raises:
+        PlaybookError: The file is missing, unreadable or has errors (all diagnostics).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PlaybookError([unreadable(path, exc)]) from exc
+    result = check_document(data, file=str(path), context=context)
+    if result.playbook is None:
+        raise PlaybookError(result.diagnostics)
+    return result.playbook
+
+
+def _missing_hint(path: Path) -> str | None:
+    """``did you mean `x.json`?`` from the files beside a missing one, if one is close."""
+    try:
+        siblings = [p.name for p in path.parent.iterdir() if p.suffix == ".json"]
+    except OSError:
+        return None
+    return suggest(path.name, siblings).strip() or None
+
+
+def unreadable(path: Path, exc: OSError) -> Diagnostic:
+    """The diagnostic for a file that cannot be read."""
+    missing = isinstance(exc, FileNotFoundError)
+    reason = "does not exist" if missing else f"cannot be read ({exc.strerror or exc})"
+    return Diagnostic(
+        code=codes.FILE_UNREADABLE,
+        severity=Severity.ERROR,
+        message=f"the file {reason}",
+        file=str(path),
+        hint=_missing_hint(path) if missing else None,
+    )
