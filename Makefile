@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local lint venv-test venv-local
+.PHONY: demo test test-local lint schemas venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,15 @@ venv-local: $(BIN)/python
 	$(PIP) -e '.[local]'
 
 lint: venv-test
-	$(BIN)/ruff check sea saimemory tests bench
+	$(BIN)/ruff check sea saimemory tests bench dev
 	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest
+
+# Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
+schemas: venv-test
+	$(BIN)/python dev/schemas.py --write
 
 # The tests that run the real local model (skipped by `make test` without the extra).
 test-local: venv-test venv-local

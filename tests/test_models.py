@@ -3,7 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from sea.lang.models import LLMNode, Playbook, SetNode
+from sea.lang.models import Playbook
+from sea.lang.node_models import LLMNode, SetNode
 
 
 def test_minimal_playbook_parses_with_typed_nodes() -> None:

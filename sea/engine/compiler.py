@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime as GraphRuntime
 
 from sea.engine.bounds import check_bounds
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
-from sea.engine.pulse import Frame
-from sea.engine.registry import NodeKind, Registry, default_registry
-from sea.engine.routing import edges_for, error_target, loop_nodes
+from sea.engine.pulse import Frame, Graph
+from sea.engine.registry import NodeKind, Registry
+from sea.engine.routing import edges_for
 from sea.engine.state import PlaybookState, Update
 from sea.errors import (
     BoundExceeded,
@@ -32,9 +31,17 @@ from sea.errors import (
     SeaError,
     UsageError,
 )
+from sea.lang.graph import loop_nodes
 from sea.lang.models import Playbook
+from sea.lang.node import NodeModel
 
-Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
+
+class Runner(Protocol):
+    """One graph node: a playbook node's kind wrapped in bounds, events and failure handling."""
+
+    async def __call__(self, state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
+        """Run the node in the pulse whose frame is ``runtime.context``."""
+        ...
 
 
 def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:
@@ -65,8 +72,8 @@ def error_record(failure: ExecutionError, node: str) -> dict[str, Any]:
 class Compiler:
     """Compiles playbooks and keeps each compiled graph by content hash."""
 
-    def __init__(self, registry: Registry | None = None) -> None:
-        self.registry = registry or default_registry()
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
         self._cache: dict[str, Graph] = {}
 
     def compile(self, playbook: Playbook, content_hash: str) -> Graph:
@@ -86,10 +93,10 @@ class Compiler:
 
     def _build(self, playbook: Playbook) -> Graph:
         builder = StateGraph(PlaybookState, context_schema=Frame)
-        loops = loop_nodes(list(playbook.nodes))
+        loops = loop_nodes(playbook.nodes)
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
-            routed = error_target(node) is not None
+            routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             builder.add_node(node.id, runner)
         builder.add_edge(START, playbook.start_node)
@@ -136,10 +143,12 @@ class _Timing:
         frame.emit(NodeEnded(frame.pulse.pulse_id, *where, took, outcome))
 
 
-def _runner(kind: NodeKind, node: Any, playbook: str, *, routed: bool, looping: bool) -> Any:
-    site = _Site(playbook, node.id, node.type, routed, looping)
+def _runner(
+    kind: NodeKind[Any], node: NodeModel, playbook: str, *, routed: bool, looping: bool
+) -> Runner:
+    site = _Site(playbook, node.id, node.node_type(), routed, looping)
 
-    async def run(state: PlaybookState, runtime: GraphRuntime[Frame]) -> Update:
+    async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
         frame = runtime.context
         check_bounds(state, site.node, playbook, frame.services.limits, looping=looping)
         timing = _Timing.start(frame, site)

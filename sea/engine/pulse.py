@@ -9,21 +9,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
+
+from langgraph.graph.state import CompiledStateGraph
 
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
 from saimemory.records import ROOT_SCOPE, NewMessage, Persona, Role
 from sea.engine.events import Event, MemoryWritten
 from sea.engine.limits import Limits
+from sea.engine.state import PlaybookState
+from sea.engine.tools.box import ToolBox
 from sea.errors import MemoryWriteFailed
 from sea.jsontypes import json_text
 from sea.lang.models import Playbook
-
-if TYPE_CHECKING:
-    from sea.engine.compiler import Compiler
-    from sea.engine.tools.box import ToolBox
-    from sea.llm.call import LLMCaller
+from sea.llm.call import LLMCaller
 
 
 class Library(Protocol):
@@ -42,13 +42,21 @@ class Library(Protocol):
         ...
 
 
+class Compiles(Protocol):
+    """The part of :class:`sea.engine.compiler.Compiler` a pulse uses."""
+
+    def compile(self, playbook: Playbook, content_hash: str) -> Graph:
+        """The compiled graph of ``playbook``."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     """Long-lived dependencies shared by every pulse of a runtime."""
 
     store: MessageStore
     library: Library
-    compiler: Compiler
+    compiler: Compiles
     limits: Limits
 
 
@@ -144,6 +152,10 @@ class Frame:
                 tags=stored.tags,
             )
         )
+
+
+Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]
+"""A compiled playbook: LangGraph state graph run with a :class:`Frame` as its context."""
 
 
 def as_text(value: Any) -> str:

@@ -1,48 +1,58 @@
 """Node types, keyed by the ``type`` field of a node.
 
-Each module in :mod:`sea.nodes` defines one node type as a module-level ``KIND`` object that
-follows :class:`NodeKind`; :func:`default_registry` collects them, so adding a node type is
-adding one module.
+A node type is its document model (a :class:`~sea.lang.node.NodeModel` subclass, which declares
+what the language needs to know about it) and a :class:`NodeKind` that runs its nodes. The
+built-in kinds live one per module in :mod:`sea.nodes`; a host adds its own with
+:meth:`Registry.with_kinds`.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
 from sea.errors import UsageError
+from sea.lang.node import NodeModel
+from sea.lang.vocabulary import NodeTypes
+
+M = TypeVar("M", bound=NodeModel)
 
 
-class NodeKind(Protocol):
+class NodeKind(Protocol[M]):
     """How one node type runs: read the state, return a partial update."""
 
-    type: str
-    """The ``type`` value of the nodes this kind runs."""
+    @property
+    def model(self) -> type[M]:
+        """The document model of the nodes this kind runs (its ``type`` names the kind)."""
+        ...
 
-    async def run(self, node: Any, state: PlaybookState, frame: Frame) -> Update:
-        """Run ``node`` (its pydantic model) against ``state``; never mutate ``state``."""
+    async def run(self, node: M, state: PlaybookState, frame: Frame) -> Update:
+        """Run ``node`` against ``state``; never mutate ``state``."""
         ...
 
 
 class Registry:
     """Node type name → :class:`NodeKind`."""
 
-    def __init__(self, kinds: Iterable[NodeKind] = ()) -> None:
-        self._kinds: dict[str, NodeKind] = {}
+    def __init__(self, kinds: Iterable[NodeKind[Any]] = ()) -> None:
+        self._kinds: dict[str, NodeKind[Any]] = {}
         for kind in kinds:
             self.register(kind)
 
-    def register(self, kind: NodeKind) -> None:
+    def register(self, kind: NodeKind[Any]) -> None:
         """Add a node type (a second kind for the same ``type`` is a usage error)."""
-        if kind.type in self._kinds:
-            raise UsageError(f"node type {kind.type!r} is registered twice")
-        self._kinds[kind.type] = kind
+        name = kind.model.node_type()
+        if name in self._kinds:
+            raise UsageError(f"node type {name!r} is registered twice")
+        self._kinds[name] = kind
 
-    def get(self, type_: str) -> NodeKind:
+    def with_kinds(self, *kinds: NodeKind[Any]) -> Registry:
+        """A new registry with this one's kinds and ``kinds``."""
+        return Registry([*self._kinds.values(), *kinds])
+
+    def get(self, type_: str) -> NodeKind[Any]:
         """The kind of this node type."""
         try:
             return self._kinds[type_]
@@ -55,17 +65,6 @@ class Registry:
         """The registered node type names, sorted."""
         return sorted(self._kinds)
 
-
-def default_registry() -> Registry:
-    """Every node type defined by a module of :mod:`sea.nodes`."""
-    import sea.nodes
-
-    kinds: list[NodeKind] = []
-    for info in sorted(pkgutil.iter_modules(sea.nodes.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"sea.nodes.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if kind is not None:
-            kinds.append(kind)
-    return Registry(kinds)
+    def node_types(self) -> NodeTypes:
+        """The vocabulary of the registered types, for loading and checking playbooks."""
+        return NodeTypes(kind.model for kind in self._kinds.values())

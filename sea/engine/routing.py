@@ -1,31 +1,23 @@
-"""Edges out of a node: ``next``, ``conditional_next`` and ``error_next``.
+"""How the compiler wires a node's edges: a fixed target, or a router over its targets.
 
-A node that failed and has an ``error_next`` leaves its id in the ``fault`` channel; its
-router sends it there. Otherwise ``conditional_next`` (JSON-typed comparison, see
-:mod:`sea.lang.conditions`) or ``next`` decides; no target ends the playbook.
+The edges themselves come from the node's type (:meth:`sea.lang.node.NodeModel.edges`). A node
+that failed and has an ``error_next`` leaves its id in the ``fault`` channel; its router sends it
+there. Otherwise ``conditional_next`` (JSON-typed comparison, see :mod:`sea.lang.conditions`)
+or ``next`` decides; no target ends the playbook.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from langgraph.graph import END
 
 from sea.engine.state import PlaybookState, variables
 from sea.lang.conditions import choose_target
-from sea.lang.models import ExecNode, LLMNode, SubplayNode, ToolCallNode, ToolNode
+from sea.lang.node import NodeModel
 
 Router = Callable[[PlaybookState], str]
-
-FALLIBLE_MODELS = (LLMNode, ToolNode, ToolCallNode, SubplayNode, ExecNode)
-"""The node models that have ``error_next`` (their types are ``sea.lang.models.FALLIBLE_TYPES``)."""
-
-
-def error_target(node: Any) -> str | None:
-    """The node's ``error_next``; None for a node type that cannot fail."""
-    return node.error_next if isinstance(node, FALLIBLE_MODELS) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,26 +35,20 @@ def _target(node_id: str | None) -> str:
     return END if node_id is None else node_id
 
 
-def edges_for(node: Any) -> Edges:
+def edges_for(node: NodeModel) -> Edges:
     """The edges of one node model."""
-    error_next = error_target(node)
     cond = node.conditional_next
-    if cond is None and error_next is None:
+    if cond is None and node.on_error is None:
         return Edges(static=_target(node.next), router=None, targets=())
-    targets: set[str] = set()
+    targets = {_target(edge.target) for edge in node.edges()}
     if cond is not None:
-        targets.update(_target(t) for t in cond.cases.values())
-        targets.add(_target(cond.default))
-        targets.add(END)
-    else:
-        targets.add(_target(node.next))
-    if error_next is not None:
-        targets.add(error_next)
-    return Edges(static=None, router=_router(node, error_next), targets=tuple(sorted(targets)))
+        targets.add(END)  # a case key rendered from state may match nothing
+    return Edges(static=None, router=_router(node), targets=tuple(sorted(targets)))
 
 
-def _router(node: Any, error_next: str | None) -> Router:
-    node_id: str = node.id
+def _router(node: NodeModel) -> Router:
+    node_id = node.id
+    error_next = node.on_error
     cond = node.conditional_next
     plain_next = _target(node.next)
 
@@ -75,25 +61,3 @@ def _router(node: Any, error_next: str | None) -> Router:
 
     route.__name__ = f"route_{node_id}"
     return route
-
-
-def loop_nodes(nodes: list[Any]) -> frozenset[str]:
-    """Ids of the nodes that lie on a cycle (the only ones that can run twice in one run)."""
-    successors: dict[str, set[str]] = {}
-    for node in nodes:
-        edges = edges_for(node)
-        targets = {edges.static} if edges.router is None else set(edges.targets)
-        successors[node.id] = {t for t in targets if t is not None and t != END}
-    looping: set[str] = set()
-    for start in successors:
-        stack, seen = list(successors[start]), set()
-        while stack:
-            current = stack.pop()
-            if current == start:
-                looping.add(start)
-                break
-            if current in seen or current not in successors:
-                continue
-            seen.add(current)
-            stack.extend(successors[current])
-    return frozenset(looping)

@@ -34,7 +34,7 @@ from langgraph.types import Command
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
 from sea.engine.calls import bind_args, initial_state
-from sea.engine.compiler import Compiler, Graph
+from sea.engine.compiler import Compiler
 from sea.engine.events import (
     ApprovalRequested,
     Event,
@@ -45,7 +45,7 @@ from sea.engine.events import (
     WarningRaised,
 )
 from sea.engine.limits import Limits
-from sea.engine.pulse import Frame, Library, Pulse, Services
+from sea.engine.pulse import Frame, Graph, Library, Pulse, Services
 from sea.engine.registry import Registry
 from sea.engine.tools.box import ToolBox
 from sea.engine.tools.builtin import builtin_tools
@@ -58,6 +58,7 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.call import LLMCaller
 from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
+from sea.nodes import builtin_registry
 
 __all__ = ["PulseResult", "Runtime", "Status"]
 
@@ -79,7 +80,9 @@ class Runtime:
             share one connection to it). Default: a temporary file that lives as long as
             this runtime.
         limits: Bounds and approval policy.
-        registry: Node types (default: every module of :mod:`sea.nodes`).
+        registry: Node types (default: the built-in ones, :func:`sea.nodes.builtin_registry`).
+            Playbooks found in directories may use every type it holds; a ``Library`` given
+            as an object should be built with ``types=registry.node_types()``.
         max_retries: Retries of a rejected structured answer.
         history_budget: How much earlier conversation an LLM context may hold.
         keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
@@ -101,7 +104,8 @@ class Runtime:
         history_budget: HistoryBudget = DEFAULT_BUDGET,
         keep_checkpoints: bool = False,
     ) -> None:
-        playbooks = _library(library)
+        registry = registry or builtin_registry()
+        playbooks = _library(library, registry)
         self.services = Services(store, playbooks, Compiler(registry), limits or Limits())
         self._models = models
         self._tools = tuple(tools)
@@ -342,7 +346,7 @@ def _payload(run: Run, frame: Frame) -> Any:
     return state
 
 
-def _library(given: Library | str | Path | Sequence[str | Path]) -> Library:
+def _library(given: Library | str | Path | Sequence[str | Path], registry: Registry) -> Library:
     """The library a runtime reads: the one given, or one of the given directories."""
     if isinstance(given, str | Path):
         given = [given]
@@ -352,4 +356,4 @@ def _library(given: Library | str | Path | Sequence[str | Path]) -> Library:
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
         raise UsageError(f"playbook directory not found: {', '.join(missing)}")
-    return PlaybookLibrary.bundled(dirs)
+    return PlaybookLibrary.bundled(dirs, types=registry.node_types())

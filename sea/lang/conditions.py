@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from sea.lang.models import ConditionalNext
+from sea.lang.node import ConditionalNext
 from sea.lang.templates import MISSING, render, resolve_path
 
 DEFAULT_KEY = "default"

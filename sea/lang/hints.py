@@ -3,50 +3,24 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-
-_PROMPT = (
-    "the prompt of an llm node is `action` (a template); the system prompt comes from the persona"
-)
-_MODEL = (
-    "models are chosen by the host: set `context_profile` (conversation, router, worker, "
-    "worker_light) or `model_type` (normal, lightweight)"
-)
-_TEXT = "the text template of this node is `action`"
+from collections.abc import Iterable, Mapping
 
 KNOWN_MISTAKES: dict[tuple[str, str], str] = {
-    ("llm", "tools"): "did you mean `available_tools`? (SAIVerse silently dropped `tools`)",
-    ("llm", "prompt_template"): _PROMPT,
-    ("llm", "prompt"): _PROMPT,
-    ("llm", "system_prompt"): _PROMPT,
-    ("llm", "model"): _MODEL,
-    ("llm", "temperature"): "sampling settings belong to the host's model configuration",
-    ("exec", "action"): (
-        "exec takes the playbook name from the state key in `playbook_source`; to call a fixed "
-        "playbook use a `subplay` node with `playbook`"
-    ),
-    ("tool", "tool"): "the tool name is `action`",
-    ("tool", "name"): "the tool name is `action`",
-    ("tool", "tool_name"): "the tool name is `action`",
-    ("tool", "arguments"): "did you mean `args`?",
-    ("tool", "params"): "did you mean `args`?",
-    ("subplay", "name"): "the callee is `playbook`",
-    ("subplay", "playbook_name"): "the callee is `playbook`",
-    ("memorize", "content"): _TEXT,
-    ("memorize", "text"): _TEXT,
-    ("speak", "text"): _TEXT,
-    ("say", "text"): _TEXT,
-    ("think", "text"): _TEXT,
     ("*", "condition"): "branches are `conditional_next`: {field, operator, cases, default}",
     ("*", "conditions"): "branches are `conditional_next`: {field, operator, cases, default}",
     ("playbook", "version"): "playbooks are not versioned; remove it",
-    ("playbook", "model"): _MODEL,
+    ("playbook", "model"): (
+        "models are chosen by the host: set `context_profile` (conversation, router, worker, "
+        "worker_light) or `model_type` (normal, lightweight)"
+    ),
     ("playbook", "max_iterations"): (
         "loops are bounded by a counter in a `set` node and a `conditional_next` on it; the "
         "engine also bounds every pulse's steps"
     ),
     ("playbook", "metadata"): "playbooks have no `metadata`; use `description`",
 }
+"""Mistakes on any node (``*``) and on the playbook; each node type declares its own
+(:attr:`sea.lang.node.NodeModel.known_mistakes`)."""
 
 TYPE_NAME_FIXES: dict[str, str] = {
     "int": "integer",
@@ -75,10 +49,16 @@ def suggest(name: str, choices: Iterable[str]) -> str:
     return f"did you mean `{close}`? " if close else ""
 
 
-def unknown_field_hint(kind: str, name: str, valid: Iterable[str]) -> str:
+def unknown_field_hint(
+    kind: str, name: str, valid: Iterable[str], mistakes: Mapping[str, str] | None = None
+) -> str:
     """The hint for an unknown field ``name`` on an object of ``kind`` (node type or
-    ``playbook``, ``input parameter``…)."""
-    known = KNOWN_MISTAKES.get((kind, name)) or KNOWN_MISTAKES.get(("*", name))
+    ``playbook``, ``input parameter``…); ``mistakes``: the node type's own known mistakes."""
+    known = (
+        (mistakes or {}).get(name)
+        or KNOWN_MISTAKES.get((kind, name))
+        or KNOWN_MISTAKES.get(("*", name))
+    )
     if known:
         return known
     close = did_you_mean(name, valid)

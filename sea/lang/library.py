@@ -21,6 +21,7 @@ from sea.lang import codes
 from sea.lang.checks import CheckContext, Signature, ToolCatalogue
 from sea.lang.loader import LoadResult, check_document
 from sea.lang.models import Playbook
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 
 class PlaybookNotFound(SeaError, LookupError):
@@ -67,11 +68,20 @@ class PlaybookLibrary:
         dirs: Directories in priority order (user directories before the bundled one).
             Directories that do not exist are skipped.
         tools: A tool catalogue for the static checks (optional).
+        types: The node types playbooks may use (default: the built-in ones; a host with its
+            own node types passes its registry's ``node_types()``).
     """
 
-    def __init__(self, dirs: Sequence[Path], *, tools: ToolCatalogue | None = None) -> None:
+    def __init__(
+        self,
+        dirs: Sequence[Path],
+        *,
+        tools: ToolCatalogue | None = None,
+        types: NodeTypes = BUILTIN_NODE_TYPES,
+    ) -> None:
         self._dirs = [Path(d) for d in dirs]
         self._tools = tools
+        self.types = types
         self._entries: dict[str, _Entry] | None = None
         self._shadowed: list[tuple[str, Path]] = []
         self._cache: dict[str, tuple[str, LoadResult]] = {}
@@ -171,7 +181,7 @@ class PlaybookLibrary:
             return cached[1]
         data = path.read_bytes()
         digest = self._digest(path, data)
-        result = check_document(data, file=str(path), context=self.context())
+        result = check_document(data, file=str(path), context=self.context(), types=self.types)
         self._cache[name] = (digest, result)
         return result
 

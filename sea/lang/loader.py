@@ -23,6 +23,7 @@ from sea.lang.issues import Issue, error
 from sea.lang.locate import Locator, escape_pointer, join_pointer
 from sea.lang.models import Playbook
 from sea.lang.validation import SchemaValidation, schema_validation
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, int, str]:
 
 
 def _build(
-    document: dict[str, Any], validation: SchemaValidation
+    document: dict[str, Any], validation: SchemaValidation, types: NodeTypes
 ) -> tuple[Playbook | None, list[Issue]]:
     if validation.playbook is not None:
         return validation.playbook, []
@@ -143,7 +144,7 @@ def _build(
     if candidate is None:
         return None, []
     try:
-        return Playbook.model_validate(candidate), []
+        return types.document.model_validate(candidate), []
     except ModelError as exc:
         if validation.issues:
             return None, []
@@ -158,7 +159,11 @@ def _build(
 
 
 def check_document(
-    data: bytes | str, *, file: str | None = None, context: CheckContext | None = None
+    data: bytes | str,
+    *,
+    file: str | None = None,
+    context: CheckContext | None = None,
+    types: NodeTypes = BUILTIN_NODE_TYPES,
 ) -> LoadResult:
     """Check a document completely; never raises for bad input.
 
@@ -166,6 +171,7 @@ def check_document(
         data: The document's bytes (or text).
         file: The file name shown in diagnostics.
         context: What else the checks may consult (the playbook library, a tool catalogue).
+        types: The node types the document may use (a registry's ``node_types()``).
     """
     text, diagnostics = _decode(data, file)
     if text is None:
@@ -192,8 +198,8 @@ def check_document(
             hint="flatten the structure; playbooks and response schemas need far less nesting",
         )
         return LoadResult(None, [issue.diagnostic(file, locator)])
-    validation = schema_validation(document)
-    playbook, issues = _build(document, validation)
+    validation = schema_validation(document, types)
+    playbook, issues = _build(document, validation, types)
     issues = validation.issues + issues
     if playbook is not None:
         found = run_checks(
@@ -208,7 +214,9 @@ def check_document(
     return LoadResult(playbook if ok else None, diagnostics)
 
 
-def load_playbook_file(path: Path, *, context: CheckContext | None = None) -> Playbook:
+def load_playbook_file(
+    path: Path, *, context: CheckContext | None = None, types: NodeTypes = BUILTIN_NODE_TYPES
+) -> Playbook:
     """Load and check one playbook file.
 
     Raises:
@@ -218,7 +226,7 @@ def load_playbook_file(path: Path, *, context: CheckContext | None = None) -> Pl
         data = path.read_bytes()
     except OSError as exc:
         raise PlaybookError([unreadable(path, exc)]) from exc
-    result = check_document(data, file=str(path), context=context)
+    result = check_document(data, file=str(path), context=context, types=types)
     if result.playbook is None:
         raise PlaybookError(result.diagnostics)
     return result.playbook

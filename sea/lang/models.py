@@ -5,8 +5,8 @@ These pydantic models are the single source of truth for the document's shape:
 fields, and every field carries a human description (it becomes the schema's
 ``description`` and the editor's tooltip).
 
-The node models live in :mod:`sea.lang.node_models`; this module is the place to import every
-document model from (it re-exports them).
+The node models live in :mod:`sea.lang.node_models` (the built-in types) and
+:mod:`sea.lang.node` (what every node type is).
 """
 
 from __future__ import annotations
@@ -17,63 +17,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from sea.jsontypes import json_type
-from sea.lang.node_models import (
-    FALLIBLE_TYPES,
-    NAME_PATTERN,
-    NODE_ID_PATTERN,
-    NODE_MODELS,
-    ConditionalNext,
-    ContextProfile,
-    ExecNode,
-    LLMNode,
-    MemorizeNode,
-    MemorizeOption,
-    ModelType,
-    Node,
-    Operator,
-    ParamType,
-    PassNode,
-    Role,
-    SayNode,
-    SetNode,
-    SpeakNode,
-    StrictModel,
-    SubplayNode,
-    ThinkNode,
-    ToolCallNode,
-    ToolNode,
-)
-
-__all__ = [
-    "ConditionalNext",
-    "ContextProfile",
-    "ContextRequirements",
-    "ExecNode",
-    "FALLIBLE_TYPES",
-    "InputParam",
-    "LLMNode",
-    "MemorizeNode",
-    "MemorizeOption",
-    "ModelType",
-    "NAME_PATTERN",
-    "NODE_ID_PATTERN",
-    "NODE_MODELS",
-    "Node",
-    "Operator",
-    "ParamType",
-    "PassNode",
-    "Playbook",
-    "Role",
-    "SayNode",
-    "SetNode",
-    "SpeakNode",
-    "StrictModel",
-    "SubplayNode",
-    "ThinkNode",
-    "ToolCallNode",
-    "ToolNode",
-]
-
+from sea.lang.node import NAME_PATTERN, StrictModel
+from sea.lang.node_models import Node, ParamType
 
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "string": ("a string", lambda v: isinstance(v, str)),

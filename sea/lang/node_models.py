@@ -1,78 +1,49 @@
 """Typed models of a playbook's nodes (the SAIVerse format, made strict).
 
-One model per node type, a discriminated union on ``type`` (:data:`Node`), and the names,
-patterns and literals the document uses. :mod:`sea.lang.models` holds the document around them
-and re-exports everything here; import from there.
+One :class:`~sea.lang.node.NodeModel` per built-in node type, each declaring what it reads,
+defines and draws; their discriminated union on ``type`` (:data:`Node`); and the literals the
+document uses. :mod:`sea.lang.models` holds the document around them.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-NAME_PATTERN = r"^[a-z0-9_]+$"
-NODE_ID_PATTERN = r"^[A-Za-z0-9_\-]+$"
+from sea.lang.expressions import ExpressionSyntaxError, compile_expression
+from sea.lang.locate import escape_pointer
+from sea.lang.node import (
+    NAME_PATTERN,
+    Defined,
+    FallibleNode,
+    NodeModel,
+    PlaybookIndex,
+    Read,
+    StrictModel,
+    Unknown,
+    key_read,
+    keys_defined,
+    nested_reads,
+    template_reads,
+)
 
 ContextProfile = Literal["conversation", "router", "worker", "worker_light"]
 ModelType = Literal["normal", "lightweight"]
-Operator = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
 Role = Literal["user", "assistant", "system"]
 ParamType = Literal["string", "number", "integer", "boolean", "enum", "object", "array"]
 
-
-class StrictModel(BaseModel):
-    """Base of every document model: unknown fields are errors; instances are frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class ConditionalNext(StrictModel):
-    """Branching: compare a state value with case keys, JSON-typed."""
-
-    field: str = Field(
-        description="Dotted path of the state value to compare, e.g. `decision.playbook`. "
-        "A list element is `items.0`; `items.length` is the list's length."
-    )
-    operator: Operator = Field(
-        default="eq",
-        description="How the value is compared with each case key: eq, ne, gt, gte, lt, lte. "
-        "Ordering operators compare numbers; the first matching case wins.",
-    )
-    cases: dict[str, str | None] = Field(
-        description="Case key → target node id (null ends the playbook). Keys are JSON-typed: "
-        '`"true"` matches boolean true, `"5"` matches the number 5, `"null"` matches a missing or '
-        'null value, other keys match strings. A key `"default"` is the fallback (legacy form). '
-        "Keys may contain `{var}` references, rendered against the state."
-    )
-    default: str | None = Field(
-        default=None,
-        description="Target node id when no case matches (null or absent ends the playbook, "
-        'unless `cases` has a `"default"` key).',
-    )
-
-
-class _Node(StrictModel):
-    id: str = Field(
-        pattern=NODE_ID_PATTERN,
-        description="Unique id of the node within the playbook (letters, digits, `_`, `-`).",
-    )
-    next: str | None = Field(
-        default=None,
-        description="Id of the node to run next; null or absent ends the playbook. "
-        "Ignored when `conditional_next` is given.",
-    )
-    conditional_next: ConditionalNext | None = Field(
-        default=None, description="Branch on a state value instead of a fixed `next`."
-    )
-
-
-class _FallibleNode(_Node):
-    error_next: str | None = Field(
-        default=None,
-        description="Id of the node to run when this node fails; the error is recorded in "
-        "state under `error` (code, message, node). Without it, a failure ends the pulse.",
-    )
+_PROMPT = (
+    "the prompt of an llm node is `action` (a template); the system prompt comes from the persona"
+)
+_MODEL = (
+    "models are chosen by the host: set `context_profile` (conversation, router, worker, "
+    "worker_light) or `model_type` (normal, lightweight)"
+)
+_TEXT = "the text template of this node is `action`"
+_TOOL_NAME = "the tool name is `action`"
+_CALLEE = "the callee is `playbook`"
 
 
 class MemorizeOption(StrictModel):
@@ -84,7 +55,7 @@ class MemorizeOption(StrictModel):
     )
 
 
-class LLMNode(_FallibleNode):
+class LLMNode(FallibleNode):
     """Call a chat model: build the context by profile, add the prompt, store the answer."""
 
     type: Literal["llm"] = Field(description="Node type: call a chat model.")
@@ -143,8 +114,30 @@ class LLMNode(_FallibleNode):
         default=None, description="Also store the answer as conversation (legacy flag)."
     )
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("(", ")")
+    known_mistakes: ClassVar[Mapping[str, str]] = {
+        "tools": "did you mean `available_tools`? (SAIVerse silently dropped `tools`)",
+        "prompt_template": _PROMPT,
+        "prompt": _PROMPT,
+        "system_prompt": _PROMPT,
+        "model": _MODEL,
+        "temperature": "sampling settings belong to the host's model configuration",
+    }
 
-class ToolNode(_FallibleNode):
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The prompt template's variables and the metadata key."""
+        if self.action:
+            yield from template_reads(self.action, f"{base}/action", self.id, prompt=True)
+        yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """``output_key``, the targets of ``output_mapping`` and of ``output_keys``."""
+        mapped = (self.output_mapping or {}).values()
+        tool_mode = (key for entry in self.output_keys or [] for key in entry.values())
+        return keys_defined(self.id, self.output_key, *mapped, *tool_mode)
+
+
+class ToolNode(FallibleNode):
     """Call a named tool with arguments."""
 
     type: Literal["tool"] = Field(description="Node type: call a tool.")
@@ -168,8 +161,32 @@ class ToolNode(_FallibleNode):
     )
     important: bool | None = Field(default=None, description="Legacy flag, no effect.")
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("[/", "/]")
+    known_mistakes: ClassVar[Mapping[str, str]] = {
+        "tool": _TOOL_NAME,
+        "name": _TOOL_NAME,
+        "tool_name": _TOOL_NAME,
+        "arguments": "did you mean `args`?",
+        "params": "did you mean `args`?",
+    }
 
-class ToolCallNode(_FallibleNode):
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The argument templates' variables and the legacy ``args_input`` paths."""
+        yield from nested_reads(self.args, f"{base}/args", self.id)
+        for key, value in (self.args_input or {}).items():
+            if isinstance(value, str):
+                yield from key_read(value, f"{base}/args_input/{escape_pointer(key)}", self.id)
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """``output_key`` and ``output_keys``."""
+        return keys_defined(self.id, self.output_key, *(self.output_keys or []))
+
+    def detail(self) -> str | None:
+        """The tool's name."""
+        return self.action
+
+
+class ToolCallNode(FallibleNode):
     """Run the tool call an `llm` node chose."""
 
     type: Literal["tool_call"] = Field(description="Node type: run the tool call an llm chose.")
@@ -183,8 +200,18 @@ class ToolCallNode(_FallibleNode):
     )
     important: bool | None = Field(default=None, description="Legacy flag, no effect.")
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("[/", "/]")
 
-class SetNode(_Node):
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The state key holding the chosen call."""
+        return key_read(self.call_source, f"{base}/call_source", self.id)
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """``output_key``."""
+        return keys_defined(self.id, self.output_key)
+
+
+class SetNode(NodeModel):
     """Assign state variables, in order."""
 
     type: Literal["set"] = Field(description="Node type: assign variables.")
@@ -194,14 +221,35 @@ class SetNode(_Node):
         "`=count + 1`. Other JSON values are stored as they are."
     )
 
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The variables of each assignment: an expression's names, a template's references."""
+        for key, value in self.assignments.items():
+            pointer = f"{base}/assignments/{escape_pointer(key)}"
+            if isinstance(value, str) and value.startswith("="):
+                try:
+                    expression = compile_expression(value[1:])
+                except ExpressionSyntaxError:
+                    continue
+                for name in sorted(expression.variables):
+                    found = value.find("{" + name)
+                    yield Read(name, pointer, self.id, found if found >= 0 else None, False, name)
+            else:
+                yield from nested_reads(value, pointer, self.id)
 
-class PassNode(_Node):
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """Every assigned variable."""
+        return keys_defined(self.id, *self.assignments)
+
+
+class PassNode(NodeModel):
     """Do nothing; used to branch."""
 
     type: Literal["pass"] = Field(description="Node type: do nothing (a branching point).")
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("{", "}")
 
-class _CallNode(_FallibleNode):
+
+class _CallNode(FallibleNode):
     args: dict[str, Any] | None = Field(
         default=None,
         description="Arguments for the callee's `input_schema`; string values are templates.",
@@ -224,12 +272,39 @@ class _CallNode(_FallibleNode):
         description="The callee's llm nodes see history but not this pulse's earlier messages.",
     )
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("[[", "]]")
+
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The argument templates' variables."""
+        return nested_reads(self.args, f"{base}/args", self.id)
+
+    def _outputs_of(self, names: list[str]) -> Iterator[Defined]:
+        for name in names:
+            yield Defined(
+                name.split(".", 1)[0],
+                f"the output_schema of the playbook called by node `{self.id}`",
+            )
+
 
 class SubplayNode(_CallNode):
     """Call a named playbook like a function."""
 
     type: Literal["subplay"] = Field(description="Node type: call a playbook by name.")
     playbook: str = Field(pattern=NAME_PATTERN, description="Name of the playbook to call.")
+
+    known_mistakes: ClassVar[Mapping[str, str]] = {"name": _CALLEE, "playbook_name": _CALLEE}
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """The callee's ``output_schema`` (unknown without the library or the callee)."""
+        signature = library.signature(self.playbook) if library is not None else None
+        if signature is None:
+            yield Unknown(f"node `{self.id}` (playbook {self.playbook})")
+            return
+        yield from self._outputs_of(list(signature.outputs))
+
+    def detail(self) -> str | None:
+        """The callee's name."""
+        return self.playbook
 
 
 class ExecNode(_CallNode):
@@ -249,8 +324,37 @@ class ExecNode(_CallNode):
         description="Playbooks this node may call. Absent: any router-callable playbook.",
     )
 
+    known_mistakes: ClassVar[Mapping[str, str]] = {
+        "action": (
+            "exec takes the playbook name from the state key in `playbook_source`; to call a "
+            "fixed playbook use a `subplay` node with `playbook`"
+        )
+    }
 
-class MemorizeNode(_Node):
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The argument templates' variables and the key naming the callee."""
+        yield from super().field_reads(base)
+        yield from key_read(self.playbook_source, f"{base}/playbook_source", self.id)
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """The ``output_schema`` of every playbook it may call."""
+        if library is None:
+            yield Unknown(f"node `{self.id}` (playbook chosen at run time)")
+            return
+        names = self.allowed_playbooks
+        outputs: list[str] = []
+        for name in names if names is not None else library.names():
+            signature = library.signature(name)
+            if signature is not None and (names is not None or signature.router_callable):
+                outputs.extend(signature.outputs)
+        yield from self._outputs_of(outputs)
+
+    def detail(self) -> str | None:
+        """Where the callee's name comes from."""
+        return f"from {self.playbook_source}"
+
+
+class MemorizeNode(NodeModel):
     """Write a message to the persona's memory."""
 
     type: Literal["memorize"] = Field(description="Node type: write a message to memory.")
@@ -269,12 +373,29 @@ class MemorizeNode(_Node):
     )
     important: bool | None = Field(default=None, description="Legacy flag, no effect.")
 
+    mermaid_shape: ClassVar[tuple[str, str]] = ("[(", ")]")
+    known_mistakes: ClassVar[Mapping[str, str]] = {"content": _TEXT, "text": _TEXT}
 
-class _UtteranceNode(_Node):
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The text template's variables and the metadata key."""
+        if self.action:
+            yield from template_reads(self.action, f"{base}/action", self.id, prompt=True)
+        yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
+
+
+class _UtteranceNode(NodeModel):
     action: str | None = Field(
         default=None,
         description="Template of the text; absent: the value of `last`.",
     )
+
+    mermaid_shape: ClassVar[tuple[str, str]] = (">", "]")
+    known_mistakes: ClassVar[Mapping[str, str]] = {"text": _TEXT}
+
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The text template's variables."""
+        if self.action:
+            yield from template_reads(self.action, f"{base}/action", self.id)
 
 
 class SpeakNode(_UtteranceNode):
@@ -291,6 +412,11 @@ class SayNode(_UtteranceNode):
     metadata_key: str | None = Field(
         default=None, description="State key of an object sent as the event's metadata."
     )
+
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The text template's variables and the metadata key."""
+        yield from super().field_reads(base)
+        yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
 
 
 class ThinkNode(_UtteranceNode):
@@ -315,20 +441,17 @@ Node = Annotated[
     Field(discriminator="type"),
 ]
 
-NODE_MODELS: dict[str, type[_Node]] = {
-    "llm": LLMNode,
-    "tool": ToolNode,
-    "tool_call": ToolCallNode,
-    "set": SetNode,
-    "pass": PassNode,
-    "subplay": SubplayNode,
-    "exec": ExecNode,
-    "memorize": MemorizeNode,
-    "speak": SpeakNode,
-    "say": SayNode,
-    "think": ThinkNode,
-}
-"""Node type → its model; the loader picks a node's model by its `type` before validating."""
-
-FALLIBLE_TYPES = frozenset({"llm", "tool", "tool_call", "subplay", "exec"})
-"""Node types that can fail and therefore accept `error_next`."""
+BUILTIN_NODE_MODELS: tuple[type[NodeModel], ...] = (
+    LLMNode,
+    ToolNode,
+    ToolCallNode,
+    SetNode,
+    PassNode,
+    SubplayNode,
+    ExecNode,
+    MemorizeNode,
+    SpeakNode,
+    SayNode,
+    ThinkNode,
+)
+"""The built-in node types, in the order the schema lists them (:data:`Node` is their union)."""

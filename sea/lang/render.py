@@ -1,34 +1,17 @@
 """Draw a playbook as Mermaid flowchart text (offline, no dependencies).
 
-Each node shows its id and type (and the tool or playbook it calls); plain edges are solid,
-``conditional_next`` edges are labelled with their case key (``default`` for the fallback),
-and ``error_next`` edges are dashed and labelled ``error``. A null target goes to ``END``.
+Each node shows its id and type (and what its type's ``detail()`` adds, e.g. the tool or
+playbook it calls) in its type's ``mermaid_shape``. Edges come from the node types; plain
+edges are solid, ``conditional_next`` edges are labelled with their case key (``default`` for
+the fallback), and ``error_next`` edges are dashed and labelled ``error``. A null target goes
+to ``END``.
 """
 
 from __future__ import annotations
 
-from sea.lang.models import (
-    FALLIBLE_TYPES,
-    ExecNode,
-    Node,
-    Playbook,
-    SubplayNode,
-    ToolNode,
-)
+from sea.lang.models import Playbook
+from sea.lang.node import NodeModel
 
-_SHAPES = {
-    "llm": ("(", ")"),
-    "tool": ("[/", "/]"),
-    "tool_call": ("[/", "/]"),
-    "set": ("[", "]"),
-    "pass": ("{", "}"),
-    "subplay": ("[[", "]]"),
-    "exec": ("[[", "]]"),
-    "memorize": ("[(", ")]"),
-    "speak": (">", "]"),
-    "say": (">", "]"),
-    "think": (">", "]"),
-}
 _START = "pb_start"
 _END = "pb_end"
 
@@ -37,38 +20,24 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', "#quot;").replace("\n", " ") + '"'
 
 
-def _detail(node: Node) -> str | None:
-    if isinstance(node, ToolNode):
-        return node.action
-    if isinstance(node, SubplayNode):
-        return node.playbook
-    if isinstance(node, ExecNode):
-        return f"from {node.playbook_source}"
-    return None
-
-
-def _label(node: Node) -> str:
-    detail = _detail(node)
-    text = f"{node.id}<br/>{node.type}" + (f": {detail}" if detail else "")
+def _label(node: NodeModel) -> str:
+    detail = node.detail()
+    text = f"{node.id}<br/>{node.node_type()}" + (f": {detail}" if detail else "")
     return _quote(text)
 
 
-def _edges(node: Node, ref: str, refs: dict[str, str]) -> list[str]:
+def _edges(node: NodeModel, ref: str, refs: dict[str, str]) -> list[str]:
     def target(node_id: str | None) -> str:
         return _END if node_id is None else refs.get(node_id, _END)
 
     lines = []
-    cond = node.conditional_next
-    if cond is not None:
-        for key, node_id in cond.cases.items():
-            lines.append(f"    {ref} -->|{_quote(key)}| {target(node_id)}")
-        if cond.default is not None or "default" not in cond.cases:
-            lines.append(f"    {ref} -->|{_quote('default')}| {target(cond.default)}")
-    else:
-        lines.append(f"    {ref} --> {target(node.next)}")
-    error_next: str | None = getattr(node, "error_next", None)
-    if node.type in FALLIBLE_TYPES and error_next is not None:
-        lines.append(f"    {ref} -. error .-> {target(error_next)}")
+    for edge in node.edges():
+        if edge.on_error:
+            lines.append(f"    {ref} -. error .-> {target(edge.target)}")
+        elif edge.label is None:
+            lines.append(f"    {ref} --> {target(edge.target)}")
+        else:
+            lines.append(f"    {ref} -->|{_quote(edge.label)}| {target(edge.target)}")
     return lines
 
 
@@ -84,7 +53,7 @@ def to_mermaid(playbook: Playbook) -> str:
         f"    {_END}(((end)))",
     ]
     for index, node in enumerate(playbook.nodes):
-        left, right = _SHAPES.get(node.type, ("[", "]"))
+        left, right = node.mermaid_shape
         lines.append(f"    n{index}{left}{_label(node)}{right}")
     lines.append(f"    {_START} --> {refs.get(playbook.start_node, _END)}")
     for index, node in enumerate(playbook.nodes):

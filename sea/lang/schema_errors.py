@@ -12,7 +12,7 @@ from sea.lang import codes
 from sea.lang.hints import did_you_mean, unknown_field_hint
 from sea.lang.issues import Issue, error
 from sea.lang.locate import join_pointer
-from sea.lang.models import FALLIBLE_TYPES
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 
 def _article(type_name: str) -> str:
@@ -32,6 +32,7 @@ class SchemaErrorTranslator:
         kind: What the object is, for hints: a node type, or ``playbook``.
         definitions: The schema's ``$defs`` (to describe ``$ref`` alternatives).
         node_id: The node's id, when the object is a node.
+        types: The node types (for what can fail and each type's known mistakes).
     """
 
     def __init__(
@@ -40,11 +41,13 @@ class SchemaErrorTranslator:
         kind: str,
         definitions: dict[str, Any],
         node_id: str | None = None,
+        types: NodeTypes = BUILTIN_NODE_TYPES,
     ) -> None:
         self.prefix = tuple(prefix)
         self.kind = kind
         self.definitions = definitions
         self.node_id = node_id
+        self.types = types
 
     def _pointer(self, path: Iterable[str | int]) -> str:
         return join_pointer(*self.prefix, *path)
@@ -98,13 +101,16 @@ class SchemaErrorTranslator:
     ) -> Issue:
         where = (*path, name)
         kind = self._kind_at(path)
-        if name == "error_next" and not path and self.kind not in FALLIBLE_TYPES:
+        model = self.types.models.get(self.kind) if not path else None
+        if name == "error_next" and model is not None and not model.fallible:
+            fallible = [n for n, m in self.types.models.items() if m.fallible]
+            listed = ", ".join(fallible[:-1]) + " and " + fallible[-1] if fallible else "no"
             return self._issue(
                 codes.ERROR_NEXT_NOT_FALLIBLE,
                 f"`error_next` on a `{self.kind}` node, which cannot fail",
                 where,
                 at_key=True,
-                hint="only llm, tool, tool_call, subplay and exec nodes can fail; remove "
+                hint=f"only {listed} nodes can fail; remove "
                 "`error_next` (use `next` or `conditional_next`)",
             )
         required = did_you_mean(name, missing)
@@ -123,7 +129,9 @@ class SchemaErrorTranslator:
             f"unknown field `{name}` on {_describe(kind)}",
             where,
             at_key=True,
-            hint=unknown_field_hint(kind, name, properties),
+            hint=unknown_field_hint(
+                kind, name, properties, model.known_mistakes if model is not None else None
+            ),
         )
 
     def _missing(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError as ModelError
@@ -19,9 +19,11 @@ from sea.lang import codes
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
 from sea.lang.locate import escape_pointer, join_pointer
-from sea.lang.models import NODE_ID_PATTERN, NODE_MODELS, Playbook
-from sea.lang.schema import load_schema, node_definitions, top_level_schema
+from sea.lang.models import Playbook
+from sea.lang.node import NODE_ID_PATTERN, NodeModel
+from sea.lang.schema import node_definitions, top_level_schema
 from sea.lang.schema_errors import SchemaErrorTranslator
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 UNSUPPORTED_TYPES = {
     "stelis_start": "Stelis threads",
@@ -40,17 +42,28 @@ class _Validators:
     top: Draft202012Validator
     nodes: dict[str, Draft202012Validator]
     definitions: dict[str, Any]
+    types: NodeTypes
 
 
-@lru_cache(maxsize=1)
-def _validators() -> _Validators:
-    schema = load_schema()
+_VALIDATORS: WeakKeyDictionary[NodeTypes, _Validators] = WeakKeyDictionary()
+"""Validators built for a vocabulary, kept as long as the vocabulary lives."""
+
+
+def _validators(types: NodeTypes) -> _Validators:
+    cached = _VALIDATORS.get(types)
+    if cached is not None:
+        return cached
+    schema = types.schema
     definitions = schema.get("$defs", {})
     nodes = {
         node_type: Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": definitions})
         for node_type, definition in node_definitions(schema).items()
     }
-    return _Validators(Draft202012Validator(top_level_schema(schema)), nodes, definitions)
+    built = _Validators(
+        Draft202012Validator(top_level_schema(schema)), nodes, definitions, types
+    )
+    _VALIDATORS[types] = built
+    return built
 
 
 @dataclass
@@ -116,10 +129,10 @@ def _node_type_issue(node: dict[str, Any], index: int, valid: list[str]) -> Issu
     )
 
 
-def _strictly_valid(kind: str, node: dict[str, Any]) -> bool:
+def _strictly_valid(model: type[NodeModel], node: dict[str, Any]) -> bool:
     """The node's model accepts it without coercion (then the schema does too)."""
     try:
-        NODE_MODELS[kind].model_validate(node, strict=True)
+        model.model_validate(node, strict=True)
     except (ModelError, KeyError):
         return False
     return True
@@ -139,11 +152,11 @@ def _node_issues(node: Any, index: int, validators: _Validators) -> list[Issue]:
     if validator is None:
         issue = _node_type_issue(node, index, sorted(validators.nodes))
         return [issue] if issue else []
-    if _strictly_valid(kind, node):  # type: ignore[arg-type]
+    if _strictly_valid(validators.types.models[kind], node):  # type: ignore[index]
         return []
     node_id = node.get("id") if isinstance(node.get("id"), str) else None
     translator = SchemaErrorTranslator(
-        ("nodes", index), node["type"], validators.definitions, node_id
+        ("nodes", index), node["type"], validators.definitions, node_id, validators.types
     )
     return translator.translate(validator.iter_errors(node))
 
@@ -217,7 +230,7 @@ def _salvage(
     )
 
 
-def _fast_path(document: dict[str, Any]) -> Playbook | None:
+def _fast_path(document: dict[str, Any], types: NodeTypes) -> Playbook | None:
     """The playbook if the models accept the document in strict mode (no coercion).
 
     The models and the schema are generated from one source and a test checks that what
@@ -225,18 +238,20 @@ def _fast_path(document: dict[str, Any]) -> Playbook | None:
     Python) then only runs to explain a rejected document.
     """
     try:
-        return Playbook.model_validate(document, strict=True)
+        return types.document.model_validate(document, strict=True)
     except ModelError:
         return None
 
 
-def schema_validation(document: dict[str, Any]) -> SchemaValidation:
-    """Validate a parsed document against the published schema."""
-    fast = _fast_path(document)
+def schema_validation(
+    document: dict[str, Any], types: NodeTypes = BUILTIN_NODE_TYPES
+) -> SchemaValidation:
+    """Validate a parsed document against the schema of ``types``."""
+    fast = _fast_path(document, types)
     if fast is not None:
         return SchemaValidation(playbook=fast)
-    validators = _validators()
-    top = SchemaErrorTranslator((), "playbook", validators.definitions)
+    validators = _validators(types)
+    top = SchemaErrorTranslator((), "playbook", validators.definitions, types=types)
     issues = top.translate(validators.top.iter_errors(document))
     nodes = document.get("nodes")
     if isinstance(nodes, list):

@@ -16,7 +16,7 @@ from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
 from sea.errors import CallArgumentError, CallTargetError
-from sea.lang.models import ExecNode
+from sea.lang.node_models import ExecNode
 from sea.lang.templates import MISSING, render_value, resolve_path
 
 
@@ -60,7 +60,7 @@ def call_args(node: ExecNode, state: PlaybookState, frame: Frame) -> dict[str, A
 class ExecKind:
     """Runs ``exec`` nodes."""
 
-    type = "exec"
+    model = ExecNode
 
     async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
         """Check the target, then call it like ``subplay``."""

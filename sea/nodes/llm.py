@@ -18,7 +18,7 @@ from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
-from sea.lang.models import LLMNode, MemorizeOption
+from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
@@ -97,7 +97,7 @@ def memorize_tags(node: LLMNode) -> list[str] | None:
 class LLMKind:
     """Runs ``llm`` nodes."""
 
-    type = "llm"
+    model = LLMNode
 
     async def run(self, node: LLMNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the model, then store and speak as the node asks."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 from sea.engine.events import WarningRaised
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.lang.models import MemorizeNode
+from sea.lang.node_models import MemorizeNode
 from sea.nodes._utterance import node_metadata, node_text
 
 
 class MemorizeKind:
     """Runs ``memorize`` nodes."""
 
-    type = "memorize"
+    model = MemorizeNode
 
     async def run(self, node: MemorizeNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the rendered text with the node's role and tags; ``last`` becomes the text."""

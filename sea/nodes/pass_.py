@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.lang.models import PassNode
+from sea.lang.node_models import PassNode
 
 
 class PassKind:
     """Runs ``pass`` nodes."""
 
-    type = "pass"
+    model = PassNode
 
     async def run(self, node: PassNode, state: PlaybookState, frame: Frame) -> Update:
         """Return no change."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.lang.models import SayNode
+from sea.lang.node_models import SayNode
 from sea.nodes._utterance import node_metadata, node_text
 
 
 class SayKind:
     """Runs ``say`` nodes."""
 
-    type = "say"
+    model = SayNode
 
     async def run(self, node: SayNode, state: PlaybookState, frame: Frame) -> Update:
         """Emit the text (with the metadata object, if any); memory is not touched."""

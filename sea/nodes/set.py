@@ -9,7 +9,7 @@ from typing import Any
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.lang.expressions import Expression, compile_expression
-from sea.lang.models import SetNode
+from sea.lang.node_models import SetNode
 from sea.lang.templates import render
 
 
@@ -30,7 +30,7 @@ def evaluate(value: Any, scope: Mapping[str, Any]) -> Any:
 class SetKind:
     """Runs ``set`` nodes."""
 
-    type = "set"
+    model = SetNode
 
     async def run(self, node: SetNode, state: PlaybookState, frame: Frame) -> Update:
         """Evaluate every assignment in order; later ones see earlier ones."""

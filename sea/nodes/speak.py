@@ -6,14 +6,14 @@ from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.lang.models import SpeakNode
+from sea.lang.node_models import SpeakNode
 from sea.nodes._utterance import node_text
 
 
 class SpeakKind:
     """Runs ``speak`` nodes."""
 
-    type = "speak"
+    model = SpeakNode
 
     async def run(self, node: SpeakNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the text (role assistant, tag ``conversation``), then emit it."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
-from sea.lang.models import SubplayNode
+from sea.lang.node_models import SubplayNode
 from sea.lang.templates import render_value
 
 
 class SubplayKind:
     """Runs ``subplay`` nodes."""
 
-    type = "subplay"
+    model = SubplayNode
 
     async def run(self, node: SubplayNode, state: PlaybookState, frame: Frame) -> Update:
         """Render ``args``, run the callee, copy its ``output_schema`` keys back."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.lang.models import ThinkNode
+from sea.lang.node_models import ThinkNode
 from sea.nodes._utterance import node_text
 
 INTERNAL_TAG = "internal"
@@ -13,7 +13,7 @@ INTERNAL_TAG = "internal"
 class ThinkKind:
     """Runs ``think`` nodes."""
 
-    type = "think"
+    model = ThinkNode
 
     async def run(self, node: ThinkNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the text as an assistant message tagged ``internal``."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, assign, variables
-from sea.lang.models import ToolNode
+from sea.lang.node_models import ToolNode
 from sea.lang.templates import MISSING, render_value, resolve_path
 from sea.nodes._tools import run_tool
 
@@ -51,7 +51,7 @@ def result_update(
 class ToolKind:
     """Runs ``tool`` nodes."""
 
-    type = "tool"
+    model = ToolNode
 
     async def run(self, node: ToolNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the tool; ``last`` is its result (unknown tools and errors fail the node)."""

@@ -7,7 +7,7 @@ from typing import Any
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, variables
 from sea.errors import NodeFailed
-from sea.lang.models import ToolCallNode
+from sea.lang.node_models import ToolCallNode
 from sea.lang.templates import MISSING, resolve_path
 from sea.nodes._tools import run_tool
 from sea.nodes.tool import result_update
@@ -38,7 +38,7 @@ def chosen_call(node: ToolCallNode, state: PlaybookState, frame: Frame) -> tuple
 class ToolCallKind:
     """Runs ``tool_call`` nodes."""
 
-    type = "tool_call"
+    model = ToolCallNode
 
     async def run(self, node: ToolCallNode, state: PlaybookState, frame: Frame) -> Update:
         """Run the chosen call; ``last`` is its result.

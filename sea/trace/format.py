@@ -123,3 +123,18 @@ class Trace(_Entry):
     status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")
     error: dict[str, Any] | None = Field(default=None, description="The pulse's error, if any.")
     duration_s: float = Field(description="Wall time of the pulse in seconds.")
+
+
+TRACE_SCHEMA_FILE = "trace.schema.json"
+TRACE_SCHEMA_ID = "urn:sea:schema:trace:1"
+
+
+def trace_schema() -> dict[str, Any]:
+    """The trace JSON Schema (``schemas/trace.schema.json``), built from :class:`Trace`."""
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": TRACE_SCHEMA_ID,
+    }
+    schema.update(Trace.model_json_schema(by_alias=True, mode="validation"))
+    schema["title"] = "SEA pulse trace"
+    return schema

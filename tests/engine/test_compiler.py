@@ -8,6 +8,7 @@ from sea.engine.compiler import Compiler
 from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.lang.models import Playbook
+from sea.nodes import builtin_registry
 
 
 def _playbook(node_id: str) -> Playbook:
@@ -22,7 +23,7 @@ def _playbook(node_id: str) -> Playbook:
 
 
 def test_same_hash_same_graph() -> None:
-    compiler = Compiler()
+    compiler = Compiler(builtin_registry())
     first = compiler.compile(_playbook("a"), "h1")
     assert compiler.compile(_playbook("a"), "h1") is first
     assert compiler.compile(_playbook("a"), "h2") is not first
@@ -31,7 +32,7 @@ def test_same_hash_same_graph() -> None:
 
 def test_reserved_node_name_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="cannot be compiled"):
-        Compiler().compile(_playbook("__end__"), "h")
+        Compiler(builtin_registry()).compile(_playbook("__end__"), "h")
 
 
 @pytest.mark.parametrize("field", ["max_steps", "max_visits", "max_depth"])

@@ -7,8 +7,10 @@ from typing import Any
 from langgraph.graph import END
 from pydantic import TypeAdapter
 
-from sea.engine.routing import FALLIBLE_MODELS, edges_for, error_target, loop_nodes
-from sea.lang.models import FALLIBLE_TYPES, NODE_MODELS, Node
+from sea.engine.routing import edges_for
+from sea.lang.graph import loop_nodes
+from sea.lang.node_models import Node
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES
 
 NODE: TypeAdapter[Any] = TypeAdapter(Node)
 
@@ -54,15 +56,14 @@ def test_loop_nodes_are_the_nodes_on_a_cycle() -> None:
     assert loop_nodes(nodes) == frozenset({"inc", "check", "self"})
 
 
-def test_fallible_models_are_the_fallible_types() -> None:
-    fallible = {name for name, model in NODE_MODELS.items() if issubclass(model, FALLIBLE_MODELS)}
-    assert fallible == FALLIBLE_TYPES
-    with_error_next = {name for name, model in NODE_MODELS.items()
+def test_fallible_types_are_the_types_with_error_next() -> None:
+    types = BUILTIN_NODE_TYPES
+    with_error_next = {name for name, model in types.models.items()
                        if "error_next" in model.model_fields}
-    assert with_error_next == FALLIBLE_TYPES
+    assert with_error_next == types.fallible == {"llm", "tool", "tool_call", "subplay", "exec"}
 
 
-def test_error_target_reads_error_next_of_fallible_nodes_only() -> None:
-    assert error_target(_node(id="a", type="tool", action="t", error_next="h")) == "h"
-    assert error_target(_node(id="a", type="tool", action="t")) is None
-    assert error_target(_node(id="a", type="pass", next="b")) is None
+def test_on_error_reads_error_next_of_fallible_nodes_only() -> None:
+    assert _node(id="a", type="tool", action="t", error_next="h").on_error == "h"
+    assert _node(id="a", type="tool", action="t").on_error is None
+    assert _node(id="a", type="pass", next="b").on_error is None

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from sea.lang.conditions import case_key_value, choose_target
-from sea.lang.models import ConditionalNext
+from sea.lang.node import ConditionalNext
 
 
 def cond(cases: dict[str, str | None], op: str = "eq", **kw: Any) -> ConditionalNext:

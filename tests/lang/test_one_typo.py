@@ -11,7 +11,8 @@ from sea.errors import Severity
 from sea.lang.checks import CheckContext
 from sea.lang.library import PlaybookLibrary
 from sea.lang.loader import check_document
-from sea.lang.models import NODE_MODELS, Playbook
+from sea.lang.models import Playbook
+from sea.lang.vocabulary import BUILTIN_NODE_TYPES
 from sea.resources import bundled_playbooks_dir
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -72,7 +73,7 @@ def test_one_misspelt_field_is_one_diagnostic(path: Path, index: int | None, key
         pointer = f"/{typo}"
     else:
         node = document["nodes"][index]
-        typo = _typo(key, set(NODE_MODELS[node["type"]].model_fields))
+        typo = _typo(key, set(BUILTIN_NODE_TYPES.models[node["type"]].model_fields))
         document["nodes"][index] = _rename(node, key, typo)
         pointer = f"/nodes/{index}/{typo}"
     result = check_document(orjson.dumps(document, option=orjson.OPT_INDENT_2), context=context)

@@ -9,8 +9,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from sea.cli import main
-from sea.lang.schema import TRACE_SCHEMA_FILE, dumps, generate_trace_schema
+from sea.lang.schema import dumps
 from sea.resources import schemas_dir
+from sea.trace.format import TRACE_SCHEMA_FILE, trace_schema
 
 SCRIPT = {
     "responses": {
@@ -22,8 +23,8 @@ SCRIPT = {
 
 def test_published_trace_schema_is_generated_from_the_models() -> None:
     path = schemas_dir() / TRACE_SCHEMA_FILE
-    assert path.read_bytes() == dumps(generate_trace_schema()), (
-        "schemas/trace.schema.json is stale: run `python -m sea.lang.schema --write`"
+    assert path.read_bytes() == dumps(trace_schema()), (
+        "schemas/trace.schema.json is stale: run `make schemas`"
     )
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sea.lang.checks import calls, cases, expressions, graph, reserved, schemas, tools, variables
-from sea.lang.checks.context import CheckContext, PlaybookIndex, Signature, ToolCatalogue
+from sea.lang.checks.context import CheckContext, ToolCatalogue
 from sea.lang.issues import Issue
 from sea.lang.models import Playbook
+from sea.lang.node import PlaybookIndex, Signature
 
 Check = Callable[[Playbook, CheckContext], list[Issue]]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from sea.errors import Severity
 from sea.lang import codes
 from sea.lang.checks.arguments import Callee, argument_issues
-from sea.lang.checks.context import CheckContext, PlaybookIndex
+from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
 from sea.lang.locate import escape_pointer
-from sea.lang.models import ExecNode, Playbook, SubplayNode
+from sea.lang.models import Playbook
+from sea.lang.node import PlaybookIndex
+from sea.lang.node_models import ExecNode, SubplayNode
 
 
 def _unknown(name: str, pointer: str, node_id: str, library: PlaybookIndex) -> Issue:

@@ -14,7 +14,9 @@ from sea.lang.conditions import DEFAULT_KEY, case_key_value
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import escape_pointer
-from sea.lang.models import ConditionalNext, LLMNode, Playbook
+from sea.lang.models import Playbook
+from sea.lang.node import ConditionalNext
+from sea.lang.node_models import LLMNode
 
 _NUMERIC = {"integer", "number"}
 _ORDERING = {"gt", "gte", "lt", "lte"}

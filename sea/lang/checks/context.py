@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 from jsonschema.exceptions import best_match
@@ -15,31 +15,7 @@ from sea.jsontypes import json_type
 from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.locate import join_pointer
 from sea.lang.metaschema import metaschema
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What a caller needs to know about a playbook it calls."""
-
-    name: str
-    params: Mapping[str, bool] = field(default_factory=dict)
-    """Declared parameter → required (without a default)."""
-    outputs: tuple[str, ...] = ()
-    """Keys of ``output_schema`` copied back into the caller."""
-    router_callable: bool = False
-
-
-class PlaybookIndex(Protocol):
-    """The playbooks a playbook may call (a :class:`sea.lang.library.PlaybookLibrary`)."""
-
-    def names(self) -> list[str]:
-        """Every playbook name."""
-        ...
-
-    def signature(self, name: str) -> Signature | None:
-        """The playbook's signature, ``None`` if there is no such playbook."""
-        ...
-
+from sea.lang.node import PlaybookIndex
 
 _SCHEMA_KEYS = ("parameters", "args_schema", "input_schema")
 

@@ -7,7 +7,8 @@ from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.expressions import ExpressionSyntaxError, compile_expression
 from sea.lang.issues import Issue, error
-from sea.lang.models import Playbook, SetNode
+from sea.lang.models import Playbook
+from sea.lang.node_models import SetNode
 
 
 def check_expressions(playbook: Playbook, context: CheckContext) -> list[Issue]:

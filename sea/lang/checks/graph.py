@@ -1,4 +1,5 @@
-"""Graph checks: ids, start node, edge targets, reachability, loops that cannot end."""
+"""Graph checks: ids, start node, edge targets, reachability, loops that cannot end (the graph
+itself comes from :mod:`sea.lang.graph`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ from collections.abc import Iterable
 
 from sea.lang import codes
 from sea.lang.checks.context import CheckContext
-from sea.lang.checks.nodes import edges, indexed, node_pointer
+from sea.lang.checks.nodes import indexed, node_pointer
+from sea.lang.graph import Graph, cycles, reachable, successors
 from sea.lang.hints import did_you_mean, suggest
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import join_pointer
 from sea.lang.models import Playbook
-
-Graph = dict[str, list[tuple[str | None, str]]]
 
 _EDGE_CODES = {
     "next": codes.UNKNOWN_NEXT,
@@ -71,17 +71,17 @@ def check_ids_and_targets(playbook: Playbook, context: CheckContext) -> list[Iss
             )
         )
     for index, node in indexed(playbook):
-        for target, where in edges(node):
-            if target is None or target in known:
+        for edge in node.edges():
+            if edge.target is None or edge.target in known:
                 continue
-            field = where.split("/", 1)[0]
+            field = edge.field.split("/", 1)[0]
             issues.append(
                 error(
                     _EDGE_CODES.get(field, codes.UNKNOWN_CASE_TARGET),
-                    f"{field} of node `{node.id}` goes to `{target}`, which is not a node",
-                    node_pointer(index) + "/" + where,
+                    f"{field} of node `{node.id}` goes to `{edge.target}`, which is not a node",
+                    node_pointer(index) + "/" + edge.field,
                     node_id=node.id,
-                    hint=_target_hint(target, ids),
+                    hint=_target_hint(edge.target, ids),
                 )
             )
         if node.conditional_next is not None and node.next is not None:
@@ -97,84 +97,15 @@ def check_ids_and_targets(playbook: Playbook, context: CheckContext) -> list[Iss
     return issues
 
 
-def successors(playbook: Playbook) -> dict[str, list[tuple[str | None, str]]]:
-    """Node id → its edges (target, field); the first node with an id wins."""
-    result: dict[str, list[tuple[str | None, str]]] = {}
-    for node in playbook.nodes:
-        result.setdefault(node.id, list(edges(node)))
-    return result
-
-
-def reachable(graph: dict[str, list[tuple[str | None, str]]], roots: Iterable[str]) -> set[str]:
-    """Ids reachable from ``roots`` (inclusive), following every edge."""
-    seen: set[str] = set()
-    stack = [r for r in roots if r in graph]
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        stack.extend(t for t, _ in graph[current] if t is not None and t in graph)
-    return seen
-
-
-def _components(graph: dict[str, list[tuple[str | None, str]]]) -> list[list[str]]:
-    """Strongly connected components (iterative Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    result: list[list[str]] = []
-    counter = 0
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, 0)]
-        while work:
-            node, i = work.pop()
-            if i == 0:
-                index[node] = low[node] = counter
-                counter += 1
-                stack.append(node)
-                on_stack.add(node)
-            targets = [t for t, _ in graph[node] if t is not None and t in graph]
-            if i < len(targets):
-                work.append((node, i + 1))
-                target = targets[i]
-                if target not in index:
-                    work.append((target, 0))
-                elif target in on_stack:
-                    low[node] = min(low[node], index[target])
-                continue
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                result.append(component)
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-    return result
-
-
-def _unbounded_loops(
-    playbook: Playbook, graph: dict[str, list[tuple[str | None, str]]]
-) -> list[Issue]:
+def _unbounded_loops(playbook: Playbook, graph: Graph) -> list[Issue]:
     positions = {node.id: i for i, node in reversed(list(indexed(playbook)))}
     issues = []
-    for component in _components(graph):
+    for component in cycles(graph):
         members = set(component)
-        cyclic = len(component) > 1 or any(t == component[0] for t, _ in graph[component[0]])
-        if not cyclic:
-            continue
         leaves = any(
-            (target is None or target not in members) and not field.startswith("error_next")
+            (edge.target is None or edge.target not in members) and not edge.on_error
             for member in component
-            for target, field in graph[member]
+            for edge in graph[member]
         )
         if leaves:
             continue
@@ -199,16 +130,16 @@ def _meant_targets(graph: Graph) -> set[str]:
     return {
         close
         for edges_ in graph.values()
-        for target, _ in edges_
-        if target is not None and target not in graph
-        for close in [did_you_mean(target, ids)]
+        for edge in edges_
+        if edge.target is not None and edge.target not in graph
+        for close in [did_you_mean(edge.target, ids)]
         if close is not None
     }
 
 
 def check_flow(playbook: Playbook, context: CheckContext) -> list[Issue]:
     """Nodes unreachable from the start (error_next counts) and loops that cannot end."""
-    graph = successors(playbook)
+    graph = successors(playbook.nodes)
     seen = reachable(graph, [playbook.start_node]) if playbook.start_node in graph else None
     issues: list[Issue] = []
     if seen is not None:

@@ -7,7 +7,8 @@ from sea.lang import codes
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.issues import Issue, error
-from sea.lang.models import LLMNode, MemorizeNode, MemorizeOption, Playbook
+from sea.lang.models import Playbook
+from sea.lang.node_models import LLMNode, MemorizeNode, MemorizeOption
 
 RESERVED_IDS = frozenset({"__start__", "__end__"})
 """Node ids LangGraph uses for the graph's own start and end."""

@@ -15,7 +15,8 @@ from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import escape_pointer, join_pointer
 from sea.lang.metaschema import metaschema
-from sea.lang.models import LLMNode, Playbook
+from sea.lang.models import Playbook
+from sea.lang.node_models import LLMNode
 
 _TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
 

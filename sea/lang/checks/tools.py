@@ -14,7 +14,8 @@ from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
 from sea.lang.locate import escape_pointer
-from sea.lang.models import LLMNode, Playbook, ToolNode
+from sea.lang.models import Playbook
+from sea.lang.node_models import LLMNode, ToolNode
 from sea.lang.templates import references
 
 

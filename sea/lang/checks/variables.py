@@ -5,12 +5,12 @@ from __future__ import annotations
 from sea.lang import codes
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.dataflow import Definitions, Read, definitions, node_reads, root_of
-from sea.lang.checks.graph import reachable, successors
 from sea.lang.checks.nodes import indexed
+from sea.lang.graph import failure_targets, reachable, successors
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import join_pointer
-from sea.lang.models import FALLIBLE_TYPES, Playbook
+from sea.lang.models import Playbook
 from sea.lang.variables import ALWAYS_DEFINED
 
 _ERROR = "error"
@@ -18,10 +18,7 @@ _ERROR = "error"
 
 def _error_scope(playbook: Playbook) -> set[str]:
     """Nodes that may run after a failure routed by ``error_next``."""
-    targets = [
-        getattr(node, "error_next", None) for node in playbook.nodes if node.type in FALLIBLE_TYPES
-    ]
-    return reachable(successors(playbook), [t for t in targets if t])
+    return reachable(successors(playbook.nodes), failure_targets(playbook.nodes))
 
 
 def _issue(read: Read, defs: Definitions, known: set[str]) -> Issue:
