@@ -1,6 +1,6 @@
 """``conditional_next``: choose the next node by comparing a state value with case keys.
 
-Comparison is JSON-typed (SPEC §2.1), with string values compared as text:
+Comparison is JSON-typed, with string values compared as text:
 
 * A case key denotes a JSON value: ``"true"``/``"false"`` booleans, ``"5"``/``"2.5"``
   numbers, ``"null"`` null, anything else (``"basic_chat"``, ``"True"``) a string.

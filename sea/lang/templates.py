@@ -1,6 +1,6 @@
 """Templates: ``{a.b.0}`` references into the state, rendered with JSON typing.
 
-Rules (SPEC §2.1):
+Rules:
 
 * A reference is ``{path}`` where ``path`` is dotted segments of word characters whose first
   segment does not start with a digit: ``{input}``, ``{plan.steps.0.title}``, ``{items.length}``.

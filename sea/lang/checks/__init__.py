@@ -1,4 +1,4 @@
-"""Static checks of a playbook (SPEC §2.2), one module per family.
+"""Static checks of a playbook, one module per family.
 
 Each family is a function ``(playbook, context) -> list[Issue]``. They run once the document
 has passed the schema; after schema errors, the checks whose findings would be unreliable

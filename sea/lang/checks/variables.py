@@ -1,4 +1,4 @@
-"""Variables read but defined nowhere (SPEC §2.2)."""
+"""Variables read but defined nowhere."""
 
 from __future__ import annotations
 
