@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 
 class Severity(StrEnum):
@@ -145,44 +145,6 @@ class PulseCancelled(SeaError):
     """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
 
     code = "SEA590"
-
-
-if TYPE_CHECKING:  # imported for annotations only: the call path imports this module
-    from sea.llm.call import LLMCallRecord
-
-
-class ModelError(ExecutionError):
-    """A chat model call failed (the provider raised, or the answer was unusable).
-
-    ``record`` is the :class:`sea.llm.call.LLMCallRecord` of the failed call when the call
-    path could make one, so a failed call is still reported.
-    """
-
-    code = "SEA520"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str | None = None,
-        playbook: str | None = None,
-        node: str | None = None,
-        record: LLMCallRecord | None = None,
-    ) -> None:
-        super().__init__(message, code=code, playbook=playbook, node=node)
-        self.record = record
-
-
-class StructuredOutputError(ModelError):
-    """The model's answer did not match the node's ``response_schema`` after every retry."""
-
-    code = "SEA521"
-
-
-class ScriptExhausted(ModelError):
-    """A scripted chat model has no response left for the node that called it."""
-
-    code = "SEA522"
 
 
 class ToolNotFound(ExecutionError):

@@ -1,8 +1,9 @@
 """``provider:model`` strings to chat models (the CLI's ``--model`` and ``--light-model``).
 
 Valid specs: ``local``, ``local:PATH`` (a GGUF file), ``openai:NAME``, ``anthropic:NAME``,
-``ollama:NAME``, ``scripted:FILE`` (a model script) and ``replay:TRACE`` (the answers recorded
-in a pulse trace, per ``playbook.node``). Provider packages are imported only
+``ollama:NAME`` and ``scripted:FILE`` (a model script); a caller adds its own providers as
+factories (the CLI adds ``replay:TRACE`` from :mod:`sea.trace.replay`). Provider packages are
+imported only
 when their spec is resolved; a missing one is a :class:`~sea.chat.errors.ProviderPackageMissing`
 naming the pip command.
 """
@@ -36,7 +37,6 @@ VALID_SPECS = (
     "anthropic:NAME",
     "ollama:NAME",
     "scripted:FILE",
-    "replay:TRACE",
 )
 
 
@@ -57,6 +57,9 @@ _PROVIDERS = {
 }
 
 
+_BUILT_IN = frozenset(form.partition(":")[0] for form in VALID_SPECS)
+
+
 def resolve_model(
     spec: str, *, factories: Mapping[str, ModelFactory] | None = None
 ) -> BaseChatModel:
@@ -71,7 +74,7 @@ def resolve_model(
         ModelSpecError: the spec is malformed or names an unknown provider.
         ModelFileNotFound: the file a spec names does not exist.
         ProviderPackageMissing / LocalModelUnavailable: an optional extra is missing.
-        ReplayError: ``replay:TRACE`` names a file that is not a pulse trace.
+        Whatever a factory raises for its argument.
     """
     provider, colon, argument = spec.strip().partition(":")
     if factories and provider in factories:
@@ -82,13 +85,15 @@ def resolve_model(
         return _provider_model(_PROVIDERS[provider], _required(argument, spec))
     if provider == "scripted":
         return _scripted(_existing_file(_required(argument, spec), "script"))
-    if provider == "replay":
-        return _replayed(_existing_file(_required(argument, spec), "trace"))
-    raise _spec_error(spec, f"unknown provider {provider!r}" if provider else "empty spec")
+    problem = f"unknown provider {provider!r}" if provider else "empty spec"
+    raise _spec_error(spec, problem, factories or {})
 
 
-def _spec_error(spec: str, problem: str) -> ModelSpecError:
-    forms = ", ".join(VALID_SPECS)
+def _spec_error(
+    spec: str, problem: str, factories: Mapping[str, ModelFactory] | None = None
+) -> ModelSpecError:
+    extra = [f"{name}:…" for name in factories or {} if name not in _BUILT_IN]
+    forms = ", ".join([*VALID_SPECS, *extra])
     return ModelSpecError(f"invalid model spec {spec!r}: {problem}; valid forms: {forms}")
 
 
@@ -143,12 +148,6 @@ def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
             f"cannot create the {provider.extra} model {name!r}: {type(exc).__name__}: {exc}"
         ) from exc
     return model
-
-
-def _replayed(path: Path) -> BaseChatModel:
-    from sea.trace.replay import load_trace, scripted_model
-
-    return scripted_model(load_trace(path))
 
 
 def _scripted(path: Path) -> BaseChatModel:

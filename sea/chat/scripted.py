@@ -39,8 +39,9 @@ from sea.chat.scripted_answers import (
     parse_structured,
     parsed_or_raise,
 )
-from sea.errors import ScriptExhausted, UsageError
+from sea.errors import UsageError
 from sea.jsonfile import read_json
+from sea.llm.errors import ScriptExhausted
 from sea.llm.messages import message_dicts
 
 _STRUCTURED_FLAG = "sea_structured_output"

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGenerationChunk
 
-from sea.errors import ModelError
+from sea.llm.errors import ModelError
 from sea.llm.messages import usage_metadata
 
 _WIDE = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"

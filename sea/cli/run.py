@@ -79,10 +79,12 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
 def chat_models(model: str, light: str | None) -> ModelSet:
     """The normal and lightweight models; one object when both specs are the same."""
     from sea.chat.providers import resolve_model
+    from sea.trace.replay import MODEL_FACTORIES
 
-    normal = resolve_model(model)
-    lightweight = normal if light is None or light == model else resolve_model(light)
-    return ModelSet(normal=normal, lightweight=lightweight)
+    normal = resolve_model(model, factories=MODEL_FACTORIES)
+    if light is None or light == model:
+        return ModelSet(normal=normal, lightweight=normal)
+    return ModelSet(normal=normal, lightweight=resolve_model(light, factories=MODEL_FACTORIES))
 
 
 async def _run(args: argparse.Namespace) -> int:

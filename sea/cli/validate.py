@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from sea.errors import Diagnostic
     from sea.lang.checks import ToolCatalogue
 
-BUILTIN_TOOLS = ("list_available_playbooks", "memory_search", "memory_recent")
-"""Tools the engine itself provides; they count as known with any ``--tools`` catalogue."""
-
-
 def register(subparsers: Any) -> None:
     """Add the ``validate`` subcommand."""
     parser = subparsers.add_parser(
@@ -69,10 +65,12 @@ def _plan(paths: list[Path]) -> _Plan:
 def _catalogue(path: Path | None) -> ToolCatalogue | None:
     if path is None:
         return None
+    from sea.engine.tools.builtin import builtin_tool_schemas
     from sea.lang.checks import ToolCatalogue
 
     loaded = ToolCatalogue.load(path)
-    tools: dict[str, Mapping[str, Any] | None] = dict.fromkeys(BUILTIN_TOOLS)
+    # The engine's own tools count as known with any catalogue, with their real arguments.
+    tools: dict[str, Mapping[str, Any] | None] = dict(builtin_tool_schemas())
     tools.update(loaded.tools)
     return ToolCatalogue(tools)
 

@@ -26,6 +26,8 @@ from sea.errors import (
     PulseCancelled,
 )
 from sea.lang.models import Playbook
+from sea.lang.node_models import CallNode
+from sea.lang.variables import RunVariables
 
 
 def bind_args(
@@ -87,7 +89,7 @@ def initial_state(
 ) -> PlaybookState:
     """The state a playbook run starts from: builtins, then its bound inputs."""
     persona = frame.pulse.persona
-    builtins: dict[str, Any] = {
+    builtins: RunVariables = {
         "input": input,
         "persona_id": persona.id,
         "persona_name": persona.name,
@@ -105,7 +107,7 @@ def initial_state(
     }
 
 
-def child_scope(frame: Frame, node: Any, state: PlaybookState, isolate: bool) -> str | None:
+def child_scope(frame: Frame, node: CallNode, state: PlaybookState, isolate: bool) -> str | None:
     """The memory scope of a callee: its own (stable across a resume) when isolated."""
     if not isolate:
         return None
@@ -134,7 +136,7 @@ def check_call(frame: Frame, callee: Playbook, node: str) -> None:
 
 async def call_playbook(
     frame: Frame,
-    node: Any,
+    node: CallNode,
     state: PlaybookState,
     callee: Playbook,
     args: Mapping[str, Any],
@@ -183,7 +185,7 @@ def _input_of(bound: Mapping[str, Any], parent_input: str) -> str:
     return value if isinstance(value, str) else parent_input
 
 
-def _results(callee: Playbook, node: Any, final: Mapping[str, Any], start: int) -> Update:
+def _results(callee: Playbook, node: CallNode, final: Mapping[str, Any], start: int) -> Update:
     child_vars = variables(final)
     outputs = list(final.get("outputs") or [])
     update: Update = {

@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from sea.llm.records import LLMCallRecord
+
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -134,10 +136,10 @@ class ToolCalled(NodeEvent):
 
 @dataclass(frozen=True, slots=True)
 class LLMCalled(Event):
-    """Telemetry of one model call (an ``LLMCallRecord``)."""
+    """Telemetry of one model call."""
 
     kind: ClassVar[str] = "llm_call"
-    record: Any
+    record: LLMCallRecord
 
 
 @dataclass(frozen=True, slots=True)

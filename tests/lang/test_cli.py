@@ -158,3 +158,25 @@ def test_a_misspelt_file_name_suggests_the_file_beside_it(
     out = capsys.readouterr().out
     assert "SEA001 error: the file does not exist" in out
     assert "hint: did you mean `bounded_loop.json`?" in out
+
+
+def test_builtin_tools_are_checked_with_their_own_argument_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    playbook = {
+        "name": "recall",
+        "description": "search memory",
+        "start_node": "search",
+        "nodes": [
+            {"id": "search", "type": "tool", "action": "memory_search",
+             "args": {"query": "{input}", "limit": 5, "colour": "blue"}},
+        ],
+    }
+    path = tmp_path / "recall.json"
+    path.write_text(json.dumps(playbook))
+    catalogue = tmp_path / "tools.json"
+    catalogue.write_text("{}")
+    assert main(["validate", str(path)]) == 0
+    assert main(["validate", "--tools", str(catalogue), str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "colour" in out and "memory_search" in out

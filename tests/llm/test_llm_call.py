@@ -10,7 +10,8 @@ import pytest
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
-from sea.errors import ModelError, PulseCancelled, ScriptExhausted
+from sea.errors import PulseCancelled
+from sea.llm.errors import ModelError, ScriptExhausted
 from tests.llm.fakes import (
     FailingModel,
     Recorder,

@@ -9,7 +9,7 @@ import pytest
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
-from sea.errors import ModelError, StructuredOutputError
+from sea.llm.errors import ModelError, StructuredOutputError
 from tests.llm.fakes import (
     ROUTER_SCHEMA,
     Recorder,

@@ -7,7 +7,7 @@ import pytest
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
-from sea.errors import ModelError
+from sea.llm.errors import ModelError
 from tests.llm.fakes import (
     TextOnlyModel,
     caller_for,

@@ -14,7 +14,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 
 from sea.chat.scripted import ScriptedChatModel
-from sea.errors import ModelError, ScriptExhausted, UsageError
+from sea.errors import UsageError
+from sea.llm.errors import ModelError, ScriptExhausted
 
 
 def node(playbook: str, node_id: str) -> dict[str, Any]:

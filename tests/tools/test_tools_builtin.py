@@ -13,7 +13,7 @@ import pytest
 from saimemory import CONVERSATION_TAG, NewMessage
 from saimemory.sqlite import SQLiteStore
 from sea.engine.tools.box import ToolBox
-from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.builtin import builtin_tool_schemas, builtin_tools
 from sea.errors import ToolArgumentError
 from sea.lang.models import Playbook
 from sea.resources import bundled_playbooks_dir
@@ -165,3 +165,11 @@ def test_a_busy_pulse_does_not_crowd_out_earlier_messages(
     found = call(box, "memory_search", {"query": "cat", "limit": 4}, pulse_id="p3")
     assert len(found) == 4
     assert not any("cat note" in m["content"] for m in found)
+
+
+def test_the_validator_catalogue_names_exactly_the_builtin_tools(store: SQLiteStore) -> None:
+    catalog = BundledCatalog(bundled_playbooks_dir())
+    tools = builtin_tools(store=store, persona_id="mika", library=catalog)
+    schemas = builtin_tool_schemas()
+    assert sorted(schemas) == sorted(tool.name for tool in tools)
+    assert schemas["memory_search"]["required"] == ["query"]

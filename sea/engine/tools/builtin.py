@@ -57,6 +57,19 @@ class _RecentArgs(BaseModel):
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description="How many messages at most.")
 
 
+_ARGUMENTS: dict[str, type[BaseModel]] = {
+    "list_available_playbooks": _NoArgs,
+    "memory_search": _SearchArgs,
+    "memory_recent": _RecentArgs,
+}
+"""Built-in tool name → its arguments (one entry per tool :func:`builtin_tools` makes)."""
+
+
+def builtin_tool_schemas() -> dict[str, dict[str, Any]]:
+    """Name → argument JSON Schema of every built-in tool (the validator's catalogue)."""
+    return {name: model.model_json_schema() for name, model in _ARGUMENTS.items()}
+
+
 def builtin_tools(
     *, store: MessageStore, persona_id: str, library: PlaybookCatalog
 ) -> list[BaseTool]:
@@ -82,7 +95,6 @@ def _list_playbooks_tool(library: PlaybookCatalog) -> BaseTool:
         run,
         name="list_available_playbooks",
         description="List the playbooks a router may choose, with their descriptions.",
-        args_schema=_NoArgs,
     )
 
 
@@ -107,7 +119,6 @@ def _memory_search_tool(store: MessageStore, persona_id: str) -> BaseTool:
         description="Search the persona's memory (full text) and return the best matches. "
         "By default (`match: any`) the query may be natural language, e.g. the user's "
         "question: a message needs only one of its words, and rare words rank first.",
-        args_schema=_SearchArgs,
     )
 
 
@@ -122,18 +133,15 @@ def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
         run,
         name="memory_recent",
         description="The persona's most recent messages, oldest first.",
-        args_schema=_RecentArgs,
     )
 
 
-def _tool(
-    run: Callable[..., Any], *, name: str, description: str, args_schema: type[BaseModel]
-) -> BaseTool:
+def _tool(run: Callable[..., Any], *, name: str, description: str) -> BaseTool:
     """A tool of a synchronous ``run``; called from a pulse, it runs in a worker thread
     (as the pulse's memory writes do), so a slow store never blocks the event loop.
     A ``config: RunnableConfig`` parameter of ``run`` receives the call's config."""
     return StructuredTool.from_function(
-        func=run, name=name, description=description, args_schema=args_schema
+        func=run, name=name, description=description, args_schema=_ARGUMENTS[name]
     )
 
 
