@@ -1,4 +1,4 @@
-"""SAIMemory: the persona message store and pulse-scoped context assembly.
+"""SAIMemory: the persona message store (history by the pulse rule, search, export).
 
 - :class:`MessageStore` (``base.py``) is the contract; :func:`open_store` picks a backend:
   :class:`saimemory.sqlite.SQLiteStore` (one file, WAL, ``BEGIN IMMEDIATE`` per write) or
@@ -19,8 +19,8 @@
   messages newest first, which stops as soon as ``limit`` hits are found. That is the
   ``all`` match mode (every word required); the ``any`` mode, for natural-language
   questions, is described in ``any_match.py``.
-- ``context.py`` builds an LLM node's messages by profile; ``jsonl.py`` exports and
-  imports a persona as JSON lines.
+- ``jsonl.py`` exports and imports a persona as JSON lines. Which messages a model sees,
+  and which model, is the engine's business (``sea.llm.context``), not the store's.
 """
 
 from __future__ import annotations

@@ -73,3 +73,41 @@ def test_the_example_runs_as_shown(
     notes = [w for w in result["memory_writes"] if w["playbook"] == "mood_reply"]
     assert [(w["role"], w["tags"][0]) for w in notes] == [("user", "mood")]
     assert notes[0]["content"].startswith("<system>The user seems down")
+
+
+def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -> None:
+    import asyncio
+
+    from saimemory.records import Persona
+    from saimemory.sqlite import SQLiteStore
+    from sea.chat.scripted import ScriptedChatModel
+    from sea.host.runtime import Runtime
+    from sea.lang.loader import check_document
+    from sea.llm.models import ModelSet
+
+    section = README[README.index("### Adding a node type") :]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found is not None, "the node type section has no Python example"
+    namespace: dict[str, object] = {}
+    exec(compile(found.group(1), "README.md", "exec", dont_inherit=True), namespace)
+    registry = namespace["registry"]
+    document = {
+        "name": "shouting",
+        "description": "shout the input",
+        "start_node": "loud",
+        "nodes": [
+            {"id": "loud", "type": "shout", "text": "{input}", "output_key": "loud",
+             "next": "say"},
+            {"id": "say", "type": "say", "action": "{loud}"},
+        ],
+    }
+    types = registry.node_types()  # type: ignore[attr-defined]
+    assert check_document(orjson.dumps(document), types=types).diagnostics == []
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    (folder / "shouting.json").write_bytes(orjson.dumps(document))
+    store = SQLiteStore(str(tmp_path / "memory.sqlite"))
+    model = ModelSet.single(ScriptedChatModel.from_mapping({}))
+    with Runtime(store, model, library=folder, registry=registry) as runtime:  # type: ignore[arg-type]
+        result = asyncio.run(runtime.arun_pulse(Persona("aoi", "Aoi", ""), "shouting", "hi"))
+    assert result.status == "ok" and result.spoken == ["HI"]
