@@ -50,7 +50,7 @@ from sea.engine.registry import Registry
 from sea.engine.tools.box import ToolBox
 from sea.engine.tools.builtin import builtin_tools
 from sea.errors import ExecutionError, SeaError, UsageError
-from sea.host.blocking import blocking, blocking_stream
+from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.checkpoints import SqliteCheckpoints
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
@@ -119,6 +119,9 @@ class Runtime:
             checkpoint_path = Path(self._tmp.name) / "checkpoints.sqlite"
         self._checkpoints = None if checkpoint_path is None else SqliteCheckpoints(checkpoint_path)
         self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
+        self.loop_thread = LoopThread()
+        """The event loop every synchronous call (``run_pulse``, ``stream_pulse``, ``resume``)
+        runs on, in a background thread: one loop for the runtime's life."""
 
     # -- host API -------------------------------------------------------------------------
 
@@ -174,7 +177,9 @@ class Runtime:
         return True
 
     def close(self) -> None:
-        """Remove the temporary checkpoint file, if the runtime made one."""
+        """Stop the synchronous calls' loop; remove the temporary checkpoint file, if the
+        runtime made one."""
+        self.loop_thread.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
