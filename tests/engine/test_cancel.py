@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 
 from saimemory.records import Persona
+from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
 from sea.errors import UsageError
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
+from sea.llm.models import ModelSet
 from tests.engine.conftest import MakeRuntime
 
 WORDS = " ".join(f"word{i}" for i in range(300))
@@ -72,10 +81,30 @@ def test_a_host_that_stops_reading_cancels_the_pulse_there_and_then(
     assert model.remaining("sub_speak.compose") == 0  # the reply was begun, never stored
 
 
+class SlowStream(ScriptedChatModel):
+    """Streams like a remote model: a little time passes between chunks."""
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+            await asyncio.sleep(0.01)
+
+
 def test_sync_stream_yields_typed_events_and_closing_it_cancels_the_pulse(
-    make_runtime: MakeRuntime, persona: Persona, store: Any
+    persona: Persona, store: Any, library: PlaybookLibrary, tmp_path: Path
 ) -> None:
-    runtime, _ = make_runtime({"responses": {"sub_speak.compose": ["Hi there.", WORDS]}})
+    # The pulse runs on the runtime's loop thread while the host reads; a model that takes
+    # its time (300 chunks, 3 s) is still streaming when the host closes the stream.
+    model = SlowStream.from_mapping({"responses": {"sub_speak.compose": ["Hi there.", WORDS]}})
+    runtime = Runtime(
+        store, ModelSet.single(model), library=library, checkpoint_path=tmp_path / "c.sqlite"
+    )
     whole = list(runtime.stream_pulse(persona, "speak_long", "hi", pulse_id="s1"))
     assert isinstance(whole[-1], PulseEnded) and whole[-1].status == "ok"
     assert "".join(e.text for e in whole if isinstance(e, TokenChunk)) == "Hi there."
@@ -87,6 +116,7 @@ def test_sync_stream_yields_typed_events_and_closing_it_cancels_the_pulse(
     events.close()
     assert runtime.cancel("s2") is False
     assert [m.role for m in store.pulse_messages(persona.id, "s2")] == ["user"]
+    runtime.close()
 
 
 def test_sync_stream_inside_an_event_loop_is_a_usage_error(
