@@ -1,19 +1,20 @@
 """``provider:model`` strings to chat models (the CLI's ``--model`` and ``--light-model``).
 
-Valid specs: ``local``, ``local:PATH`` (a GGUF file), ``openai:NAME``, ``anthropic:NAME``,
-``ollama:NAME`` and ``scripted:FILE`` (a model script); a caller adds its own providers as
-factories (the CLI adds ``replay:TRACE`` from :mod:`sea.trace.replay`). Provider packages are
-imported only
-when their spec is resolved; a missing one is a :class:`~sea.chat.errors.ProviderPackageMissing`
-naming the pip command.
+``local`` / ``local:PATH`` (a GGUF file) and ``scripted:FILE`` (a model script) are SEA's own;
+every other ``provider:model`` goes to LangChain's ``init_chat_model``, which knows some twenty
+providers (openai, anthropic, ollama, google_genai, mistralai, groq, bedrock, ...). Options
+(``base_url``, ``temperature``, ``api_key``...) are passed to the model's constructor; a caller
+adds its own providers as factories (the CLI adds ``replay:TRACE`` from :mod:`sea.trace.replay`).
+Provider packages are imported only when their spec is resolved; a missing one is a
+:class:`~sea.chat.errors.ProviderPackageMissing` naming the pip command.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,63 +37,69 @@ VALID_SPECS = (
     "openai:NAME",
     "anthropic:NAME",
     "ollama:NAME",
+    "PROVIDER:NAME (any provider of LangChain's init_chat_model)",
     "scripted:FILE",
 )
 
-
-@dataclass(frozen=True, slots=True)
-class _Provider:
-    module: str
-    class_name: str
-    extra: str
-    package: str
-
-
-_PROVIDERS = {
-    "openai": _Provider("langchain_openai", "ChatOpenAI", "openai", "langchain-openai"),
-    "anthropic": _Provider(
-        "langchain_anthropic", "ChatAnthropic", "anthropic", "langchain-anthropic"
-    ),
-    "ollama": _Provider("langchain_ollama", "ChatOllama", "ollama", "langchain-ollama"),
+_EXTRAS = {
+    "openai": "openai",
+    "azure_openai": "openai",
+    "anthropic": "anthropic",
+    "ollama": "ollama",
 }
+"""Providers whose package SEA names as an extra (``pip install 'sea-runtime[openai]'``)."""
 
-
-_BUILT_IN = frozenset(form.partition(":")[0] for form in VALID_SPECS)
+_PACKAGE = re.compile(r"requires the ([A-Za-z0-9_.-]+) package")
 
 
 def resolve_model(
-    spec: str, *, factories: Mapping[str, ModelFactory] | None = None
+    spec: str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    factories: Mapping[str, ModelFactory] | None = None,
 ) -> BaseChatModel:
     """The chat model a spec string names.
 
     Args:
-        spec: One of :data:`VALID_SPECS` (``PATH``/``FILE``/``TRACE`` are file paths).
+        spec: One of :data:`VALID_SPECS` (``PATH``/``FILE`` are file paths).
+        options: Keyword arguments for the model's constructor, e.g. ``base_url``,
+            ``temperature``, ``api_key`` (for ``local``: the local model's settings).
         factories: Extra or overriding providers, keyed by the part before ``:``. This is
             how a host plugs in model sources this module does not build itself.
 
     Raises:
         ModelSpecError: the spec is malformed or names an unknown provider.
         ModelFileNotFound: the file a spec names does not exist.
-        ProviderPackageMissing / LocalModelUnavailable: an optional extra is missing.
-        Whatever a factory raises for its argument.
+        ProviderPackageMissing / LocalModelUnavailable: an optional package is missing.
+        UsageError: the provider refused the options (its own message).
     """
     provider, colon, argument = spec.strip().partition(":")
+    given = dict(options or {})
     if factories and provider in factories:
+        _no_options(provider, given)
         return factories[provider](_required(argument, spec))
     if provider == "local":
-        return _local(_required(argument, spec) if colon else None)
-    if provider in _PROVIDERS:
-        return _provider_model(_PROVIDERS[provider], _required(argument, spec))
+        return _local(_required(argument, spec) if colon else None, given)
     if provider == "scripted":
+        _no_options(provider, given)
         return _scripted(_existing_file(_required(argument, spec), "script"))
-    problem = f"unknown provider {provider!r}" if provider else "empty spec"
-    raise _spec_error(spec, problem, factories or {})
+    if not provider or not colon:
+        problem = "empty spec" if not provider else "no provider (write PROVIDER:NAME)"
+        raise _spec_error(spec, problem, factories)
+    return _provider_model(provider, _required(argument, spec), given, spec, factories)
+
+
+def _no_options(provider: str, options: Mapping[str, Any]) -> None:
+    if options:
+        raise UsageError(
+            f"the {provider} model takes no options (got {', '.join(sorted(options))})"
+        )
 
 
 def _spec_error(
     spec: str, problem: str, factories: Mapping[str, ModelFactory] | None = None
 ) -> ModelSpecError:
-    extra = [f"{name}:…" for name in factories or {} if name not in _BUILT_IN]
+    extra = [f"{name}:…" for name in factories or {} if name not in ("local", "scripted")]
     forms = ", ".join([*VALID_SPECS, *extra])
     return ModelSpecError(f"invalid model spec {spec!r}: {problem}; valid forms: {forms}")
 
@@ -111,7 +118,7 @@ def _existing_file(path_text: str, what: str) -> Path:
     return path
 
 
-def _local(path_text: str | None) -> BaseChatModel:
+def _local(path_text: str | None, options: dict[str, Any]) -> BaseChatModel:
     path = None if path_text is None else _gguf_file(path_text)
     if importlib.util.find_spec("llama_cpp") is None:
         raise missing_local_extra("the `llama-cpp-python` package")
@@ -119,8 +126,12 @@ def _local(path_text: str | None) -> BaseChatModel:
 
     if path is None:
         default_model_path()  # fail now, not at the first call, when the weights are missing
-        return LocalChatModel()
-    return LocalChatModel(model_path=str(path))
+    else:
+        options["model_path"] = str(path)
+    try:
+        return LocalChatModel(**options)
+    except ValueError as exc:  # pydantic: an unknown or mistyped option
+        raise UsageError(f"invalid option for the local model: {exc}") from exc
 
 
 def _gguf_file(path_text: str) -> Path:
@@ -132,22 +143,44 @@ def _gguf_file(path_text: str) -> Path:
     return path
 
 
-def _provider_model(provider: _Provider, name: str) -> BaseChatModel:
+def _provider_model(
+    provider: str,
+    name: str,
+    options: dict[str, Any],
+    spec: str,
+    factories: Mapping[str, ModelFactory] | None,
+) -> BaseChatModel:
     try:
-        module = importlib.import_module(provider.module)
-    except ImportError as exc:
+        from langchain.chat_models import init_chat_model
+    except ImportError as exc:  # pragma: no cover - langchain is a dependency
         raise ProviderPackageMissing(
-            f"model provider {provider.extra!r} needs the `{provider.package}` package; "
-            f"install it with `pip install 'sea-runtime[{provider.extra}]'`"
+            "model providers need the `langchain` package; install it with "
+            "`pip install langchain`"
         ) from exc
-    model_class: Any = getattr(module, provider.class_name)
     try:
-        model: BaseChatModel = model_class(model=name)
+        model: BaseChatModel = init_chat_model(name, model_provider=provider, **options)
+    except ImportError as exc:
+        raise _missing_package(provider, exc) from exc
+    except ValueError as exc:
+        if "provider" in str(exc) and "upported" in str(exc):
+            raise _spec_error(spec, f"unknown provider {provider!r}", factories) from exc
+        raise UsageError(f"cannot create the {provider} model {name!r}: {exc}") from exc
     except Exception as exc:  # e.g. no API key configured: the provider's own message
         raise UsageError(
-            f"cannot create the {provider.extra} model {name!r}: {type(exc).__name__}: {exc}"
+            f"cannot create the {provider} model {name!r}: {type(exc).__name__}: {exc}"
         ) from exc
     return model
+
+
+def _missing_package(provider: str, exc: ImportError) -> ProviderPackageMissing:
+    extra = _EXTRAS.get(provider)
+    found = _PACKAGE.search(str(exc))
+    package = found.group(1) if found else f"langchain-{provider.replace('_', '-')}"
+    command = f"pip install 'sea-runtime[{extra}]'" if extra else f"pip install {package}"
+    return ProviderPackageMissing(
+        f"model provider {provider!r} needs the `{package}` package; install it with "
+        f"`{command}`"
+    )
 
 
 def _scripted(path: Path) -> BaseChatModel:

@@ -17,6 +17,8 @@ from sea.engine.events import (
     WarningRaised,
 )
 from sea.jsontypes import json_text
+from sea.llm.call import ESTIMATED_TOKENS
+from sea.llm.records import LLMCallRecord
 
 
 class View(Protocol):
@@ -144,15 +146,18 @@ class TerminalView(_Collected):
         return self.status
 
 
-def call_table(records: list[Any]) -> str:
-    """A fixed-width table: node, model, seconds, tokens in/out, retries, outcome."""
+def call_table(records: list[LLMCallRecord]) -> str:
+    """A fixed-width table: node, model, seconds, tokens in/out, retries, outcome; token
+    counts the provider did not report are estimates, shown with ``~``."""
     rows = [("node", "model", "time", "in", "out", "retries", "outcome")]
     for r in records:
+        mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
         rows.append((f"{r.playbook}.{r.node}", r.model, f"{r.latency_s:.2f}s",
-                     str(r.tokens_in), str(r.tokens_out), str(r.retries), r.outcome))
+                     f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", str(r.retries), r.outcome))
     total_time = sum(r.latency_s for r in records)
-    rows.append(("total", "", f"{total_time:.2f}s", str(sum(r.tokens_in for r in records)),
-                 str(sum(r.tokens_out for r in records)), "", ""))
+    mark = "~" if any(ESTIMATED_TOKENS in r.warnings for r in records) else ""
+    rows.append(("total", "", f"{total_time:.2f}s", f"{mark}{sum(r.tokens_in for r in records)}",
+                 f"{mark}{sum(r.tokens_out for r in records)}", "", ""))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                      .rstrip() for row in rows)

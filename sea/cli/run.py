@@ -6,8 +6,11 @@ import argparse
 import asyncio
 import sys
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
@@ -17,6 +20,7 @@ from sea.errors import UsageError
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
+from sea.llm.structured import METHODS, MethodMemory
 from sea.resources import bundled_playbooks_dir
 from sea.trace.recorder import TraceRecorder, history_snapshot, write_trace
 from sea.trace.replay import current_hashes
@@ -39,10 +43,25 @@ def register(subparsers: Any) -> None:
     add_db_argument(parser)
     parser.add_argument(
         "--model", default="local",
-        help="normal model: local, local:PATH, openai:NAME, anthropic:NAME, ollama:NAME, "
-        "scripted:FILE, replay:TRACE (default: local)",
+        help="normal model: local, local:PATH, PROVIDER:NAME for any LangChain provider "
+        "(openai:NAME, anthropic:NAME, ollama:NAME, ...), scripted:FILE, replay:TRACE "
+        "(default: local)",
+    )
+    parser.add_argument(
+        "--model-option", action="append", default=[], metavar="KEY=VALUE", type=model_option,
+        help="option for the normal model's constructor, e.g. base_url=http://host/v1 or "
+        "temperature=0.2 (VALUE is read as JSON when it parses, else as text; repeatable)",
     )
     parser.add_argument("--light-model", help="lightweight model (default: the normal model)")
+    parser.add_argument(
+        "--structured-method", default="auto", choices=("auto", *METHODS),
+        help="how models are asked for structured answers: auto (the best the model accepts, "
+        "remembered), json_schema, json_mode, function_calling or prompt",
+    )
+    parser.add_argument(
+        "--light-model-option", action="append", default=[], metavar="KEY=VALUE",
+        type=model_option, help="option for the lightweight model (as --model-option)",
+    )
     parser.add_argument(
         "--playbooks", action="append", default=[], metavar="DIR",
         help="directory searched for playbooks before the bundled ones (repeatable)",
@@ -76,15 +95,37 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
     return PlaybookLibrary.bundled(search), target
 
 
-def chat_models(model: str, light: str | None) -> ModelSet:
-    """The normal and lightweight models; one object when both specs are the same."""
+def model_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` → (key, value); VALUE is JSON when it parses (numbers, booleans...)."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return key.strip(), value
+
+
+def chat_models(
+    model: str,
+    light: str | None,
+    options: Sequence[tuple[str, Any]] = (),
+    light_options: Sequence[tuple[str, Any]] = (),
+    structured_method: str = "auto",
+) -> ModelSet:
+    """The normal and lightweight models; one object when both specs (and options) agree."""
     from sea.chat.providers import resolve_model
     from sea.trace.replay import MODEL_FACTORIES
 
-    normal = resolve_model(model, factories=MODEL_FACTORIES)
-    if light is None or light == model:
-        return ModelSet(normal=normal, lightweight=normal)
-    return ModelSet(normal=normal, lightweight=resolve_model(light, factories=MODEL_FACTORIES))
+    forced = None if structured_method == "auto" else structured_method
+    memory = MethodMemory(forced)  # type: ignore[arg-type]  # argparse checked the choice
+    normal = resolve_model(model, options=dict(options), factories=MODEL_FACTORIES)
+    if light is None and not light_options or light == model and light_options == options:
+        return ModelSet(normal=normal, lightweight=normal, structured=memory)
+    lightweight = resolve_model(
+        light or model, options=dict(light_options or options), factories=MODEL_FACTORIES
+    )
+    return ModelSet(normal=normal, lightweight=lightweight, structured=memory)
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -92,7 +133,13 @@ async def _run(args: argparse.Namespace) -> int:
     library.get(name)  # a missing or invalid playbook fails before anything is loaded
     persona = load_persona(args.persona_file, args.persona)
     record = None if args.record is None else record_path(args.record)
-    models = chat_models(args.model, args.light_model)
+    models = chat_models(
+        args.model,
+        args.light_model,
+        args.model_option,
+        args.light_model_option,
+        args.structured_method,
+    )
     store = open_store(args.db or default_db())
     view: View = JsonView() if args.json else TerminalView(sys.stdout, sys.stderr)
     try:

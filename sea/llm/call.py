@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,12 +214,16 @@ class LLMCaller:
                 config=config,
                 max_retries=self._max_retries,
                 outcome=outcome,
+                memory=self._models.structured,
             )
         finally:
             tracker.messages = outcome.messages or tracker.messages
             tracker.attempts = [attempt.answer for attempt in outcome.attempts]
-        if not outcome.native:
+        tracker.warnings.extend(f"structured output method refused: {r}" for r in outcome.refused)
+        if outcome.method == "prompt":
             tracker.warnings.append("no native structured output: JSON extracted from the text")
+        elif outcome.method == "json_mode":
+            tracker.warnings.append("structured output in JSON mode: the schema was in the prompt")
         if not outcome.accepted:
             raise StructuredOutputError(
                 f"the answer did not match response_schema after {len(outcome.attempts)} "
@@ -241,8 +245,13 @@ class LLMCaller:
             message: AIMessage = await _stream(runnable, tracker, config, on_token)
         else:
             message = await runnable.ainvoke(tracker.messages, config=config)
-        tracker.usage.add(message)
         text = str(message.text)
+        if message.usage_metadata:
+            tracker.usage.add(message)
+        else:  # e.g. a server that sends no usage while streaming: an estimate, said so
+            tracker.usage.tokens_in += estimate_tokens(str(m.text) for m in tracker.messages)
+            tracker.usage.tokens_out += estimate_tokens([text])
+            tracker.warnings.append(ESTIMATED_TOKENS)
         tool_call = _tool_call(message, request.tools, tracker)
         if tool_call is None and not text:
             tracker.warnings.append("the model returned an empty answer")
@@ -271,6 +280,15 @@ class LLMCaller:
     def _emit(self, record: LLMCallRecord) -> None:
         if self._on_record is not None:
             self._on_record(record)
+
+
+ESTIMATED_TOKENS = "token counts estimated: the provider reported none"
+"""The warning of a record whose token counts are estimates (about four characters each)."""
+
+
+def estimate_tokens(texts: Iterable[str]) -> int:
+    """About how many tokens ``texts`` hold (four characters a token, at least one each)."""
+    return sum(max(1, -(-len(text) // 4)) for text in texts)
 
 
 def _with_tools(

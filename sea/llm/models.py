@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from sea.errors import UsageError
 from sea.llm.context import PROFILE_MODEL
+from sea.llm.structured import MethodMemory
 
 ModelKind = Literal["normal", "lightweight"]
 """Which of the two models; a context profile decides it (``sea.llm.context.PROFILE_MODEL``)."""
@@ -21,15 +22,20 @@ class ModelSet:
     Attributes:
         normal: The model of ``conversation`` and ``worker`` nodes.
         lightweight: The model of ``router`` and ``worker_light`` nodes.
+        structured: The structured-output method of each model (see
+            :mod:`sea.llm.structured`).
     """
 
     normal: BaseChatModel
     lightweight: BaseChatModel
+    structured: MethodMemory = field(default_factory=MethodMemory, compare=False)
+    """How each model is asked for structured answers: negotiated and remembered, or
+    forced (``MethodMemory("json_mode")``)."""
 
     @classmethod
-    def single(cls, model: BaseChatModel) -> ModelSet:
+    def single(cls, model: BaseChatModel, structured: MethodMemory | None = None) -> ModelSet:
         """One model for both roles (a host with one model, the CLI's default)."""
-        return cls(normal=model, lightweight=model)
+        return cls(normal=model, lightweight=model, structured=structured or MethodMemory())
 
     def kind_for(self, profile: str | None, model_type: str) -> ModelKind:
         """The model kind a node gets: its profile decides when given, else its model type.

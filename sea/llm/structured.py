@@ -1,10 +1,16 @@
-"""Structured output: native where the model supports it, else JSON extraction; then
-jsonschema validation and bounded retries that tell the model what was wrong.
+"""Structured output, negotiated per model; then jsonschema validation and bounded retries
+that tell the model what was wrong.
 
-The handshake with chat models: ``model.with_structured_output(schema, include_raw=True)``
-returns ``{"raw": AIMessage, "parsed": dict | None, "parsing_error": Exception | None}``. A
-model that raises ``NotImplementedError`` there is asked in plain text (the schema is sent as
-an instruction) and the first JSON value of its answer is taken.
+Methods, best first (:data:`METHODS`): ``json_schema`` (the provider enforces the schema),
+``json_mode`` (the provider guarantees JSON; the schema goes in the prompt),
+``function_calling`` (the answer is a tool call) and ``prompt`` (the schema goes in the prompt
+and the first JSON value of the text is taken). A model is asked with the best method it
+accepts; a method it refuses, when building the request or at its first request, is skipped
+and the next one tried. The method that worked is remembered for that model
+(:class:`MethodMemory`) for the rest of the process; a host can force one.
+
+The handshake with chat models: ``model.with_structured_output(schema, include_raw=True,
+method=...)`` returns ``{"raw": AIMessage, "parsed": dict | None, "parsing_error": ...}``.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -23,12 +29,43 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
+from sea.errors import SeaError
 from sea.jsontypes import json_text
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_PROBLEMS = 3
 ANSWER_TITLE = "structured_answer"
 ANSWER_DESCRIPTION = "The answer, as a JSON object of this schema."
+
+
+StructuredMethod = Literal["json_schema", "json_mode", "function_calling", "prompt"]
+METHODS: tuple[StructuredMethod, ...] = get_args(StructuredMethod)
+"""The structured-output methods, best first."""
+
+
+class MethodMemory:
+    """Which structured-output method each model uses: forced, or the one that worked."""
+
+    def __init__(self, forced: StructuredMethod | None = None) -> None:
+        if forced is not None and forced not in METHODS:
+            raise ValueError(f"unknown structured method {forced!r} (known: {', '.join(METHODS)})")
+        self.forced = forced
+        self._worked: dict[int, StructuredMethod] = {}
+
+    def candidates(self, model: BaseChatModel) -> tuple[StructuredMethod, ...]:
+        """The methods to try for ``model``, in order."""
+        if self.forced is not None:
+            return (self.forced,)
+        known = self._worked.get(id(model))
+        return (known,) if known is not None else METHODS
+
+    def worked(self, model: BaseChatModel, method: StructuredMethod) -> None:
+        """Remember that ``method`` worked for ``model``."""
+        self._worked[id(model)] = method
+
+    def method_of(self, model: BaseChatModel) -> StructuredMethod | None:
+        """The method remembered (or forced) for ``model``."""
+        return self.forced or self._worked.get(id(model))
 
 
 @dataclass(slots=True)
@@ -73,7 +110,15 @@ class StructuredOutcome:
     messages: list[BaseMessage] = field(default_factory=list)
     """The messages of the last request (with every retry instruction)."""
     usage: Usage = field(default_factory=Usage)
-    native: bool = True
+    method: StructuredMethod | None = None
+    """The method the answer was asked with."""
+    refused: list[str] = field(default_factory=list)
+    """Methods whose first request failed before one worked (``method: reason``)."""
+
+    @property
+    def native(self) -> bool:
+        """The provider produced the structure itself (not extracted from text)."""
+        return self.method in ("json_schema", "function_calling")
 
     @property
     def problem(self) -> str | None:
@@ -162,14 +207,28 @@ def retry_instruction(problem: str, schema: Mapping[str, Any]) -> HumanMessage:
     )
 
 
-def native_runnable(model: BaseChatModel, schema: Mapping[str, Any]) -> Runnable[Any, Any] | None:
-    """``model.with_structured_output(schema, include_raw=True)``, or None when unsupported.
+def native_runnable(
+    model: BaseChatModel, schema: Mapping[str, Any], method: StructuredMethod = "json_schema"
+) -> Runnable[Any, Any] | None:
+    """``model.with_structured_output(schema, include_raw=True, method=method)``, or None when
+    the model does not offer that method (``prompt`` never needs one).
 
     Providers that implement structured output as a tool call need a ``title`` (the tool's
     name); a schema without one is given ``structured_answer``.
     """
+    if method == "prompt":
+        return None
     titled = {"title": ANSWER_TITLE, "description": ANSWER_DESCRIPTION, **schema}
+    if method == "json_mode" and model._llm_type == "openai-chat":
+        # OpenAI-protocol servers of the llama.cpp family constrain JSON mode to a schema
+        # given beside the type; a server that refuses the field refuses the method.
+        return model.bind(response_format={"type": "json_object", "schema": dict(schema)})
     try:
+        return model.with_structured_output(titled, include_raw=True, method=method)
+    except (NotImplementedError, TypeError, ValueError):
+        if method != "function_calling":
+            return None
+    try:  # the generic implementation takes no `method` and calls a tool
         return model.with_structured_output(titled, include_raw=True)
     except NotImplementedError:
         return None
@@ -183,33 +242,77 @@ async def run_structured(
     config: RunnableConfig,
     max_retries: int,
     outcome: StructuredOutcome | None = None,
+    memory: MethodMemory | None = None,
 ) -> StructuredOutcome:
     """Ask ``model`` for a value of ``schema``, retrying up to ``max_retries`` times.
 
-    Provider exceptions propagate (the caller turns them into ``ModelError``); cancellation
+    Methods are tried in ``memory``'s order; a method the model refuses (it cannot build the
+    request, or its first request fails) gives way to the next one. Provider exceptions
+    after that propagate (the caller turns them into ``ModelError``); cancellation
     propagates untouched. Pass ``outcome`` to keep what was done so far when that happens.
     """
-    runnable = native_runnable(model, schema)
+    memory = memory if memory is not None else MethodMemory()
     outcome = outcome if outcome is not None else StructuredOutcome()
-    outcome.native = runnable is not None
-    sent = list(messages) if runnable is not None else [*messages, schema_instruction(schema)]
+    candidates = memory.candidates(model)
+    for index, method in enumerate(candidates):
+        runnable = native_runnable(model, schema, method)
+        if runnable is None and method != "prompt":
+            continue  # the model does not offer it: nothing was asked
+        last = index == len(candidates) - 1
+        try:
+            await _ask(model, runnable, method, messages, schema, config, max_retries, outcome)
+        except _Refused as refused:
+            if last:
+                raise refused.error from None
+            outcome.refused.append(f"{method}: {type(refused.error).__name__}: {refused.error}")
+            continue
+        memory.worked(model, method)
+        return outcome
+    return outcome
+
+
+class _Refused(Exception):
+    """The first request of a method failed: the model may not accept that method."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+async def _ask(
+    model: BaseChatModel,
+    runnable: Runnable[Any, Any] | None,
+    method: StructuredMethod,
+    messages: Sequence[BaseMessage],
+    schema: Mapping[str, Any],
+    config: RunnableConfig,
+    max_retries: int,
+    outcome: StructuredOutcome,
+) -> None:
+    outcome.method = method
+    in_prompt = method in ("json_mode", "prompt")
+    sent = [*messages, schema_instruction(schema)] if in_prompt else list(messages)
     for attempt_index in range(max_retries + 1):
         if attempt_index:
             previous = outcome.attempts[-1]
             sent.append(AIMessage(content=previous.text))
             sent.append(retry_instruction(previous.problem or "", schema))
         outcome.messages = list(sent)
-        if runnable is not None:
-            attempt = await _native_attempt(runnable, sent, schema, config, outcome.usage)
-        else:
-            attempt = await _extraction_attempt(model, sent, schema, config, outcome.usage)
+        try:
+            if runnable is not None:
+                attempt = await _native_attempt(runnable, sent, schema, config, outcome.usage)
+            else:
+                attempt = await _extraction_attempt(model, sent, schema, config, outcome.usage)
+        except Exception as exc:  # a SEA error (cancelled, script exhausted) is never a refusal
+            if attempt_index == 0 and not isinstance(exc, SeaError):
+                raise _Refused(exc) from exc
+            raise
         outcome.attempts.append(attempt)
         outcome.text = attempt.text
         if attempt.problem is None:
             outcome.value = attempt.answer
             outcome.accepted = True
-            break
-    return outcome
+            return
 
 
 async def _native_attempt(
@@ -220,6 +323,9 @@ async def _native_attempt(
     usage: Usage,
 ) -> Attempt:
     result = await runnable.ainvoke(messages, config=config)
+    if isinstance(result, BaseMessage):  # JSON mode bound directly: the answer is text
+        usage.add(result)
+        return _judged(_text_of(result), schema)
     if isinstance(result, Mapping) and "raw" in result:
         raw = result.get("raw")
         parsed, parsing_error = result.get("parsed"), result.get("parsing_error")

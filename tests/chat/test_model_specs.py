@@ -57,9 +57,14 @@ def test_missing_provider_package_names_the_pip_command(
 
 
 class _FakeProviderChat(FakeListChatModel):
-    """Stands in for a provider package's chat class (the packages are optional extras)."""
+    """Stands in for a provider package's chat class (the packages are optional extras).
+
+    One class for every test: LangChain keeps the class it found for a provider.
+    """
 
     model: str = ""
+    temperature: float | None = None
+    base_url: str | None = None
 
     def __init__(self, **kwargs: object) -> None:
         if kwargs.get("model") == "needs-key":
@@ -216,3 +221,56 @@ def test_scripted_spec_with_a_bad_script_is_a_usage_error(tmp_path: Path) -> Non
     script.write_text('{"answers": []}')
     with pytest.raises(UsageError, match="responses"):
         resolve_model(f"scripted:{script}")
+
+
+def _fake_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    package = types.ModuleType("langchain_openai")
+    package.ChatOpenAI = _FakeProviderChat  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "langchain_openai", package)
+
+
+def test_options_reach_the_providers_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_openai(monkeypatch)
+    options = {"temperature": 0.2, "base_url": "http://127.0.0.1:8765/v1"}
+    model = resolve_model("openai:smollm2", options=options)
+    assert isinstance(model, _FakeProviderChat)
+    assert (model.model, model.temperature, model.base_url) == (
+        "smollm2", 0.2, "http://127.0.0.1:8765/v1",
+    )
+
+
+def test_any_langchain_provider_and_its_package_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_groq", None)
+    with pytest.raises(ProviderPackageMissing) as info:
+        resolve_model("groq:llama-3.1-8b")
+    assert "`pip install langchain-groq`" in info.value.message
+    with pytest.raises(ModelSpecError, match="unknown provider 'nosuch'"):
+        resolve_model("nosuch:model")
+
+
+def test_a_scripted_model_takes_no_options(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text('{"responses": {}}')
+    with pytest.raises(UsageError, match="takes no options"):
+        resolve_model(f"scripted:{script}", options={"temperature": 1})
+
+
+def test_cli_model_options_parse_json_values_and_reach_each_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from sea.cli.run import chat_models, model_option
+
+    assert model_option("temperature=0.2") == ("temperature", 0.2)
+    assert model_option("base_url=http://h/v1") == ("base_url", "http://h/v1")
+    assert model_option("stream_usage=true") == ("stream_usage", True)
+    with pytest.raises(argparse.ArgumentTypeError, match="KEY=VALUE"):
+        model_option("temperature")
+    _fake_openai(monkeypatch)
+    models = chat_models("openai:big", "openai:small", [("temperature", 0.7)],
+                         [("temperature", 0.0)])
+    assert (models.normal.model, models.normal.temperature) == ("big", 0.7)  # type: ignore[attr-defined]
+    assert (models.lightweight.model, models.lightweight.temperature) == ("small", 0.0)  # type: ignore[attr-defined]
+    same = chat_models("openai:big", None, [("temperature", 0.7)])
+    assert same.normal is same.lightweight
