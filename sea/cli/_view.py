@@ -30,6 +30,10 @@ class View(Protocol):
     def finish(self) -> str:
         """Show the end; the pulse's status."""
 
+    @property
+    def handled(self) -> list[dict[str, Any]]:
+        """Failures that ``error_next`` handled (the pulse went on)."""
+
 
 class _Collected:
     """What both views keep: status, error, spoken texts, LLM calls, memory writes."""
@@ -41,6 +45,12 @@ class _Collected:
         self.spoken: list[str] = []
         self.llm_calls: list[Any] = []
         self.memory_writes: list[MemoryWritten] = []
+        self._handled: list[dict[str, Any]] = []
+
+    @property
+    def handled(self) -> list[dict[str, Any]]:
+        """Failures that ``error_next`` handled (the pulse went on)."""
+        return self._handled
 
     def collect(self, event: Event) -> None:
         self.pulse_id = event.pulse_id
@@ -50,6 +60,8 @@ class _Collected:
             self.llm_calls.append(event.record)
         elif isinstance(event, MemoryWritten):
             self.memory_writes.append(event)
+        elif isinstance(event, ErrorRaised) and event.routed:
+            self._handled.append({"playbook": event.playbook, "node": event.node, **event.error})
         elif isinstance(event, PulseEnded):
             self.status = event.status
             self.error = event.error
@@ -67,12 +79,13 @@ class JsonView(_Collected):
         self.collect(event)
 
     def finish(self) -> str:
-        """Print ``pulse_id, status, spoken, error, llm_calls, memory_writes``."""
+        """Print ``pulse_id, status, spoken, error, handled_errors, llm_calls, memory_writes``."""
         document = {
             "pulse_id": self.pulse_id,
             "status": self.status,
             "spoken": self.spoken,
             "error": self.error,
+            "handled_errors": self.handled,
             "llm_calls": [record.to_json() for record in self.llm_calls],
             "memory_writes": [_write_json(write) for write in self.memory_writes],
         }

@@ -68,6 +68,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--record", metavar="FILE", help="write the pulse's trace to FILE")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    parser.add_argument(
+        "--strict", action="store_true",
+        help="exit 1 when a node failed, even if its error_next handled it (the pulse still "
+        "ends ok; each handled failure is reported)",
+    )
     parser.set_defaults(func=run_command)
 
 
@@ -147,7 +152,9 @@ async def _run(args: argparse.Namespace) -> int:
         status = await _pulse(runtime, library, persona, name, args.input, view, record)
     finally:
         store.close()
-    return 0 if status == "ok" else 1
+    if status != "ok":
+        return 1
+    return 1 if args.strict and view.handled else 0
 
 
 def record_path(target: str) -> Path:

@@ -26,8 +26,14 @@ def register(subparsers: Any) -> None:
         "looked up in the given directories (and the files' directories), then the bundled ones.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="file or directory")
-    parser.add_argument("--format", choices=("human", "json"), default="human")
-    parser.add_argument("--strict", action="store_true", help="warnings fail too")
+    parser.add_argument(
+        "--format", choices=("human", "json"), default="human",
+        help="human: one diagnostic per line with a hint (default); json: a list of objects",
+    )
+    parser.add_argument(
+        "--strict", action="store_true",
+        help="warnings fail too, and without --tools only the built-in tools are known",
+    )
     parser.add_argument(
         "--tools",
         type=Path,
@@ -62,11 +68,14 @@ def _plan(paths: list[Path]) -> _Plan:
     return plan
 
 
-def _catalogue(path: Path | None) -> ToolCatalogue | None:
-    if path is None:
-        return None
-    from sea.engine.tools.builtin import builtin_tool_schemas
+def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
+    """The tools playbooks may call: the built-in ones and the ``--tools`` file's. Without a
+    file, tools are unchecked unless ``strict`` (then only the built-in tools are known)."""
+    from sea.engine.tools.signatures import builtin_tool_schemas
     from sea.lang.checks import ToolCatalogue
+
+    if path is None:
+        return ToolCatalogue(dict(builtin_tool_schemas())) if strict else None
 
     loaded = ToolCatalogue.load(path)
     # The engine's own tools count as known with any catalogue, with their real arguments.
@@ -104,13 +113,15 @@ def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
     return found
 
 
-def collect(paths: list[Path], tools: Path | None) -> tuple[list[Diagnostic], _Plan]:
+def collect(
+    paths: list[Path], tools: Path | None, strict: bool = False
+) -> tuple[list[Diagnostic], _Plan]:
     """Every diagnostic of every file under ``paths``."""
     from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import check_document, unreadable
 
     plan = _plan(paths)
-    library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools))
+    library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools, strict))
     context = library.context()
     diagnostics = [unreadable(p, FileNotFoundError()) for p in plan.missing]
     results = []
@@ -132,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
     from sea.errors import Severity
 
-    diagnostics, plan = collect(args.paths, args.tools)
+    diagnostics, plan = collect(args.paths, args.tools, args.strict)
     for directory in plan.empty:
         print(f"sea: note: no playbooks (*.json) in {directory}", file=sys.stderr)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)

@@ -6,7 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from sea.engine.events import ApprovalRequested, Event, LLMCalled, MemoryWritten, PulseEnded, Spoken
+from sea.engine.events import (
+    ApprovalRequested,
+    ErrorRaised,
+    Event,
+    LLMCalled,
+    MemoryWritten,
+    PulseEnded,
+    Spoken,
+)
 from sea.engine.state import variables
 from sea.llm.records import LLMCallRecord
 
@@ -35,6 +43,9 @@ class PulseResult:
     """``llm_calls``, ``tokens_in``, ``tokens_out``, ``steps``."""
     approval: dict[str, Any] | None = None
     """The pending approval request when ``status`` is ``waiting``."""
+    handled_errors: list[dict[str, Any]] = field(default_factory=list)
+    """Failures an ``error_next`` handled, in order (``{playbook, node, code, message}``):
+    the pulse may end ``ok`` and still have lost a model call or a tool result."""
     events: list[Event] = field(default_factory=list)
 
 
@@ -65,6 +76,11 @@ def pulse_result(
             "steps": int(final.get("steps") or 0),
         },
         approval=approval if status == "waiting" else None,
+        handled_errors=[
+            {"playbook": e.playbook, "node": e.node, **e.error}
+            for e in events
+            if isinstance(e, ErrorRaised) and e.routed
+        ],
         events=list(events),
     )
 

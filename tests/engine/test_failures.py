@@ -45,6 +45,7 @@ def test_failure_routes_to_error_next_with_the_error_in_state(
     assert result.outputs["reached"] is None  # the failed node's `next` was not taken
     [raised] = [e for e in result.events if isinstance(e, ErrorRaised) and e.node == node]
     assert raised.routed and raised.error == caught
+    assert result.handled_errors == [{"playbook": "fails_routed", "node": node, **caught}]
     [ended] = [e for e in result.events if isinstance(e, NodeEnded) and e.node == node]
     assert ended.outcome == "error"
 

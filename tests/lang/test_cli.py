@@ -180,3 +180,14 @@ def test_builtin_tools_are_checked_with_their_own_argument_schemas(
     assert main(["validate", "--tools", str(catalogue), str(path)]) == 1
     out = capsys.readouterr().out
     assert "colour" in out and "memory_search" in out
+
+
+def test_strict_knows_the_builtin_tools_and_rejects_any_other(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(DATA / "invalid" / "unknown_tool.json")
+    assert main(["validate", path]) == 0  # tools unchecked: the host may provide it
+    assert main(["validate", "--strict", path]) == 1
+    assert "SEA060 error: tool `web_serch`" in capsys.readouterr().out
+    bundled = str(Path(__file__).resolve().parents[2] / "playbooks")
+    assert main(["validate", "--strict", bundled]) == 0  # they call built-in tools only

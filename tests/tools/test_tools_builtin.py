@@ -13,7 +13,8 @@ import pytest
 from saimemory import CONVERSATION_TAG, NewMessage
 from saimemory.sqlite import SQLiteStore
 from sea.engine.tools.box import ToolBox
-from sea.engine.tools.builtin import builtin_tool_schemas, builtin_tools
+from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.signatures import builtin_tool_schemas
 from sea.errors import ToolArgumentError
 from sea.lang.models import Playbook
 from sea.resources import bundled_playbooks_dir

@@ -22,7 +22,10 @@ def test_run_json_prints_one_object_with_the_pulse(sea: Sea) -> None:
     done = sea("run", "--input", "Hello", "--model", sea.script(), "--json")
     assert done.code == 0, done.err
     result = orjson.loads(done.out)
-    assert set(result) == {"pulse_id", "status", "spoken", "error", "llm_calls", "memory_writes"}
+    assert set(result) == {
+        "pulse_id", "status", "spoken", "error", "handled_errors", "llm_calls", "memory_writes"
+    }
+    assert result["handled_errors"] == []
     assert result["status"] == "ok" and result["error"] is None
     assert result["spoken"] == ["Hello! I'm Aoi."]
     assert isinstance(result["pulse_id"], str) and len(result["pulse_id"]) == 32
@@ -121,3 +124,23 @@ def test_a_persona_file_with_a_bad_id_says_what_is_wrong(sea: Sea) -> None:
     bad.write_text('{"name": "Ken"}')
     done = sea("run", "--input", "x", "--persona-file", str(bad), "--model", sea.script())
     clean(done, 2, "persona.json", "'id' is missing (or give --persona ID)")
+
+
+def test_a_handled_failure_is_reported_and_fails_strict_runs(sea: Sea) -> None:
+    bad_router = {
+        "responses": {
+            "sub_router_user.decide": [{"nope": 1}] * 3,
+            "sub_speak.compose": ["Hello!"] * 2,
+        }
+    }
+    model = sea.script(bad_router)
+    done = sea("run", "--input", "Hello", "--model", model, "--json")
+    assert done.code == 0, done.err
+    result = orjson.loads(done.out)
+    assert result["status"] == "ok"
+    [handled] = result["handled_errors"]
+    assert (handled["playbook"], handled["node"]) == ("meta_user", "route")
+    assert "did not match response_schema" in handled["message"]
+    shown = sea("run", "--input", "Hello", "--model", model, "--strict")
+    assert shown.code == 1
+    assert "meta_user.route failed, handled:" in shown.err

@@ -19,12 +19,10 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field
 
 from saimemory import Message, MessageStore
+from sea.engine.tools.signatures import ARGUMENTS
 from sea.lang.models import Playbook
-
-MAX_LIMIT = 50
 
 
 class PlaybookCatalog(Protocol):
@@ -33,41 +31,6 @@ class PlaybookCatalog(Protocol):
     def router_callable(self) -> list[Playbook]:
         """The playbooks a router may choose."""
         ...
-
-
-class _NoArgs(BaseModel):
-    pass
-
-
-class _SearchArgs(BaseModel):
-    query: str = Field(min_length=1, description="Words to look for (any language).")
-    limit: int = Field(default=5, ge=1, le=MAX_LIMIT, description="How many messages at most.")
-    tags: list[str] | None = Field(
-        default=None, description="Only messages with all of these tags, e.g. `conversation`."
-    )
-    match: Literal["any", "all"] = Field(
-        default="any",
-        description="`any` (default, for natural language such as a question): messages "
-        "with at least one of the words, rare words first, punctuation ignored. `all`: "
-        "messages with every word, exactly as written.",
-    )
-
-
-class _RecentArgs(BaseModel):
-    limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description="How many messages at most.")
-
-
-_ARGUMENTS: dict[str, type[BaseModel]] = {
-    "list_available_playbooks": _NoArgs,
-    "memory_search": _SearchArgs,
-    "memory_recent": _RecentArgs,
-}
-"""Built-in tool name → its arguments (one entry per tool :func:`builtin_tools` makes)."""
-
-
-def builtin_tool_schemas() -> dict[str, dict[str, Any]]:
-    """Name → argument JSON Schema of every built-in tool (the validator's catalogue)."""
-    return {name: model.model_json_schema() for name, model in _ARGUMENTS.items()}
 
 
 def builtin_tools(
@@ -141,7 +104,7 @@ def _tool(run: Callable[..., Any], *, name: str, description: str) -> BaseTool:
     (as the pulse's memory writes do), so a slow store never blocks the event loop.
     A ``config: RunnableConfig`` parameter of ``run`` receives the call's config."""
     return StructuredTool.from_function(
-        func=run, name=name, description=description, args_schema=_ARGUMENTS[name]
+        func=run, name=name, description=description, args_schema=ARGUMENTS[name]
     )
 
 
