@@ -5,11 +5,18 @@ parser and sets ``func`` (``args -> exit code``).
 Errors the engine and the store raise on purpose (:class:`sea.errors.SeaError`,
 :class:`saimemory.errors.MemoryStoreError`) become a clean message and a non-zero exit
 here, never a traceback.
+
+Exit codes, the same for every command: 0 done; 1 the work ran (or the files were checked)
+and failed (a pulse ended in error, a playbook has errors, the store refused); 2 the command
+could not start (a bad option, a file, directory or playbook that does not exist, a model
+that cannot be created); 130 interrupted. A closed output pipe (``sea ... | head``) ends the
+command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
@@ -37,6 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sea", description="SEA: a declarative playbook runtime for AI personas."
     )
+    parser.add_argument("--version", action="version", version=f"sea {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = _subcommand_modules()
     for name in [only] if only in names else names:
@@ -44,8 +52,36 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sea-runtime")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # inside the guard: a reader that went away is not an error
+        return code
+    except BrokenPipeError:  # the reader went away (`sea ... | head`): stop quietly
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to do
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(words)
@@ -63,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except SeaError as exc:
         print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, LookupError) else 1  # a name that does not exist: 2
     except MemoryStoreError as exc:  # the store cannot be opened or used
         print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
         return 1

@@ -42,6 +42,37 @@ def default_db() -> str:
     return os.environ.get(DB_ENV) or str(data_dir() / "memory.sqlite")
 
 
+def store_location(db: str | None) -> str:
+    """The store a command opens: ``--db``, else :func:`default_db` (its directory is made).
+
+    Raises:
+        UsageError: a ``--db`` file's directory does not exist (nothing is created on a
+            mistyped path).
+    """
+    if db is None:
+        location = default_db()
+        if "://" not in location:
+            Path(location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        return location
+    if "://" not in db and not Path(db).expanduser().parent.is_dir():
+        raise UsageError(
+            f"--db {db}: the directory {Path(db).expanduser().parent} does not exist; "
+            "create it first (nothing was created)"
+        )
+    return db
+
+
+def checkpoint_location(db: str) -> Path:
+    """Where the checkpoints of waiting pulses live: beside a SQLite store's file, else in
+    the data directory."""
+    if "://" in db:
+        home = data_dir()
+        home.mkdir(parents=True, exist_ok=True)
+        return home / "checkpoints.sqlite"
+    store = Path(db).expanduser()
+    return store.with_name(f"{store.stem}.checkpoints.sqlite")
+
+
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--db`` option every store-using command takes."""
     parser.add_argument(

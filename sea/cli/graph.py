@@ -31,8 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``sea graph``."""
-    from sea.errors import PlaybookError, UsageError
-    from sea.lang.library import PlaybookLibrary, PlaybookNotFound
+    from sea.errors import PlaybookError
+    from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import load_playbook_file
     from sea.lang.render import to_mermaid
 
@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
             playbook = load_playbook_file(target)
         else:
             playbook = PlaybookLibrary.bundled(args.dirs).get(args.playbook)
-    except PlaybookNotFound as exc:
-        raise UsageError(str(exc)) from exc
     except PlaybookError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format_human(), file=sys.stderr)

@@ -19,7 +19,7 @@ import orjson
 from saimemory import MemoryStoreError, Message, MessageStore, open_store
 from saimemory.errors import ImportFormatError
 from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
-from sea.cli._setup import add_db_argument, default_db
+from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, store_location
 from sea.errors import SeaError, UsageError
 
 PREVIEW_CHARS = 200
@@ -63,8 +63,10 @@ def _command(
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, aliases=list(aliases))
     add_db_argument(parser)
     parser.add_argument(
-        "--persona", required=persona_required, type=_persona_id,
-        help="persona id" + ("" if persona_required else " to import into (default: as in file)"),
+        "--persona", type=_persona_id,
+        default=DEFAULT_PERSONA.id if persona_required else None,
+        help=f"persona id (default: the bundled persona, {DEFAULT_PERSONA.id})"
+        if persona_required else "persona id to import into (default: as in the file)",
     )
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print JSON lines")
@@ -81,7 +83,7 @@ def _persona_id(text: str) -> str:
 @contextmanager
 def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
     try:
-        store = open_store(args.db or default_db())
+        store = open_store(store_location(args.db))
     except MemoryStoreError as exc:
         raise SeaError(exc.message, code=exc.code) from None
     try:

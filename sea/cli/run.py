@@ -14,7 +14,12 @@ import orjson
 
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
-from sea.cli._setup import add_db_argument, data_dir, default_db, load_persona
+from sea.cli._setup import (
+    add_db_argument,
+    checkpoint_location,
+    load_persona,
+    store_location,
+)
 from sea.cli._view import JsonView, TerminalView, View
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
@@ -37,7 +42,8 @@ def register(subparsers: Any) -> None:
         "playbook", nargs="?", default=DEFAULT_PLAYBOOK,
         help=f"playbook name or file (default: {DEFAULT_PLAYBOOK})",
     )
-    parser.add_argument("--input", "-i", required=True, help="what the user says")
+    parser.add_argument("--input", "-i", required=True, type=_user_input,
+                        help="what the user says (not empty)")
     parser.add_argument("--persona", help="persona id (default: the bundled persona, aoi)")
     parser.add_argument("--persona-file", help="JSON file with id, name and system_prompt")
     add_db_argument(parser)
@@ -100,6 +106,12 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
     return PlaybookLibrary.bundled(search), target
 
 
+def _user_input(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the input is empty; say something (--input TEXT)")
+    return text
+
+
 def model_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` → (key, value); VALUE is JSON when it parses (numbers, booleans...)."""
     key, equals, value = text.partition("=")
@@ -145,10 +157,11 @@ async def _run(args: argparse.Namespace) -> int:
         args.light_model_option,
         args.structured_method,
     )
-    store = open_store(args.db or default_db())
+    location = store_location(args.db)
+    store = open_store(location)
     view: View = JsonView() if args.json else TerminalView(sys.stdout, sys.stderr)
     try:
-        runtime = _runtime(store, models, library)
+        runtime = _runtime(store, models, library, checkpoint_location(location))
         status = await _pulse(runtime, library, persona, name, args.input, view, record)
     finally:
         store.close()
@@ -180,11 +193,11 @@ def recorded_dirs(library: PlaybookLibrary) -> list[str]:
     return [str(d.resolve()) for d in library.dirs if d.resolve() != bundled]
 
 
-def _runtime(store: MessageStore, models: ModelSet, library: PlaybookLibrary) -> Runtime:
-    home = data_dir()
-    home.mkdir(parents=True, exist_ok=True)
+def _runtime(
+    store: MessageStore, models: ModelSet, library: PlaybookLibrary, checkpoints: Path
+) -> Runtime:
     return Runtime(
-        store, models, library=library, checkpoint_path=home / "checkpoints.sqlite",
+        store, models, library=library, checkpoint_path=checkpoints,
         history_budget=DEFAULT_BUDGET,
     )
 

@@ -19,6 +19,7 @@ import orjson
 from sea.errors import PlaybookError, SeaError
 from sea.lang import codes
 from sea.lang.checks import CheckContext, Signature, ToolCatalogue
+from sea.lang.hints import did_you_mean
 from sea.lang.loader import LoadResult, check_document
 from sea.lang.models import Playbook
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
@@ -141,11 +142,13 @@ class PlaybookLibrary:
         Raises:
             PlaybookNotFound: No such playbook.
         """
-        entry = self._scan().get(name)
+        entries = self._scan()
+        entry = entries.get(name)
         if entry is None:
-            raise PlaybookNotFound(
-                f"no playbook named `{name}` in {', '.join(map(str, self._dirs)) or 'no directory'}"
-            )
+            where = ", ".join(map(str, self._dirs)) or "no directory"
+            close = did_you_mean(name, entries)
+            hint = f"; did you mean `{close}`?" if close else ""
+            raise PlaybookNotFound(f"no playbook named `{name}` in {where}{hint}")
         return entry.path
 
     def content_hash(self, name: str) -> str:

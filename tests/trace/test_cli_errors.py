@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.trace.conftest import Outcome, Sea
 
@@ -144,3 +147,61 @@ def test_a_handled_failure_is_reported_and_fails_strict_runs(sea: Sea) -> None:
     shown = sea("run", "--input", "Hello", "--model", model, "--strict")
     assert shown.code == 1
     assert "meta_user.route failed, handled:" in shown.err
+
+
+def test_a_misspelt_playbook_is_a_usage_error_with_a_suggestion(sea: Sea) -> None:
+    ran = sea("run", "meta_usr", "--input", "Hi", "--model", sea.script())
+    clean(ran, 2, "SEA050", "did you mean `meta_user`?")
+    drawn = sea("graph", "meta_usr")
+    clean(drawn, 2, "SEA050", "did you mean `meta_user`?")
+
+
+def test_a_db_in_a_missing_directory_is_refused_and_nothing_is_created(sea: Sea) -> None:
+    missing = sea.root / "no" / "such" / "dir" / "memory.sqlite"
+    clean(sea("run", "--input", "Hi", "--model", sea.script(), "--db", str(missing)), 2,
+          "does not exist")
+    clean(sea("memory", "recent", "--db", str(missing)), 2, "does not exist")
+    assert not (sea.root / "no").exists()
+
+
+def test_checkpoints_live_beside_the_db_and_memory_defaults_to_the_bundled_persona(
+    sea: Sea,
+) -> None:
+    db = sea.root / "mine.sqlite"
+    assert sea("run", "--input", "Hello", "--model", sea.script(), "--db", str(db)).code == 0
+    assert (sea.root / "mine.checkpoints.sqlite").exists()
+    listed = sea("memory", "recent", "--db", str(db))
+    assert listed.code == 0 and "Hello! I'm Aoi." in listed.out
+
+
+def test_empty_input_is_a_usage_error(sea: Sea) -> None:
+    with pytest.raises(SystemExit) as info:
+        sea("run", "--input", "  ", "--model", sea.script())
+    assert info.value.code == 2
+    assert "the input is empty" in sea.capsys.readouterr().err
+
+
+def test_version(sea: Sea) -> None:
+    with pytest.raises(SystemExit) as info:
+        sea("--version")
+    assert info.value.code == 0
+    assert sea.capsys.readouterr().out.startswith("sea ")
+
+
+def test_a_closed_pipe_ends_quietly(sea: Sea) -> None:
+    db = sea.root / "memory.sqlite"
+    assert sea("run", "--input", "Hello", "--model", sea.script(), "--db", str(db)).code == 0
+    commands = [
+        ["memory", "recent", "--db", str(db), "--limit", "50"],
+        ["run", "--input", "Hi", "--model", sea.script(), "--db", str(db), "--json"],
+    ]
+    for command in commands:
+        reader = subprocess.Popen(
+            [sys.executable, "-m", "sea", *command], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert reader.stdout is not None
+        reader.stdout.close()  # like `| head -c 0`: nobody reads
+        _, err = reader.communicate(timeout=60)
+        assert reader.returncode == 0, err
+        assert b"Traceback" not in err and b"BrokenPipe" not in err
