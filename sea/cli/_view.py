@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import sys
+from time import monotonic
 from typing import Any, Protocol, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
 
 from sea.engine.events import (
     ErrorRaised,
     Event,
     LLMCalled,
     MemoryWritten,
+    NodeEnded,
     NodeStarted,
     PulseEnded,
     Spoken,
@@ -104,73 +113,161 @@ def _write_json(write: MemoryWritten) -> dict[str, Any]:
     }
 
 
-class TerminalView(_Collected):
-    """Streams the reply to ``out`` and progress, warnings and a call table to ``err``."""
+class _Running:
+    """The live status line: a spinner, the innermost running node and its elapsed time."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self) -> None:
+        self.nodes: list[tuple[NodeStarted, float]] = []
+        self._spinner = Spinner("dots", style="cyan")
+
+    def __rich__(self) -> Spinner:
+        if self.nodes:
+            event, started = self.nodes[-1]
+            label = f"{event.playbook}.{event.node} ({event.node_type})"
+            self._spinner.text = Text(f"{label}  {monotonic() - started:.1f}s", style="dim")
+        return self._spinner
+
+
+class TerminalView(_Collected):
+    """Streams the reply to ``out``; progress, warnings and the call table go to ``err``.
+
+    On a terminal, a live status line shows the running node with a spinner and its elapsed
+    time, each finished node is listed with its time, and the reply is set apart by blank
+    lines. Elsewhere (a pipe, a file) every node is one plain line as it starts.
+    Text from a model, a tool or the store is shown as text, never as markup.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, *, live: bool | None = None) -> None:
         super().__init__()
-        self._out, self._err = out, err
+        self._out = out
+        self._console = Console(file=err, highlight=False, width=None if _tty(err) else 120)
+        self._live_mode = self._console.is_terminal if live is None else live
+        self._apart = _tty(out)
+        self._running = _Running()
+        self._live: Live | None = None
         self._streaming = False
+        """The reply's line is open on ``out``."""
+        self._streamed = False
+        """The speaking node's reply was streamed (its ``Spoken`` event is not printed again)."""
 
     def show(self, event: Event) -> None:
         """Show the event as it happens."""
         self.collect(event)
         if isinstance(event, NodeStarted):
-            self._end_line()
-            indent = "  " * event.depth
-            self._err.write(f"{indent}· {event.playbook}.{event.node} ({event.node_type})\n")
-            self._err.flush()
+            self._started(event)
+        elif isinstance(event, NodeEnded):
+            self._ended(event)
         elif isinstance(event, TokenChunk):
-            self._out.write(event.text)
-            self._out.flush()
-            self._streaming = True
+            self._reply(event.text)
         elif isinstance(event, Spoken):
-            if not self._streaming:
-                self._out.write(event.text)
-            self._out.write("\n")
-            self._out.flush()
-            self._streaming = False
-        elif isinstance(event, WarningRaised):
-            self._end_line()
-            self._err.write(f"warning {event.code}: {event.message}\n")
+            if not self._streamed:
+                self._reply(event.text)
+            if self._streaming:
+                self._end_reply()
+            self._streamed = False
+        elif isinstance(event, WarningRaised) and event.message != ESTIMATED_TOKENS:
+            # (estimated token counts are marked with `~` in the call table instead)
+            self._line(Text.assemble(("warning ", "yellow"), f"{event.code}: {event.message}"))
         elif isinstance(event, ErrorRaised) and event.routed:
-            self._end_line()
-            message = event.error.get("message", "")
-            self._err.write(f"{event.playbook}.{event.node} failed, handled: {message}\n")
+            message = str(event.error.get("message", ""))
+            self._line(Text.assemble(
+                (f"{event.playbook}.{event.node} failed, handled: ", "yellow"), message
+            ))
 
-    def _end_line(self) -> None:
+    def _started(self, event: NodeStarted) -> None:
+        self._running.nodes.append((event, monotonic()))
+        if not self._live_mode:
+            indent = "  " * event.depth
+            self._line(Text(f"{indent}· {event.playbook}.{event.node} ({event.node_type})"))
+        elif self._live is None and not self._streaming:
+            self._live = Live(self._running, console=self._console, transient=True,
+                              refresh_per_second=8)
+            self._live.start()
+
+    def _ended(self, event: NodeEnded) -> None:
+        nodes = self._running.nodes
+        for index in range(len(nodes) - 1, -1, -1):
+            if nodes[index][0].node == event.node and nodes[index][0].playbook == event.playbook:
+                del nodes[index]
+                break
+        if self._live_mode:
+            mark, style = ("✓", "green") if event.outcome == "ok" else ("✗", "red")
+            indent = "  " * event.depth
+            label = f"{event.playbook}.{event.node} ({event.node_type})"
+            took = f" {event.duration_s:.2f}s"
+            if event.outcome != "ok":
+                took += f" {event.outcome}"
+            self._line(Text.assemble(indent, (mark, style), f" {label}", (took, "dim")))
+        if not nodes:
+            self._stop_live()
+
+    def _reply(self, text: str) -> None:
+        if not self._streaming:
+            self._stop_live()
+            if self._apart:
+                self._out.write("\n")
+        self._out.write(text)
+        self._out.flush()
+        self._streaming = self._streamed = True
+
+    def _end_reply(self) -> None:
+        self._out.write("\n\n" if self._apart else "\n")
+        self._out.flush()
+        self._streaming = False
+
+    def _line(self, text: Text) -> None:
         if self._streaming:
-            self._out.write("\n")
-            self._out.flush()
-            self._streaming = False
+            self._end_reply()
+        self._console.print(text)
+        if self._live_mode and self._live is None and self._running.nodes:
+            self._live = Live(self._running, console=self._console, transient=True,
+                              refresh_per_second=8)
+            self._live.start()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
     def finish(self) -> str:
         """Print the table of LLM calls and how the pulse ended."""
-        self._end_line()
+        self._stop_live()
+        if self._streaming:
+            self._end_reply()
         if self.llm_calls:
-            self._err.write(call_table(self.llm_calls) + "\n")
+            self._console.print(call_table(self.llm_calls))
         if self.error:
             parts = (self.error.get("playbook"), self.error.get("node"))
             where = ".".join(str(part) for part in parts if part)
-            self._err.write(
-                f"error {self.error.get('code')} at {where}: {self.error.get('message')}\n"
-            )
-        self._err.write(f"pulse {self.pulse_id}: {self.status}\n")
+            self._console.print(Text.assemble(
+                (f"error {self.error.get('code')}", "red"),
+                f" at {where}: {self.error.get('message')}",
+            ))
+        style = "green" if self.status == "ok" else "yellow" if self.status == "waiting" else "red"
+        self._console.print(Text.assemble(f"pulse {self.pulse_id}: ", (self.status, style)))
         return self.status
 
 
-def call_table(records: list[LLMCallRecord]) -> str:
-    """A fixed-width table: node, model, seconds, tokens in/out, retries, outcome; token
-    counts the provider did not report are estimates, shown with ``~``."""
-    rows = [("node", "model", "time", "in", "out", "retries", "outcome")]
-    for r in records:
-        mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
-        rows.append((f"{r.playbook}.{r.node}", r.model, f"{r.latency_s:.2f}s",
-                     f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", str(r.retries), r.outcome))
+def _tty(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def call_table(records: list[LLMCallRecord]) -> Table:
+    """The model calls: node, model, seconds, tokens in/out, retries, outcome, and totals;
+    token counts the provider did not report are estimates, shown with ``~``."""
+    table = Table(box=box.SIMPLE_HEAD, show_footer=True, pad_edge=False)
     total_time = sum(r.latency_s for r in records)
     mark = "~" if any(ESTIMATED_TOKENS in r.warnings for r in records) else ""
-    rows.append(("total", "", f"{total_time:.2f}s", f"{mark}{sum(r.tokens_in for r in records)}",
-                 f"{mark}{sum(r.tokens_out for r in records)}", "", ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                     .rstrip() for row in rows)
+    footers = ["total", "", f"{total_time:.2f}s", f"{mark}{sum(r.tokens_in for r in records)}",
+               f"{mark}{sum(r.tokens_out for r in records)}", "", ""]
+    headers = ["node", "model", "time", "in", "out", "retries", "outcome"]
+    for index, (header, footer) in enumerate(zip(headers, footers, strict=True)):
+        table.add_column(header, footer=footer, no_wrap=True,
+                         justify="right" if 2 <= index <= 5 else "left")
+    for r in records:
+        mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
+        outcome = Text(r.outcome, style="green" if r.outcome == "ok" else "red")
+        table.add_row(Text(f"{r.playbook}.{r.node}"), Text(r.model), f"{r.latency_s:.2f}s",
+                      f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", str(r.retries), outcome)
+    return table

@@ -264,7 +264,8 @@ async def run_structured(
         except _Refused as refused:
             if last:
                 raise refused.error from None
-            outcome.refused.append(f"{method}: {type(refused.error).__name__}: {refused.error}")
+            reason = (str(refused.error).strip().splitlines() or [""])[0][:300]
+            outcome.refused.append(f"{method}: {type(refused.error).__name__}: {reason}")
             continue
         memory.worked(model, method)
         return outcome

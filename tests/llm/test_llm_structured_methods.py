@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
+from rich.console import Console
 
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
@@ -136,4 +138,6 @@ def test_missing_usage_is_estimated_and_said_so(store: SQLiteStore, persona: Per
     assert record.tokens_out == 10  # forty characters, about four a token
     assert record.tokens_in > 0
     assert ESTIMATED_TOKENS in record.warnings
-    assert f"~{record.tokens_out}" in call_table([record])
+    console = Console(file=io.StringIO(), width=120)
+    console.print(call_table([record]))
+    assert f"~{record.tokens_out}" in console.file.getvalue()  # type: ignore[attr-defined]
