@@ -62,15 +62,14 @@ def store_location(db: str | None) -> str:
     return db
 
 
-def checkpoint_location(db: str) -> Path:
-    """Where the checkpoints of waiting pulses live: beside a SQLite store's file, else in
-    the data directory."""
+def checkpoint_location(db: str) -> str:
+    """Where the checkpoints of waiting pulses live: in the PostgreSQL database of a
+    ``postgresql://`` store (so any process can resume them), else beside the SQLite
+    store's file (``memory.checkpoints.sqlite`` for ``memory.sqlite``)."""
     if "://" in db:
-        home = data_dir()
-        home.mkdir(parents=True, exist_ok=True)
-        return home / "checkpoints.sqlite"
+        return db
     store = Path(db).expanduser()
-    return store.with_name(f"{store.stem}.checkpoints.sqlite")
+    return str(store.with_name(f"{store.stem}.checkpoints.sqlite"))
 
 
 def add_db_argument(parser: argparse.ArgumentParser) -> None:

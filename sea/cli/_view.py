@@ -1,4 +1,5 @@
-"""How ``sea run`` shows a pulse: live on a terminal, or as one JSON object at the end."""
+"""How ``sea run`` and ``sea resume`` show a pulse: live on a terminal, as one JSON object
+at the end, or as one JSON line per event."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sea.engine.events import (
+    ApprovalRequested,
     ErrorRaised,
     Event,
     LLMCalled,
@@ -32,6 +34,11 @@ from sea.llm.records import LLMCallRecord
 
 class View(Protocol):
     """Something that shows a pulse's events."""
+
+    pulse_id: str
+    """The pulse's id (known from its first event)."""
+    error: dict[str, Any] | None
+    """How the pulse failed, if it did."""
 
     def show(self, event: Event) -> None:
         """Take one event as it happens."""
@@ -54,6 +61,7 @@ class _Collected:
         self.spoken: list[str] = []
         self.llm_calls: list[Any] = []
         self.memory_writes: list[MemoryWritten] = []
+        self.approvals: list[ApprovalRequested] = []
         self._handled: list[dict[str, Any]] = []
 
     @property
@@ -69,6 +77,8 @@ class _Collected:
             self.llm_calls.append(event.record)
         elif isinstance(event, MemoryWritten):
             self.memory_writes.append(event)
+        elif isinstance(event, ApprovalRequested):
+            self.approvals.append(event)
         elif isinstance(event, ErrorRaised) and event.routed:
             self._handled.append({"playbook": event.playbook, "node": event.node, **event.error})
         elif isinstance(event, PulseEnded):
@@ -99,6 +109,25 @@ class JsonView(_Collected):
             "memory_writes": [_write_json(write) for write in self.memory_writes],
         }
         self._out.write(json_text(document) + "\n")
+        return self.status
+
+
+class JsonLinesView(_Collected):
+    """Prints every event as one JSON line as it happens (``--events jsonl``), for scripts:
+    each line is the event's ``to_json()`` (``kind``, ``pulse_id`` and its fields)."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        super().__init__()
+        self._out = out or sys.stdout
+
+    def show(self, event: Event) -> None:
+        """Print the event."""
+        self.collect(event)
+        self._out.write(json_text(event.to_json()) + "\n")
+        self._out.flush()
+
+    def finish(self) -> str:
+        """Nothing more to print (the last line was ``pulse_end``)."""
         return self.status
 
 
@@ -168,6 +197,14 @@ class TerminalView(_Collected):
         elif isinstance(event, WarningRaised) and event.message != ESTIMATED_TOKENS:
             # (estimated token counts are marked with `~` in the call table instead)
             self._line(Text.assemble(("warning ", "yellow"), f"{event.code}: {event.message}"))
+        elif isinstance(event, ApprovalRequested):
+            action = str(event.request.get("action", "an action"))
+            detail = {k: v for k, v in event.request.items()
+                      if k not in ("action", "playbook", "node")}
+            self._line(Text.assemble(
+                ("waiting for approval: ", "yellow"), f"{action} at {event.playbook}.{event.node}",
+                (f" {json_text(detail)}" if detail else "", "dim"),
+            ))
         elif isinstance(event, ErrorRaised) and event.routed:
             message = str(event.error.get("message", ""))
             self._line(Text.assemble(

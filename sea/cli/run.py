@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import sys
 import uuid
 from collections.abc import Sequence
@@ -20,7 +21,8 @@ from sea.cli._setup import (
     load_persona,
     store_location,
 )
-from sea.cli._view import JsonView, TerminalView, View
+from sea.cli._view import JsonLinesView, JsonView, TerminalView, View
+from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -46,6 +48,14 @@ def register(subparsers: Any) -> None:
                         help="what the user says (not empty)")
     parser.add_argument("--persona", help="persona id (default: the bundled persona, aoi)")
     parser.add_argument("--persona-file", help="JSON file with id, name and system_prompt")
+    add_runtime_arguments(parser)
+    parser.add_argument("--record", metavar="FILE", help="write the pulse's trace to FILE")
+    parser.set_defaults(func=run_command)
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``sea run`` and ``sea resume`` share: store, models, playbooks, approval
+    policy and how the pulse is shown."""
     add_db_argument(parser)
     parser.add_argument(
         "--model", default="local",
@@ -60,26 +70,35 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--light-model", help="lightweight model (default: the normal model)")
     parser.add_argument(
+        "--light-model-option", action="append", default=[], metavar="KEY=VALUE",
+        type=model_option, help="option for the lightweight model (as --model-option)",
+    )
+    parser.add_argument(
         "--structured-method", default="auto", choices=("auto", *METHODS),
         help="how models are asked for structured answers: auto (the best the model accepts, "
         "remembered), json_schema, json_mode, function_calling or prompt",
     )
     parser.add_argument(
-        "--light-model-option", action="append", default=[], metavar="KEY=VALUE",
-        type=model_option, help="option for the lightweight model (as --model-option)",
-    )
-    parser.add_argument(
         "--playbooks", action="append", default=[], metavar="DIR",
         help="directory searched for playbooks before the bundled ones (repeatable)",
     )
-    parser.add_argument("--record", metavar="FILE", help="write the pulse's trace to FILE")
-    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    parser.add_argument(
+        "--ask-before", action="append", default=[], metavar="TOOL",
+        help="a tool that runs only after a person approves the call: the pulse waits "
+        "(status waiting) and `sea resume PULSE_ID --approve` or `--deny` continues it "
+        "(repeatable)",
+    )
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    output.add_argument(
+        "--events", choices=("jsonl",),
+        help="print every event as it happens, one JSON object per line (for scripts)",
+    )
     parser.add_argument(
         "--strict", action="store_true",
         help="exit 1 when a node failed, even if its error_next handled it (the pulse still "
         "ends ok; each handled failure is reported)",
     )
-    parser.set_defaults(func=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -93,10 +112,7 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
     Raises:
         UsageError: a ``--playbooks`` entry is not a directory.
     """
-    search = [Path(d) for d in dirs]
-    for directory in search:
-        if not directory.is_dir():
-            raise UsageError(f"--playbooks {directory}: not a directory")
+    search = search_dirs(dirs)
     path = Path(target)
     if target.endswith(".json") or path.is_file():
         from sea.lang.loader import load_playbook_file
@@ -104,6 +120,19 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
         playbook = load_playbook_file(path)
         return PlaybookLibrary.bundled([path.parent, *search]), playbook.name
     return PlaybookLibrary.bundled(search), target
+
+
+def search_dirs(dirs: Sequence[str]) -> list[Path]:
+    """The ``--playbooks`` directories.
+
+    Raises:
+        UsageError: an entry is not a directory.
+    """
+    search = [Path(d) for d in dirs]
+    for directory in search:
+        if not directory.is_dir():
+            raise UsageError(f"--playbooks {directory}: not a directory")
+    return search
 
 
 def _user_input(text: str) -> str:
@@ -150,24 +179,85 @@ async def _run(args: argparse.Namespace) -> int:
     library.get(name)  # a missing or invalid playbook fails before anything is loaded
     persona = load_persona(args.persona_file, args.persona)
     record = None if args.record is None else record_path(args.record)
-    models = chat_models(
+    models = models_of(args)
+    location = store_location(args.db)
+    store = open_store(location)
+    view = view_of(args)
+    try:
+        runtime = runtime_of(args, store, models, library, location)
+        status = await _pulse(runtime, library, persona, name, args.input, view, record)
+    finally:
+        store.close()
+    return finish(args, view, status, recorded_dirs(library))
+
+
+def models_of(args: argparse.Namespace) -> ModelSet:
+    """The models the options name."""
+    return chat_models(
         args.model,
         args.light_model,
         args.model_option,
         args.light_model_option,
         args.structured_method,
     )
-    location = store_location(args.db)
-    store = open_store(location)
-    view: View = JsonView() if args.json else TerminalView(sys.stdout, sys.stderr)
-    try:
-        runtime = _runtime(store, models, library, checkpoint_location(location))
-        status = await _pulse(runtime, library, persona, name, args.input, view, record)
-    finally:
-        store.close()
-    if status != "ok":
-        return 1
+
+
+def view_of(args: argparse.Namespace) -> View:
+    """How the pulse is shown: ``--json``, ``--events jsonl``, or live on the terminal."""
+    if args.json:
+        return JsonView()
+    if args.events == "jsonl":
+        return JsonLinesView()
+    return TerminalView(sys.stdout, sys.stderr)
+
+
+def runtime_of(
+    args: argparse.Namespace,
+    store: MessageStore,
+    models: ModelSet,
+    library: PlaybookLibrary,
+    location: str,
+) -> Runtime:
+    """The runtime of a ``sea run`` or ``sea resume``: checkpoints beside (or in) the store."""
+    return Runtime(
+        store, models, library=library, checkpoint_path=checkpoint_location(location),
+        history_budget=DEFAULT_BUDGET, limits=Limits(approval_tools=frozenset(args.ask_before)),
+    )
+
+
+def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str]) -> int:
+    """The exit code of a pulse (0 ok or waiting, 1 error, or a handled failure with
+    ``--strict``); a waiting pulse's resume command is printed on stderr."""
+    if status == "waiting":
+        print(
+            f"the pulse waits for approval; continue it with: {resume_command(args, view, dirs)}",
+            file=sys.stderr,
+        )
+        return 0
+    if status != "ok":  # a pulse the runtime could not start as asked (e.g. not waiting): 2
+        return 2 if view.error and view.error.get("code") == UsageError.code else 1
     return 1 if args.strict and view.handled else 0
+
+
+def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) -> str:
+    """The ``sea resume`` command that continues the waiting pulse with the same store,
+    playbooks, models and approval policy (model options are left for the user to repeat:
+    they may hold secrets)."""
+    words = ["sea", "resume", view.pulse_id, "--approve|--deny"]
+    if args.db is not None:
+        words += ["--db", args.db]
+    for directory in dirs:
+        words += ["--playbooks", directory]
+    if args.model != "local":
+        words += ["--model", args.model]
+    if args.light_model is not None:
+        words += ["--light-model", args.light_model]
+    for tool in args.ask_before:
+        words += ["--ask-before", tool]
+    if args.model_option or args.light_model_option:
+        words.append("(and the same --model-option / --light-model-option)")
+    return " ".join(shlex.quote(w) if w != "--approve|--deny" and not w.startswith("(")
+                    else w for w in words)
 
 
 def record_path(target: str) -> Path:
@@ -191,15 +281,6 @@ def recorded_dirs(library: PlaybookLibrary) -> list[str]:
     keeps them so that a replay from another directory finds the same playbooks)."""
     bundled = bundled_playbooks_dir().resolve()
     return [str(d.resolve()) for d in library.dirs if d.resolve() != bundled]
-
-
-def _runtime(
-    store: MessageStore, models: ModelSet, library: PlaybookLibrary, checkpoints: Path
-) -> Runtime:
-    return Runtime(
-        store, models, library=library, checkpoint_path=checkpoints,
-        history_budget=DEFAULT_BUDGET,
-    )
 
 
 async def _pulse(

@@ -72,6 +72,10 @@ class Pulse:
     """The call path; its records go to this pulse's events."""
     toolbox: ToolBox
     """The host's tools and the built-in ones, bound to this persona."""
+    approval_tools: frozenset[str] = frozenset()
+    """Tools that run only after a person approves: the runtime's policy, and for a resumed
+    pulse also the policy it started under (an answer is never skipped by a runtime that
+    would not have asked)."""
 
     def emit(self, event: Event) -> None:
         """Send an event to the host."""

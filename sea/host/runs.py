@@ -32,6 +32,8 @@ class Run:
     output_schema: list[str] | None = None
     ran: bool = False
     """The graph was started (so there may be checkpoints to remove)."""
+    approval_tools: frozenset[str] = frozenset()
+    """Tools the pulse asks a person about: the policy it started under."""
 
     @classmethod
     def start(
@@ -58,6 +60,7 @@ def origin_of(run: Run) -> dict[str, Any]:
     return {
         "playbook": run.playbook,
         "input": run.input,
+        "approval_tools": sorted(run.approval_tools),
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
 
@@ -79,3 +82,4 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.persona = Persona(persona["id"], persona["name"], persona.get("system_prompt", ""))
     run.playbook = str(origin["playbook"])
     run.input = str(origin.get("input", ""))
+    run.approval_tools = frozenset(str(t) for t in origin.get("approval_tools") or ())

@@ -51,7 +51,7 @@ from sea.engine.tools.box import ToolBox
 from sea.engine.tools.builtin import builtin_tools
 from sea.errors import ExecutionError, SeaError, UsageError
 from sea.host.blocking import LoopThread, blocking, blocking_stream
-from sea.host.checkpoints import SqliteCheckpoints
+from sea.host.checkpoints import checkpoints_at
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
 from sea.lang.library import PlaybookLibrary
@@ -75,10 +75,11 @@ class Runtime:
         library: Where playbooks are found by name: a library, or the playbook
             directories (searched in order, then the bundled playbooks).
         checkpointer: A LangGraph checkpointer used as is (the host owns its lifetime).
-        checkpoint_path: Without ``checkpointer``: the SQLite file of checkpoints (waiting
-            pulses can be resumed from it by another process; pulses running together
-            share one connection to it). Default: a temporary file that lives as long as
-            this runtime.
+        checkpoint_path: Without ``checkpointer``: where the checkpoints live, a SQLite file
+            or a ``postgresql://`` DSN (``?schema=NAME`` allowed; needs the postgres
+            extra). Waiting pulses can be resumed from it by another process; pulses
+            running together share one connection to it. Default: a temporary SQLite file
+            that lives as long as this runtime.
         limits: Bounds and approval policy.
         registry: Node types (default: the built-in ones, :func:`sea.nodes.builtin_registry`).
             Playbooks found in directories may use every type it holds; a ``Library`` given
@@ -117,7 +118,7 @@ class Runtime:
         if checkpointer is None and checkpoint_path is None:
             self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
             checkpoint_path = Path(self._tmp.name) / "checkpoints.sqlite"
-        self._checkpoints = None if checkpoint_path is None else SqliteCheckpoints(checkpoint_path)
+        self._checkpoints = None if checkpoint_path is None else checkpoints_at(checkpoint_path)
         self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
         self.loop_thread = LoopThread()
         """The event loop every synchronous call (``run_pulse``, ``stream_pulse``, ``resume``)
@@ -315,7 +316,9 @@ class Runtime:
         host = {tool.name for tool in self._tools}
         builtin = builtin_tools(store=store, persona_id=run.persona.id, library=library)
         toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)])
-        return Pulse(self.services, run.persona, run.pulse_id, sink, caller, toolbox)
+        asks = self.services.limits.approval_tools | run.approval_tools
+        run.approval_tools = asks
+        return Pulse(self.services, run.persona, run.pulse_id, sink, caller, toolbox, asks)
 
     @asynccontextmanager
     async def _saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:

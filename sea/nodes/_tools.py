@@ -18,7 +18,7 @@ from sea.errors import ExecutionError, NodeFailed
 async def run_tool(frame: Frame, node: str, name: str, args: Mapping[str, Any]) -> Any:
     """Call tool ``name`` with ``args`` for ``node``; failures raise ExecutionError subclasses."""
     pulse = frame.pulse
-    if name in frame.services.limits.approval_tools:
+    if name in pulse.approval_tools:
         require_approval(frame, node, f"tool {name!r}", {"tool": name, "args": dict(args)})
     started = perf_counter()
     try:

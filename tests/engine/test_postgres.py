@@ -76,3 +76,42 @@ def test_result_flow_and_resume_on_postgres(pg_store: Any, persona: Persona) -> 
     assert done.status == "ok", done.error
     assert done.outputs["outcome"] == "sent"
 
+
+
+def test_checkpoint_path_may_be_a_postgresql_dsn(pg_store: Any, persona: Persona) -> None:
+    """``Runtime(checkpoint_path="postgresql://...")``: a fresh runtime resumes the pulse
+    from the database alone (the checkpoint tables live in the DSN's schema)."""
+    import psycopg
+
+    assert DSN is not None
+    schema = f"ckpt_{uuid.uuid4().hex[:10]}"
+    location = f"{DSN}?schema={schema}"
+    limits = Limits(approval_tools=frozenset({"send_mail"}))
+
+    def runtime() -> Runtime:
+        return Runtime(
+            pg_store,
+            ModelSet.single(ScriptedChatModel.from_mapping({})),
+            tools=[send_mail],
+            library=PlaybookLibrary([PLAYBOOKS]),
+            checkpoint_path=location,
+            limits=limits,
+        )
+
+    try:
+        with runtime() as first:
+            waiting = first.run_pulse(persona, "approval_tool", "pg-dsn")
+        assert waiting.status == "waiting", waiting.error
+        with runtime() as second:
+            done = second.resume(waiting.pulse_id, True)
+        assert done.status == "ok", done.error
+        assert done.outputs["sent"] == "mailed pg-dsn"
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            left = conn.execute(
+                f'SELECT count(*) FROM "{schema}".checkpoints WHERE thread_id = %s',
+                [waiting.pulse_id],
+            ).fetchone()
+        assert left == (0,)  # an ended pulse's checkpoints are removed
+    finally:
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

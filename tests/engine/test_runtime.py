@@ -42,6 +42,20 @@ def test_waiting_pulse_resumes_in_fresh_runtime(
     assert sent.count("bob") == 1
 
 
+def test_a_denial_holds_when_the_resuming_runtime_would_not_have_asked(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    asks = Limits(approval_tools=frozenset({"send_mail"}))
+    asking, _ = make_runtime(tools=[send_mail], limits=asks)
+    waiting = asking.run_pulse(persona, "approval_tool", "carol")
+    assert waiting.status == "waiting", waiting.error
+    lenient, _ = make_runtime(tools=[send_mail])  # its own policy asks about nothing
+    denied = lenient.resume(waiting.pulse_id, False)
+    assert denied.status == "ok", denied.error
+    assert denied.outputs["outcome"] == "denied: SEA575"
+    assert "carol" not in sent
+
+
 def test_resume_of_unknown_pulse_is_a_usage_error(make_runtime: MakeRuntime) -> None:
     runtime, _ = make_runtime()
     result = runtime.resume("never-ran", True)
