@@ -17,8 +17,9 @@
   answered by a trigram index; they filter the indexed candidates when the query also
   has a longer word, and otherwise are matched with a substring scan of the persona's
   messages newest first, which stops as soon as ``limit`` hits are found. That is the
-  ``all`` match mode (every word required); the ``any`` mode, for natural-language
-  questions, is described in ``any_match.py``.
+  ``all`` match mode (every word required, ranked by how much of a message the words
+  make up, the same code for both backends: ``all_match.py``); the ``any`` mode, for
+  natural-language questions, is described in ``any_match.py``.
 - ``jsonl.py`` exports and imports a persona as JSON lines. Which messages a model sees,
   and which model, is the engine's business (``sea.llm.context``), not the store's.
 """

@@ -14,10 +14,20 @@ one or two say what is looked for:
   few messages weighs much more than one found in many ("name" outranks "what"; in a
   Japanese sentence cut into trigrams, ``タワー`` outranks ``だった``), in a store of ten
   messages as in one of a million. Equal ranks go to the newest message.
-- Short words (one or two characters: "is", "my", 猫, 東京) cannot use the index. They add
-  to the rank of the candidates that contain them the weight of the commonest indexed
-  word (they order otherwise equal candidates) but never add candidates, so "is" does not
-  turn a search into a scan of every message.
+- Short words (one or two characters: "is", "my", 猫, 東京) cannot use the index. They
+  weigh as the commonest indexed content word (the commonest indexed word when every
+  indexed word is a stop word, below): they order otherwise equal candidates but never
+  add candidates, so "is" does not turn a search into a scan of every message.
+- Stop words, English function words such as "did", "we", "about" or "what"
+  (:mod:`saimemory.stop_words`), say little about what is looked for, however rare a small
+  store makes them. When the query has a content word (one that is not a stop word), each
+  stop word weighs at most the lightest content word's weight divided by
+  :data:`~saimemory.search_terms.MAX_TERMS`: a query has fewer stop words than that, so
+  together they weigh less than any one content word. For "Did we talk about hiking?", a
+  message with "hiking" outranks one with "did", "we" and "about"; stop words still order
+  the messages that share the same content words. A query of stop words only ("What is
+  it about?") weighs them as any word. Japanese trigrams are never stop words: their
+  rarity alone tells particles from content.
 - A query of short words only ("東京 猫") is answered from the persona's newest
   :data:`SHORT_SCAN` messages, newest first. A query of one word means the same in both
   modes and is answered as in the ``all`` mode (so 東京 alone is found however old).
@@ -27,9 +37,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from saimemory.search_terms import RANK_WINDOW, Terms
+from saimemory.search_terms import MAX_TERMS, RANK_WINDOW, Terms
+from saimemory.stop_words import is_stop_word
 
 WORD_WINDOW = RANK_WINDOW
 """Messages read per indexed word, newest first: its candidates and its capped count."""
@@ -49,6 +60,23 @@ def word_weight(found: int, collection: int) -> float:
     return math.log(1.0 + (collection - found + 0.5) / (found + 0.5))
 
 
+def query_weights(terms: Terms, found: Mapping[str, int], collection: int) -> dict[str, float]:
+    """The weight of each word of ``terms`` (see the module text); ``found`` is how many
+    messages each indexed word found, ``collection`` the persona's message count."""
+    weights = {word: word_weight(found[word], collection) for word in terms.indexed}
+    content = [weight for word, weight in weights.items() if not is_stop_word(word)]
+    short_weight = min(content or weights.values())
+    weights.update((word, short_weight) for word in terms.short)
+    lightest = min((weights[word] for word in terms.all if not is_stop_word(word)),
+                   default=None)
+    if lightest is not None:
+        cap = lightest / MAX_TERMS
+        for word in terms.all:
+            if is_stop_word(word):
+                weights[word] = min(weights[word], cap)
+    return weights
+
+
 def rank_any(
     terms: Terms, matches: WordMatches, limit: int, *, collection: int
 ) -> list[tuple[int, float]]:
@@ -56,19 +84,18 @@ def rank_any(
 
     ``collection`` is the number of the persona's messages (counted up to
     :data:`COLLECTION_CAP`)."""
-    weights: dict[str, float] = {}
+    found: dict[str, int] = {}
     candidates: dict[int, tuple[str, set[str]]] = {}
     for word in terms.indexed:
-        found = matches(word)
-        weights[word] = word_weight(len(found), collection)
-        for message_id, content in found:
+        hits = matches(word)
+        found[word] = len(hits)
+        for message_id, content in hits:
             candidates.setdefault(message_id, (content, set()))[1].add(word)
-    short_weight = min(weights.values())
+    weights = query_weights(terms, found, collection)
     scored: list[tuple[float, int]] = []
     for message_id, (content, matched) in candidates.items():
         folded = content.casefold()
         score = sum(weight for word, weight in weights.items()
                     if word in matched or word.casefold() in folded)
-        score += short_weight * sum(word.casefold() in folded for word in terms.short)
         scored.append((score, message_id))
     return [(message_id, score) for score, message_id in heapq.nlargest(limit, scored)]

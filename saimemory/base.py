@@ -91,9 +91,12 @@ class MessageStore(ABC):
     ) -> list[SearchHit]:
         """Full-text search (English and Japanese) with tag and time filters, best first.
 
-        ``match="all"`` (the default) requires every word, as written; ``match="any"``
-        suits natural-language questions: punctuation around words is ignored, one word
-        suffices and messages with rare words rank first (:mod:`saimemory.any_match`).
+        ``match="all"`` (the default) requires every word, as written, and ranks hits by
+        how often the words occur and in how short a message (:mod:`saimemory.all_match`);
+        ``match="any"`` suits natural-language questions: punctuation around words is
+        ignored, one word suffices, messages with rare words rank first and English
+        function words count least (:mod:`saimemory.any_match`). Equal ranks go to the
+        newest message.
         """
 
     @abstractmethod

@@ -21,8 +21,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
 from saimemory.migrations import POSTGRES_MIGRATIONS, upgrade
-from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern, occurrences
-from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error
+from saimemory.search_terms import Terms, like_pattern
+from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 psycopg: Any
 pgsql: Any
@@ -176,39 +176,20 @@ class PostgresStore(SqlStore):
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
 
-    def _search_rows(
+    def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
-    ) -> list[tuple[Row, float]]:
+    ) -> list[tuple[int, str]]:
+        """Every term by ``ILIKE``: the trigram index finds rows for a rare indexed term,
+        the newest rows are walked for a common one."""
         where, params = filters
         # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
         # trigram index) from a common one (walk the newest rows): plan each search afresh.
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
         words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.all)
-        patterns = [like_pattern(term) for term in terms.all]
-        if not terms.indexed:
-            rows = tx.fetch(
-                f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {words}{where}"
-                "ORDER BY m.id DESC LIMIT ?",
-                [persona, *patterns, *params, limit],
-            )
-            return [(row, occurrences(row[4], terms)) for row in rows]
         rows = tx.fetch(
-            "SELECT *, public.word_similarity(?, newest.content) AS score FROM ("
-            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {words}{where}"
-            "ORDER BY m.id DESC LIMIT ?) AS newest ORDER BY score DESC, id DESC LIMIT ?",
-            [" ".join(terms.indexed), persona, *patterns, *params, RANK_WINDOW, limit],
-        )
-        return [(row[:-1], float(row[-1])) for row in rows]
-
-    def _word_matches(
-        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
-    ) -> list[tuple[int, str]]:
-        where, params = filters
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # see _search_rows
-        rows = tx.fetch(
-            "SELECT m.id, m.content FROM messages m WHERE m.persona = ? "
-            f"AND m.content ILIKE ? ESCAPE '\\' {where}ORDER BY m.id DESC LIMIT ?",
-            [persona, like_pattern(word), *params, limit],
+            f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {words}{where}"
+            "ORDER BY m.id DESC LIMIT ?",
+            [persona, *(like_pattern(term) for term in terms.all), *params, limit],
         )
         return [(int(row[0]), str(row[1])) for row in rows]
 

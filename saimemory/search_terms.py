@@ -168,12 +168,6 @@ def snippet(content: str, terms: Terms) -> str:
     return ("…" if begin > 0 else "") + text + ("…" if end < len(content) else "")
 
 
-def occurrences(content: str, terms: Terms) -> float:
-    """How many times the terms occur in ``content`` (the rank of substring matches)."""
-    folded = content.casefold()
-    return float(sum(folded.count(term.casefold()) for term in terms.all))
-
-
 def search_filters(
     tags: Sequence[str], since: datetime | None, until: datetime | None
 ) -> tuple[str, list[Any]]:

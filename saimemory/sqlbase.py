@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from saimemory.all_match import rank_all, relevance
 from saimemory.any_match import COLLECTION_CAP, SHORT_SCAN, WORD_WINDOW, rank_any
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
@@ -43,10 +44,10 @@ from saimemory.records import (
     Thread,
 )
 from saimemory.search_terms import (
+    RANK_WINDOW,
     MatchMode,
     Terms,
     like_pattern,
-    occurrences,
     search_filters,
     snippet,
     split_terms,
@@ -134,17 +135,12 @@ class SqlStore(MessageStore):
         return self._transaction(None)
 
     @abstractmethod
-    def _search_rows(
+    def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
-    ) -> list[tuple[Row, float]]:
-        """Matching message rows with a rank (higher is better), best first."""
-
-    @abstractmethod
-    def _word_matches(
-        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """``(id, content)`` of the newest ``limit`` messages containing ``word`` (of at
-        least three characters: the trigram index finds them), newest first."""
+        """``(id, content)`` of the persona's newest ``limit`` messages that contain every
+        term and pass the filters, newest first. Terms of three characters or more use the
+        trigram index."""
 
     def _now(self) -> datetime:
         return datetime.now(UTC)
@@ -382,10 +378,12 @@ class SqlStore(MessageStore):
         ``match="all"``: every word is required. ``since`` is inclusive, ``until`` exclusive.
         Words of three characters or more use the trigram index; shorter ones are checked
         as substrings of the indexed candidates, or of the persona's messages newest first
-        when the query has only short words. Hits are ranked (relevance, then recency)
-        among the newest ``RANK_WINDOW`` matches; a query of short words only is answered
-        newest first. ``match="any"``: one word suffices, punctuation around words is
-        ignored and rare words rank first (see :mod:`saimemory.any_match`).
+        when the query has only short words. Hits are ranked (relevance, see
+        :mod:`saimemory.all_match`, then recency) among the newest ``RANK_WINDOW``
+        matches; a query of short words only is answered newest first (its hits still
+        carry their relevance as rank). ``match="any"``: one word suffices, punctuation
+        around words is ignored, rare words rank first and English function words count
+        least (see :mod:`saimemory.any_match`).
         """
         terms = split_terms(query, match)
         if limit < 1:
@@ -395,7 +393,7 @@ class SqlStore(MessageStore):
             if terms.match == "any" and len(terms.all) > 1:
                 found = self._any_rows(tx, persona, terms, filters, limit)
             else:
-                found = self._search_rows(tx, persona, terms, filters, limit)
+                found = self._all_rows(tx, persona, terms, filters, limit)
             messages = self._messages(tx, [row for row, _ in found])
         return [
             SearchHit(message=message, snippet=snippet(message.content, terms), rank=rank)
@@ -414,10 +412,31 @@ class SqlStore(MessageStore):
         )[0][0]
         ranked = rank_any(
             terms,
-            lambda word: self._word_matches(tx, persona, word, filters, WORD_WINDOW),
+            lambda word: self._matches(tx, persona, Terms((word,), ()), filters, WORD_WINDOW),
             limit,
             collection=int(collection),
         )
+        return self._ranked_rows(tx, ranked)
+
+    def _all_rows(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[Row, float]]:
+        """The ``all`` mode's hits (and a one-word query's) with their rank: the best of the
+        newest ``RANK_WINDOW`` matches, or the newest matches when no term is indexed."""
+        if terms.indexed:
+            ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW),
+                              limit)
+        else:
+            found = self._matches(tx, persona, terms, filters, limit)
+            ranks = relevance([content for _, content in found], terms)
+            ranked = [(message_id, rank)
+                      for (message_id, _), rank in zip(found, ranks, strict=True)]
+        return self._ranked_rows(tx, ranked)
+
+    def _ranked_rows(
+        self, tx: Tx, ranked: list[tuple[int, float]]
+    ) -> list[tuple[Row, float]]:
+        """The rows of the ``(id, rank)`` hits, in the order given."""
         if not ranked:
             return []
         marks = ", ".join("?" * len(ranked))
@@ -444,7 +463,7 @@ class SqlStore(MessageStore):
             f"{where}ORDER BY m.id DESC LIMIT ?",
             [persona, above, *(like_pattern(word) for word in terms.short), *params, limit],
         )
-        return [(row, occurrences(row[4], terms)) for row in rows]
+        return list(zip(rows, relevance([str(row[4]) for row in rows], terms), strict=True))
 
 
 def constraint_error(where: str, exc: Exception) -> InvalidMessageError:

@@ -21,8 +21,8 @@ from saimemory.errors import (
     StoreUnavailableError,
 )
 from saimemory.migrations import SQLITE_MIGRATIONS, current_version, upgrade
-from saimemory.search_terms import RANK_WINDOW, Terms, fts5_query, like_pattern, occurrences
-from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error
+from saimemory.search_terms import Terms, fts5_query, like_pattern
+from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -127,38 +127,27 @@ class SQLiteStore(SqlStore):
     def _end(self, *, commit: bool) -> None:
         self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
-    def _search_rows(
+    def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
-    ) -> list[tuple[Row, float]]:
+    ) -> list[tuple[int, str]]:
+        """Indexed terms through FTS5 (newest first along its rowids), short ones by
+        ``LIKE`` on those candidates or, with no indexed term, on the persona's messages."""
         where, params = filters
         short = "".join("AND m.content LIKE ? ESCAPE '\\' " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
         if terms.indexed:
             rows = tx.fetch(
-                f"SELECT * FROM (SELECT {COLUMNS}, bm25(messages_fts) AS score "
-                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? AND m.persona = ? {short}{where}"
-                "ORDER BY messages_fts.rowid DESC LIMIT ?) ORDER BY score, id DESC LIMIT ?",
-                [fts5_query(terms), persona, *short_params, *params, RANK_WINDOW, limit],
+                "SELECT m.id, m.content FROM messages_fts JOIN messages m "
+                "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.persona = ? "
+                f"{short}{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
+                [fts5_query(terms), persona, *short_params, *params, limit],
             )
-            return [(row[:-1], -float(row[-1])) for row in rows]
-        rows = tx.fetch(
-            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? {short}{where}"
-            "ORDER BY m.id DESC LIMIT ?",
-            [persona, *short_params, *params, limit],
-        )
-        return [(row, occurrences(row[4], terms)) for row in rows]
-
-    def _word_matches(
-        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
-    ) -> list[tuple[int, str]]:
-        where, params = filters
-        rows = tx.fetch(
-            "SELECT m.id, m.content FROM messages_fts JOIN messages m "
-            "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.persona = ? "
-            f"{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
-            [fts5_query(Terms(indexed=(word,), short=())), persona, *params, limit],
-        )
+        else:
+            rows = tx.fetch(
+                f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {short}{where}"
+                "ORDER BY m.id DESC LIMIT ?",
+                [persona, *short_params, *params, limit],
+            )
         return [(int(row[0]), str(row[1])) for row in rows]
 
     def close(self) -> None:

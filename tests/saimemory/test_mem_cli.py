@@ -72,7 +72,7 @@ def test_search_with_filters(db: str, capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().out == ""
     assert main(["memory", "search", "--db", db, "--persona", "alice", "view",
                  "--since", "2000-01-01T00:00:00+00:00"]) == 0
-    assert "Nice view!" in capsys.readouterr().out
+    assert "assistant (rank 1.000): Nice view!" in capsys.readouterr().out  # one word, once
 
 
 def test_export_then_import_into_another_persona(

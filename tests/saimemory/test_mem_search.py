@@ -93,6 +93,57 @@ def test_hits_carry_a_snippet_and_rank_best_first(store: SqlStore, filled: list[
     assert hit.message.id == long.id and "needle" in hit.snippet and len(hit.snippet) < 200
 
 
+def add(store: SqlStore, texts: list[str]) -> list[int]:
+    """Append ``texts`` for alice, a day apart, oldest first; their ids."""
+    return [store.append(NewMessage("alice", "user", text,
+                                     created_at=T0 + timedelta(days=i))).id
+            for i, text in enumerate(texts)]
+
+
+def test_all_words_rank_by_occurrences_then_length_then_newest(store: SqlStore) -> None:
+    long, same_length, short, many, newer_short = add(store, [
+        "dog and a very long sentence about other animals entirely",
+        "dog cat cow",
+        "a dog",
+        "dog dog dog dog",
+        "a dog",
+    ])
+    hits = store.search("alice", "dog")
+    assert [hit.message.id for hit in hits] == [many, newer_short, short, same_length, long]
+    ranks = [hit.rank for hit in hits]
+    assert ranks[0] > ranks[1] == ranks[2] > ranks[3] > ranks[4]
+    assert min(ranks) > 0.1  # a real score, not a vanishing 1e-6 printed as 0.000
+
+
+def test_every_word_of_the_query_adds_to_the_rank(store: SqlStore) -> None:
+    once, twice, apart = add(store, [
+        "Tokyo Tower at night",
+        "tokyo tower, tokyo tower and more tokyo",
+        "I saw Tokyo from the tower of another city far away",
+    ])
+    hits = store.search("alice", "tokyo TOWER")
+    assert [hit.message.id for hit in hits] == [twice, once, apart]
+    assert hits[0].rank > hits[1].rank > hits[2].rank > 0.1
+    kyoto, tower, towers = add(store, [
+        "京都の夜景も良いけれど、やはり東京タワーが一番だと思う。",
+        "東京タワーの夜景",
+        "東京タワー、東京タワー！",
+    ])
+    hits = store.search("alice", "東京タワー")
+    assert [hit.message.id for hit in hits] == [towers, tower, kyoto]
+    assert hits[0].rank > hits[1].rank > hits[2].rank > 0.1
+
+
+def test_a_lone_hit_of_average_length_ranks_one_a_word(store: SqlStore) -> None:
+    add(store, ["The quick brown fox jumps over the lazy dog.", "猫が窓辺で昼寝をしている。"])
+    for query, rank in (("fox", 1.0), ("brown FOX", 2.0), ("brown fox 猫", None),
+                        ("猫", 1.0), ("窓辺 猫", 2.0)):
+        hits = store.search("alice", query)
+        assert [hit.rank for hit in hits] == ([] if rank is None else [pytest.approx(rank)])
+    assert [hit.rank for hit in store.search("alice", "fox?", match="any")] == [
+        pytest.approx(1.0)]
+
+
 @pytest.mark.parametrize(
     ("query", "kwargs", "problem"),
     [

@@ -75,6 +75,39 @@ def test_a_rare_word_beats_many_newer_common_ones(store: SqlStore) -> None:
     assert hits[0].rank > hits[1].rank >= hits[2].rank
 
 
+def test_function_words_weigh_less_than_a_content_word(store: SqlStore) -> None:
+    fill(store, [
+        "We went hiking in the Alps.",
+        "I love hiking.",
+        "What did we decide about dinner?",
+        "Did you read the news about the election?",
+        "We should meet more often.",
+    ])
+    # "did", "we", "about" are as rare here as "hiking", but only "hiking" (and "talk",
+    # found nowhere) says what is looked for; "we" still orders the two hiking messages
+    hits = store.search("alice", "Did we talk about hiking?", match="any")
+    assert [hit.message.content for hit in hits] == [
+        "We went hiking in the Alps.",  # hiking, we
+        "I love hiking.",  # hiking
+        "What did we decide about dinner?",  # did, we, about
+        "Did you read the news about the election?",  # did, about
+    ]
+    ranks = [hit.rank for hit in hits]
+    assert ranks[0] > ranks[1] > ranks[2] > ranks[3] > 0
+    assert ranks[1] > ranks[2] + ranks[3]  # one content word outweighs every stop word
+    # a query of function words only weighs them as any words: the rarer first
+    assert found(store, "did you?") == [
+        "Did you read the news about the election?", "What did we decide about dinner?"]
+
+
+def test_a_short_content_word_outweighs_function_words(store: SqlStore) -> None:
+    fill(store, ["東京はどう？ What do you think.", "What about the weather, what about lunch?"])
+    assert found(store, "What about 東京?") == [
+        "東京はどう？ What do you think.",  # 東京 (a content word), what
+        "What about the weather, what about lunch?",  # what, about (both stop words)
+    ]
+
+
 def test_short_words_only_rank_what_longer_words_found(store: SqlStore) -> None:
     fill(store, ["It is raining.", "My name is Ken."])
     assert found(store, "name is") == ["My name is Ken."]
