@@ -34,13 +34,31 @@ _PREVIEW = 60
 
 
 def tool_schema(tool: BaseTool) -> dict[str, Any]:
-    """The JSON Schema of the arguments a model or a node may pass to ``tool``."""
+    """The JSON Schema of the arguments a model or a node may pass to ``tool``.
+
+    LangChain's ``tool_call_schema`` leaves out the extension keywords of a pydantic
+    argument model (``json_schema_extra``); the ``x-sea-*`` ones (such as ``x-sea-ref``) of
+    each argument are copied back from the model's own schema.
+    """
     schema = tool.tool_call_schema
     if isinstance(schema, dict):
         return schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema.model_json_schema()
+        found = schema.model_json_schema()
+        source = tool.args_schema
+        if isinstance(source, type) and issubclass(source, BaseModel) and source is not schema:
+            _copy_extensions(found, source.model_json_schema())
+        return found
     return {"type": "object", "properties": {}}
+
+
+def _copy_extensions(target: dict[str, Any], source: Mapping[str, Any]) -> None:
+    properties = target.get("properties") or {}
+    for name, prop in (source.get("properties") or {}).items():
+        if name in properties and isinstance(prop, Mapping):
+            for key, value in prop.items():
+                if key.startswith("x-sea-"):
+                    properties[name].setdefault(key, value)
 
 
 def prepare_arguments(
@@ -80,7 +98,7 @@ def prepare_arguments(
 
 def accepted_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[str]:
     """The JSON types a property schema accepts (empty when the schema does not say)."""
-    prop = _resolve(prop, root)
+    prop = resolve_schema_ref(prop, root)
     declared = prop.get("type")
     types: set[str] = set()
     if isinstance(declared, str):
@@ -139,15 +157,18 @@ def _describe(
         if json_type(value) in accepted and error.context:  # right type, wrong inside
             deepest = max(error.context, key=lambda e: len(e.absolute_path))
             return _describe(tool_name, schema, args, deepest)
-        expected = " or ".join(sorted(accepted)) or "another type"
-        return (
-            f"tool {tool_name!r}: argument {name!r} expects {expected}, got "
-            f"{json_type(value)} ({_preview(value)})"
-        )
+        return f"tool {tool_name!r}: argument {name!r} {type_mismatch(accepted, value)}"
     return f"tool {tool_name!r}: argument {name!r} (at {where}): {error.message}"
 
 
-def _resolve(prop: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+def type_mismatch(accepted: frozenset[str], value: Any) -> str:
+    """``expects integer or string, got boolean (true)``: what a wrong-typed argument reads."""
+    expected = " or ".join(sorted(accepted)) or "another type"
+    return f"expects {expected}, got {json_type(value)} ({preview(value)})"
+
+
+def resolve_schema_ref(prop: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``$defs`` entry a ``{"$ref": "#/$defs/Name"}`` schema points at, else ``prop``."""
     ref = prop.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         target = (root.get("$defs") or {}).get(ref.removeprefix("#/$defs/"))
@@ -156,7 +177,8 @@ def _resolve(prop: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, A
     return prop
 
 
-def _preview(value: Any) -> str:
+def preview(value: Any) -> str:
+    """``value``'s JSON text, cut to a short preview for messages."""
     text = json_text(value)
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
