@@ -1,0 +1,471 @@
+"""Workspace tools: list, read and search the files of one directory the host gives.
+
+:func:`workspace_tools` makes three tools, confined to the workspace root:
+
+* ``list_files(path=".")`` → ``{"entries": [{"path", "type", "size"}], "truncated"}``: the
+  entries directly inside a folder, sorted by path, at most :data:`MAX_LIST_ENTRIES`
+  (``truncated`` is true when there were more). ``type`` is ``"file"`` or ``"dir"``; ``size``
+  (bytes) is given for files only. Entries that cannot be used through the workspace are left
+  out: symbolic links leading outside it or nowhere, FIFOs, devices, sockets.
+* ``read_file(path, offset=0, limit=8000)`` → ``{"path", "content", "offset", "total_chars",
+  "truncated"}``: ``content`` is at most ``limit`` characters (at most
+  :data:`~sea.engine.tools.signatures.MAX_READ_LIMIT`) from character ``offset``;
+  ``total_chars`` is the file's length in characters and ``truncated`` is true when text
+  follows the chunk. Text is UTF-8, bytes that are not UTF-8 become U+FFFD; line endings are
+  kept as they are. A file with a NUL byte in its first :data:`BINARY_PROBE_BYTES` bytes is
+  binary and refused; so is a file over :data:`MAX_FILE_BYTES` (judged by its size, before
+  opening it). The file is streamed: only the chunk is held in memory.
+* ``search_files(query, path=".")`` → ``{"matches": [{"path", "line", "text"}],
+  "truncated"}``: the lines containing ``query`` (plain text, case-insensitive) in the text
+  files under a folder (recursively) or in one file, in path order, at most
+  :data:`MAX_MATCHES`; ``line`` is 1-based and ``text`` the line, cut to
+  :data:`MAX_LINE_CHARS` characters around the match. Binary files and files over
+  :data:`MAX_FILE_BYTES` are skipped; after :data:`MAX_SEARCH_FILES` files the search stops
+  (``truncated`` is then true, as it is when there were more matches).
+
+Paths are relative to the root, ``/``-separated; results give them the same way (through the
+links they were found by), so any result path can be passed to another workspace tool.
+
+Confinement (one helper, :meth:`_Workspace.locate`, for all three tools): an absolute path, a
+path with ``..`` and a path through a symbolic link that resolves outside the root are refused
+with a :class:`WorkspaceError` naming the path and the reason; symbolic links that stay inside
+are followed. A missing path is a :class:`WorkspaceError` too ("no such file or directory in
+the workspace"). Special files (FIFOs, devices, sockets) are never opened; files are opened
+without following a last-moment symbolic link and without blocking, and checked again once
+open. Tools raise; :meth:`sea.engine.tools.box.ToolBox.invoke` reports a raising tool as a
+:class:`sea.errors.ToolFailed` carrying the message.
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePath, PurePosixPath
+from typing import Any, TextIO
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+from sea.engine.tools.signatures import MAX_READ_LIMIT, READ_LIMIT, WORKSPACE_ARGUMENTS
+from sea.errors import UsageError
+
+MAX_LIST_ENTRIES = 500
+"""The most entries ``list_files`` returns."""
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""The largest file ``read_file`` reads and ``search_files`` searches (10 MiB)."""
+MAX_MATCHES = 100
+"""The most matching lines ``search_files`` returns."""
+MAX_LINE_CHARS = 300
+"""The longest line text ``search_files`` returns (a longer line is cut around the match)."""
+MAX_SEARCH_FILES = 5000
+"""The most files one ``search_files`` call reads."""
+BINARY_PROBE_BYTES = 8192
+"""How much of a file is looked at for a NUL byte, the sign of a binary file."""
+
+_BLOCK_CHARS = 65_536
+_ELLIPSIS = "…"
+
+
+class WorkspaceError(ValueError):
+    """A workspace tool refused a path (outside the workspace, missing, special, binary, too
+    large ...); the message names the path and why."""
+
+
+def workspace_tools(root: Path) -> list[BaseTool]:
+    """The workspace tools ``list_files``, ``read_file`` and ``search_files``, confined to
+    ``root``.
+
+    Args:
+        root: The workspace directory (resolved once, here; a symbolic link is fine).
+
+    Raises:
+        UsageError: ``root`` is not an existing directory.
+    """
+    workspace = _Workspace(root)
+    return [
+        _tool(
+            workspace.list_files,
+            name="list_files",
+            description=(
+                "List the files and folders directly inside a folder of the workspace (not "
+                "recursive; use it again on a subfolder). Returns {entries: [{path, type, "
+                "size}], truncated}: `path` is relative to the workspace root and can be "
+                "passed to the other workspace tools, `type` is `file` or `dir`, `size` is a "
+                f"file's size in bytes. Sorted by path, at most {MAX_LIST_ENTRIES} entries; "
+                "`truncated` is true when the folder holds more."
+            ),
+        ),
+        _tool(
+            workspace.read_file,
+            name="read_file",
+            description=(
+                "Read a text file of the workspace, one chunk at a time. Returns {path, "
+                "content, offset, total_chars, truncated}: `content` is at most `limit` "
+                f"characters (default {READ_LIMIT}, at most {MAX_READ_LIMIT}) from character "
+                "`offset`; `total_chars` is the file's length. When `truncated` is true, more "
+                "text follows: call again with offset = offset + the length of content. Text "
+                "is read as UTF-8 (invalid bytes become U+FFFD). Binary files and files over "
+                f"{MAX_FILE_BYTES // (1024 * 1024)} MiB are refused."
+            ),
+        ),
+        _tool(
+            workspace.search_files,
+            name="search_files",
+            description=(
+                "Find the lines that contain a text, in the text files of a workspace folder "
+                "and all its subfolders (or in one file). Plain text, not a regular "
+                "expression; case-insensitive. Returns {matches: [{path, line, text}], "
+                "truncated}: `line` is the 1-based line number, `text` the line (cut to "
+                f"{MAX_LINE_CHARS} characters around the match). At most {MAX_MATCHES} "
+                "matches; `truncated` is true when the search stopped early. Binary files and "
+                f"files over {MAX_FILE_BYTES // (1024 * 1024)} MiB are skipped. Use read_file "
+                "with a match's path to read around it."
+            ),
+        ),
+    ]
+
+
+def _tool(run: Callable[..., dict[str, Any]], *, name: str, description: str) -> BaseTool:
+    """A tool of a synchronous ``run`` whose arguments are the catalogue's model for ``name``;
+    called from a pulse, it runs in a worker thread, so file access never blocks the loop."""
+    return StructuredTool.from_function(
+        func=run, name=name, description=description, args_schema=WORKSPACE_ARGUMENTS[name]
+    )
+
+
+class _Workspace:
+    """One workspace root and the three tools' work, every path going through
+    :meth:`locate`."""
+
+    def __init__(self, root: Path) -> None:
+        try:
+            resolved = Path(root).resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise UsageError(f"workspace root {str(root)!r} does not exist ({exc})") from exc
+        if not resolved.is_dir():
+            raise UsageError(f"workspace root {str(root)!r} is not a directory")
+        self.root = resolved
+
+    # -- the tools ---------------------------------------------------------------------------
+
+    def list_files(self, path: str = ".") -> dict[str, Any]:
+        """``list_files``: see the module docstring."""
+        real, shown, info = self.locate(path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise WorkspaceError(f"path {path!r} is {_kind(info)}, not a directory")
+        try:
+            with os.scandir(real) as found:
+                entries = (
+                    entry
+                    for item in found
+                    if (entry := self._entry(real / item.name, _join(shown, item.name)))
+                )
+                first = heapq.nsmallest(MAX_LIST_ENTRIES + 1, entries, key=lambda e: e["path"])
+        except OSError as exc:
+            raise WorkspaceError(f"folder {path!r} cannot be listed: {_reason(exc)}") from exc
+        return {"entries": first[:MAX_LIST_ENTRIES], "truncated": len(first) > MAX_LIST_ENTRIES}
+
+    def read_file(self, path: str, offset: int = 0, limit: int = READ_LIMIT) -> dict[str, Any]:
+        """``read_file``: see the module docstring."""
+        if offset < 0 or not 1 <= limit <= MAX_READ_LIMIT:
+            raise WorkspaceError(
+                f"read_file needs offset >= 0 and 1 <= limit <= {MAX_READ_LIMIT} "
+                f"(got offset {offset}, limit {limit})"
+            )
+        real, shown, info = self.locate(path)
+        _check_readable(path, info)
+        with _open_text(real, path) as stream:
+            content, total = _chunk(stream, offset, limit)
+        return {
+            "path": shown,
+            "content": content,
+            "offset": offset,
+            "total_chars": total,
+            "truncated": offset + len(content) < total,
+        }
+
+    def search_files(self, query: str, path: str = ".") -> dict[str, Any]:
+        """``search_files``: see the module docstring."""
+        if not query:
+            raise WorkspaceError("search_files needs a non-empty query")
+        real, shown, info = self.locate(path)
+        if stat.S_ISREG(info.st_mode):
+            _check_readable(path, info)
+        elif not stat.S_ISDIR(info.st_mode):
+            raise WorkspaceError(f"path {path!r} is {_kind(info)}, not a file or directory")
+        search = _Search(self, query)
+        search.run(real, shown, info)
+        return {"matches": search.matches, "truncated": search.truncated}
+
+    # -- confinement ---------------------------------------------------------------------------
+
+    def locate(self, path: str) -> tuple[Path, str, os.stat_result]:
+        """Where ``path`` (relative to the root) really is, how results show it and its status.
+
+        The real path has no symbolic link in it and lies inside the root.
+
+        Raises:
+            WorkspaceError: ``path`` is absolute, has ``..``, has a NUL character, goes through
+                a symbolic link that resolves outside the root, or does not exist.
+        """
+        parts = _parts(path)
+        real, info = self.root, _stat(self.root, path)
+        for index, part in enumerate(parts):
+            here = _join_parts(parts[: index + 1])
+            followed = self._follow(real / part, path, here)
+            if followed is None:
+                raise WorkspaceError(f"no such file or directory in the workspace: {path!r}")
+            real, info = followed
+            if index < len(parts) - 1 and not stat.S_ISDIR(info.st_mode):
+                raise WorkspaceError(
+                    f"no such file or directory in the workspace: {path!r} "
+                    f"({here!r} is {_kind(info)}, not a directory)"
+                )
+        return real, _join_parts(parts), info
+
+    def _follow(self, candidate: Path, path: str, here: str) -> tuple[Path, os.stat_result] | None:
+        """``candidate`` (a real directory's child) with its status, through a symbolic link
+        if it is one; ``None`` if it does not exist.
+
+        Raises:
+            WorkspaceError: ``candidate`` is a symbolic link that resolves outside the root, or
+                it cannot be examined.
+        """
+        try:
+            info = candidate.lstat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise WorkspaceError(f"path {path!r} cannot be examined: {_reason(exc)}") from exc
+        if not stat.S_ISLNK(info.st_mode):
+            return candidate, info
+        target = Path(os.path.realpath(candidate))
+        if not target.is_relative_to(self.root):
+            raise WorkspaceError(
+                f"path {path!r} leaves the workspace: {here!r} is a symbolic link to a place "
+                "outside it"
+            )
+        try:
+            return target, target.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:  # a loop of links, say
+            raise WorkspaceError(
+                f"path {path!r} cannot be followed: {here!r} is a symbolic link that cannot be "
+                f"resolved ({_reason(exc)})"
+            ) from exc
+
+    def found(self, candidate: Path) -> tuple[Path, os.stat_result] | None:
+        """An entry met while listing or searching, as :meth:`_follow` sees it; ``None`` when
+        it cannot be used through the workspace (a link outside or nowhere, a vanished file)."""
+        try:
+            return self._follow(candidate, candidate.name, candidate.name)
+        except WorkspaceError:
+            return None
+
+    def _entry(self, candidate: Path, shown: str) -> dict[str, Any] | None:
+        """A ``list_files`` entry, or ``None`` for what is left out."""
+        followed = self.found(candidate)
+        if followed is None:
+            return None
+        info = followed[1]
+        if stat.S_ISDIR(info.st_mode):
+            return {"path": shown, "type": "dir"}
+        if stat.S_ISREG(info.st_mode):
+            return {"path": shown, "type": "file", "size": info.st_size}
+        return None
+
+
+class _Search:
+    """One ``search_files`` call: a walk in path order, each real file and folder once."""
+
+    def __init__(self, workspace: _Workspace, query: str) -> None:
+        self.workspace = workspace
+        self.needle = query.casefold()
+        self.matches: list[dict[str, Any]] = []
+        self.truncated = False
+        self.files_read = 0
+        self.seen: set[Path] = set()
+
+    def run(self, real: Path, shown: str, info: os.stat_result) -> None:
+        """Search ``real`` (shown as ``shown``), a folder or a file, until a bound is hit."""
+        pending: list[tuple[Path, str, os.stat_result]] = [(real, shown, info)]
+        while pending and not self.truncated:
+            real, shown, info = pending.pop()
+            if real in self.seen:
+                continue
+            self.seen.add(real)
+            if stat.S_ISDIR(info.st_mode):
+                pending.extend(reversed(self._children(real, shown)))
+            elif stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+                self._file(real, shown)
+
+    def _children(self, real: Path, shown: str) -> list[tuple[Path, str, os.stat_result]]:
+        try:
+            names = sorted(os.listdir(real))
+        except OSError:
+            return []
+        children = []
+        for name in names:
+            followed = self.workspace.found(real / name)
+            if followed is not None:
+                children.append((followed[0], _join(shown, name), followed[1]))
+        return children
+
+    def _file(self, real: Path, shown: str) -> None:
+        if self.files_read >= MAX_SEARCH_FILES:
+            self.truncated = True
+            return
+        self.files_read += 1
+        try:
+            with _open_text(real, shown) as stream:
+                for number, line in enumerate(stream, start=1):
+                    at = line.casefold().find(self.needle)
+                    if at < 0:
+                        continue
+                    if len(self.matches) >= MAX_MATCHES:
+                        self.truncated = True
+                        return
+                    text = _excerpt(line.rstrip("\r\n"), at)
+                    self.matches.append({"path": shown, "line": number, "text": text})
+        except (WorkspaceError, OSError):
+            return  # binary, vanished or unreadable: not searched
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    """The components of a workspace path.
+
+    Raises:
+        WorkspaceError: the path is absolute, has ``..`` (even one that stays inside), has a
+            NUL character or cannot be a file name.
+    """
+    if "\0" in path:
+        raise WorkspaceError(f"path {path!r} is refused: it contains a NUL character")
+    try:
+        os.fsencode(path)
+    except UnicodeError as exc:
+        raise WorkspaceError(f"path {path!r} is refused: it is not a valid file name") from exc
+    pure = PurePath(path)
+    if pure.anchor or PurePosixPath(path).is_absolute():
+        raise WorkspaceError(
+            f"path {path!r} leaves the workspace: absolute paths are not allowed; give a path "
+            "relative to the workspace root"
+        )
+    if ".." in pure.parts:
+        escapes = os.path.normpath(path).split(os.sep)[0] == ".."
+        raise WorkspaceError(
+            f"path {path!r} {'leaves the workspace' if escapes else 'is refused'}: '..' "
+            "components are not allowed; give a path relative to the workspace root"
+        )
+    return pure.parts
+
+
+def _join_parts(parts: tuple[str, ...]) -> str:
+    return PurePosixPath(*parts).as_posix() if parts else "."
+
+
+def _join(shown: str, name: str) -> str:
+    return name if shown == "." else f"{shown}/{name}"
+
+
+def _stat(real: Path, path: str) -> os.stat_result:
+    try:
+        return real.stat()
+    except OSError as exc:
+        raise WorkspaceError(f"path {path!r} cannot be examined: {_reason(exc)}") from exc
+
+
+def _kind(info: os.stat_result) -> str:
+    """What a file is, in words."""
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (a special file, never opened)"
+    if stat.S_ISSOCK(mode):
+        return "a socket (a special file, never opened)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device (a special file, never opened)"
+    return "a special file (never opened)"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _check_readable(path: str, info: os.stat_result) -> None:
+    """Refuse what ``read_file`` never opens: anything but a regular file, or a too large one.
+
+    Raises:
+        WorkspaceError: ``info`` is not a regular file's, or the file is over the size cap.
+    """
+    if not stat.S_ISREG(info.st_mode):
+        raise WorkspaceError(f"path {path!r} is {_kind(info)}, not a file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise WorkspaceError(
+            f"file {path!r} is too large to read: {info.st_size} bytes, the limit is "
+            f"{MAX_FILE_BYTES} bytes"
+        )
+
+
+@contextmanager
+def _open_text(real: Path, path: str) -> Iterator[TextIO]:
+    """``real``, a regular file, open as UTF-8 text (invalid bytes replaced, line endings kept).
+
+    Opened without following a symbolic link and without blocking (should the file have been
+    swapped for a link or a FIFO since it was checked), then checked again.
+
+    Raises:
+        WorkspaceError: it is no longer a regular file of at most the size cap, it is binary
+            (a NUL byte in its first :data:`BINARY_PROBE_BYTES` bytes), or it cannot be opened.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise WorkspaceError(f"file {path!r} cannot be opened: {_reason(exc)}") from exc
+    with open(fd, "rb") as raw:
+        _check_readable(path, os.fstat(fd))
+        if b"\0" in raw.read(BINARY_PROBE_BYTES):
+            raise WorkspaceError(
+                f"file {path!r} is binary (it contains NUL bytes); only text files can be read"
+            )
+        raw.seek(0)
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        try:
+            yield text
+        finally:
+            text.detach()
+
+
+def _chunk(stream: TextIO, offset: int, limit: int) -> tuple[str, int]:
+    """The ``limit`` characters from ``offset`` and the total number of characters, read in
+    blocks (only the chunk is kept)."""
+    end = offset + limit
+    kept: list[str] = []
+    position = 0
+    while block := stream.read(_BLOCK_CHARS):
+        start, stop = max(offset - position, 0), min(end - position, len(block))
+        if start < stop:
+            kept.append(block[start:stop])
+        position += len(block)
+    return "".join(kept), position
+
+
+def _excerpt(line: str, at: int) -> str:
+    """``line`` cut to :data:`MAX_LINE_CHARS` characters around position ``at`` (marked with
+    an ellipsis where cut)."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    start = max(0, min(at - MAX_LINE_CHARS // 3, len(line) - MAX_LINE_CHARS))
+    text = line[start : start + MAX_LINE_CHARS]
+    if start > 0:
+        text = _ELLIPSIS + text[1:]
+    if start + MAX_LINE_CHARS < len(line):
+        text = text[:-1] + _ELLIPSIS
+    return text
