@@ -165,6 +165,13 @@ class ToolFailed(ExecutionError):
     code = "SEA532"
 
 
+class ActionSkipped(ExecutionError):
+    """A pipeline action did not run because an earlier action of its plan failed (an
+    action's outcome, never a node failure)."""
+
+    code = "SEA535"
+
+
 class MemoryWriteFailed(ExecutionError):
     """The store refused a message a node wrote (the store's code and reason are in the text)."""
 

@@ -132,6 +132,59 @@ class ToolCalled(NodeEvent):
     result: Any = None
     error: dict[str, Any] | None = None
     duration_s: float = 0.0
+    action_id: str | None = None
+    """The action of an ``actions`` node this call carries out (None for other nodes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionsPlanned(NodeEvent):
+    """An ``actions`` node's model planned its actions (before any of them runs).
+
+    ``catalogue`` is what the model was offered: tool name → ``{description, parameters}``.
+    """
+
+    kind: ClassVar[str] = "actions_planned"
+    actions: list[dict[str, Any]]
+    reason: str
+    catalogue: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionStarted(NodeEvent):
+    """One planned action begins (``parameters`` as the model planned them)."""
+
+    kind: ClassVar[str] = "action_start"
+    action_id: str
+    tool: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RefResolved(NodeEvent):
+    """A ``ref:`` parameter received an earlier action's result, normalized by ``rule``
+    from ``from_type`` to ``to_type`` (``detail``: e.g. the length before a cut)."""
+
+    kind: ClassVar[str] = "ref_resolved"
+    action_id: str
+    parameter: str
+    ref: str
+    rule: str
+    from_type: str
+    to_type: str
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionEnded(NodeEvent):
+    """One planned action ended: ``status`` ok, failed (``error``) or skipped (``error``
+    says why: an earlier action failed)."""
+
+    kind: ClassVar[str] = "action_end"
+    action_id: str
+    tool: str
+    status: str
+    error: dict[str, Any] | None = None
+    duration_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

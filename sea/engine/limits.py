@@ -22,9 +22,13 @@ class Limits:
     """Tools that run only after a person approves the call (the pulse waits)."""
     unlisted_exec: Literal["deny", "ask"] = "deny"
     """An ``exec`` of a playbook that is not allowed: fail (``deny``) or ask a person."""
+    ref_text_cap: int = 20_000
+    """The most characters a text parameter of a pipeline action receives through a
+    ``ref:`` (longer text is cut with a visible note; a parameter's ``maxLength`` may cut
+    it shorter)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_visits", "max_depth"):
+        for name in ("max_steps", "max_visits", "max_depth", "ref_text_cap"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"Limits.{name} must be a positive integer, got {value!r}")

@@ -76,6 +76,16 @@ class Pulse:
     """Tools that run only after a person approves: the runtime's policy, and for a resumed
     pulse also the policy it started under (an answer is never skipped by a runtime that
     would not have asked)."""
+    pending: tuple[dict[str, Any], ...] = ()
+    """For a resumed pulse: the approval requests it was waiting on (a node that asked
+    with what it had decided, e.g. a plan, finds it here instead of deciding again)."""
+
+    def pending_request(self, playbook: str, node: str) -> dict[str, Any] | None:
+        """The request this pulse was waiting on at ``playbook.node``, if any."""
+        for request in self.pending:
+            if request.get("playbook") == playbook and request.get("node") == node:
+                return request
+        return None
 
     def emit(self, event: Event) -> None:
         """Send an event to the host."""

@@ -267,8 +267,13 @@ class Runtime:
         }
         bound = graph.copy(update={"checkpointer": saver})
         run.ran = True
-        if run.resume and not (await bound.aget_state(config)).interrupts:
-            raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
+        if run.resume:
+            interrupts = (await bound.aget_state(config)).interrupts
+            if not interrupts:
+                raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
+            frame.pulse.pending = tuple(
+                dict(i.value) for i in interrupts if isinstance(i.value, dict)
+            )
         final = await bound.ainvoke(payload, config, context=frame)
         run.final = dict(final)
         waiting = final.get("__interrupt__") or []

@@ -8,7 +8,8 @@ the class declares, once, everything the rest of SEA needs to know about the typ
 * the state variables it reads and defines (:meth:`NodeModel.reads`, :meth:`NodeModel.defines`,
   for the variable checks),
 * how it is drawn (:attr:`NodeModel.mermaid_shape`, :meth:`NodeModel.detail`),
-* the field names authors often get wrong on it (:attr:`NodeModel.known_mistakes`).
+* the field names authors often get wrong on it (:attr:`NodeModel.known_mistakes`),
+* the tools it offers a model (:meth:`NodeModel.offered_tools`, for the catalogue checks).
 
 The engine finds a type's runner beside its model (``sea.nodes``); a vocabulary of models
 (:class:`sea.lang.vocabulary.NodeTypes`) builds the document model and the JSON Schema.
@@ -230,6 +231,11 @@ class NodeModel(StrictModel):
                 pointer = f"{base}/conditional_next/cases/{escape_pointer(key)}"
                 for ref in references(key):
                     yield Read(ref.root, pointer, self.id, None, False, ref.path)
+
+    def offered_tools(self) -> list[str]:
+        """The tools this node offers a model (``available_tools``; none by default), for the
+        tool catalogue checks."""
+        return []
 
     def field_reads(self, base: str) -> Iterator[Read]:
         """The state variables this type's own fields read (none by default)."""

@@ -124,6 +124,10 @@ class LLMNode(FallibleNode):
         "temperature": "sampling settings belong to the host's model configuration",
     }
 
+    def offered_tools(self) -> list[str]:
+        """``available_tools``."""
+        return list(self.available_tools or [])
+
     def field_reads(self, base: str) -> Iterator[Read]:
         """The prompt template's variables and the metadata key."""
         if self.action:
@@ -209,6 +213,81 @@ class ToolCallNode(FallibleNode):
     def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
         """``output_key``."""
         return keys_defined(self.id, self.output_key)
+
+
+MAX_ACTIONS = 32
+"""The most actions one ``actions`` node may let the model plan."""
+
+
+class ActionsNode(FallibleNode):
+    """Let the model plan several tool calls in one answer and run them in order.
+
+    The model answers ``{"actions": [{"action_id", "tool", "parameters"}], "reason"}``; a
+    parameter may be ``"ref:<action_id>"`` to receive an earlier action's result,
+    normalized to the type the parameter expects.
+    """
+
+    type: Literal["actions"] = Field(
+        description="Node type: plan several tool calls in one model answer and run them."
+    )
+    action: str = Field(
+        description="The task, a template (`{var}` references): what the actions should "
+        "achieve. The available tools, their parameters and the `ref:` rule are added to it."
+    )
+    available_tools: list[str] = Field(
+        min_length=1,
+        description="Names of the tools the model may plan with; no other tool can appear in "
+        "its prompt or its plan.",
+    )
+    max_actions: int = Field(
+        default=8,
+        ge=1,
+        le=MAX_ACTIONS,
+        description=f"The most actions one plan may hold (1 to {MAX_ACTIONS}).",
+    )
+    output_key: str | None = Field(
+        default=None,
+        description="State key that receives the outcomes: a list of `{action_id, tool, "
+        "status (ok, failed, skipped), result or error, normalized}`.",
+    )
+    context_profile: ContextProfile | None = Field(
+        default=None,
+        description="What the model sees while planning (as on an `llm` node; default "
+        "`conversation`).",
+    )
+    model_type: ModelType = Field(
+        default="normal",
+        description="`normal` or `lightweight` model; a `context_profile` decides it when given.",
+    )
+    memorize: MemorizeOption | bool | None = Field(
+        default=None,
+        description="Store the prompt and the plan in memory with these tags "
+        "(`true`: no extra tags).",
+    )
+
+    mermaid_shape: ClassVar[tuple[str, str]] = ("[[", "]]")
+    known_mistakes: ClassVar[Mapping[str, str]] = {
+        "tools": "did you mean `available_tools`?",
+        "prompt": "the task of an actions node is `action` (a template)",
+        "response_schema": "an actions node builds its response schema from its tools",
+        "model": _MODEL,
+    }
+
+    def offered_tools(self) -> list[str]:
+        """``available_tools``."""
+        return list(self.available_tools)
+
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The task template's variables."""
+        return template_reads(self.action, f"{base}/action", self.id, prompt=True)
+
+    def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
+        """``output_key``."""
+        return keys_defined(self.id, self.output_key)
+
+    def detail(self) -> str | None:
+        """The tools it may use."""
+        return ", ".join(self.available_tools)
 
 
 class SetNode(NodeModel):
@@ -432,6 +511,7 @@ Node = Annotated[
     LLMNode
     | ToolNode
     | ToolCallNode
+    | ActionsNode
     | SetNode
     | PassNode
     | SubplayNode
@@ -447,6 +527,7 @@ BUILTIN_NODE_MODELS: tuple[type[NodeModel], ...] = (
     LLMNode,
     ToolNode,
     ToolCallNode,
+    ActionsNode,
     SetNode,
     PassNode,
     SubplayNode,

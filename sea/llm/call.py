@@ -40,6 +40,7 @@ DEFAULT_CONTEXT_PROFILE = "conversation"
 """The context of a node without ``context_profile``: system prompt, history and pulse."""
 
 TokenCallback = Callable[[str], Awaitable[None]]
+AnswerCheck = Callable[[Any], "str | None"]
 RecordCallback = Callable[[LLMCallRecord], None]
 
 
@@ -61,6 +62,9 @@ class LLMRequest:
         stream: Stream tokens (speaking nodes); ignored for structured answers.
         pulse_id: The running pulse (what the context's pulse rule reads).
         scope: The pulse scope of the calling playbook.
+        check: For a structured answer: what else is wrong with a value (beyond the
+            schema), in words for the model, or None when it is usable. A problem it finds
+            is sent back like a schema violation, and takes its place.
     """
 
     playbook: str
@@ -75,6 +79,7 @@ class LLMRequest:
     stream: bool = False
     pulse_id: str | None = None
     scope: str = ROOT_SCOPE
+    check: AnswerCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +220,7 @@ class LLMCaller:
                 max_retries=self._max_retries,
                 outcome=outcome,
                 memory=self._models.structured,
+                check=request.check,
             )
         finally:
             tracker.messages = outcome.messages or tracker.messages

@@ -16,9 +16,10 @@ method=...)`` returns ``{"raw": AIMessage, "parsed": dict | None, "parsing_error
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -92,11 +93,13 @@ class Attempt:
             object when there was one, else the raw text.
         text: The answer as text (what the model is shown when it is asked again).
         problem: Why the answer was rejected; None when it was accepted.
+        parsed: The answer held a JSON value (``answer`` is that value).
     """
 
     answer: Any
     text: str
     problem: str | None
+    parsed: bool = True
 
 
 @dataclass(slots=True)
@@ -243,8 +246,12 @@ async def run_structured(
     max_retries: int,
     outcome: StructuredOutcome | None = None,
     memory: MethodMemory | None = None,
+    check: Callable[[Any], str | None] | None = None,
 ) -> StructuredOutcome:
     """Ask ``model`` for a value of ``schema``, retrying up to ``max_retries`` times.
+
+    ``check`` judges a parsed answer beyond the schema (what else is wrong, in words for
+    the model, or None); its problem replaces the schema's, being the more precise.
 
     Methods are tried in ``memory``'s order; a method the model refuses (it cannot build the
     request, or its first request fails) gives way to the next one. Provider exceptions
@@ -260,7 +267,8 @@ async def run_structured(
             continue  # the model does not offer it: nothing was asked
         last = index == len(candidates) - 1
         try:
-            await _ask(model, runnable, method, messages, schema, config, max_retries, outcome)
+            await _ask(model, runnable, method, messages, schema, config, max_retries, outcome,
+                       check)
         except _Refused as refused:
             if last:
                 raise refused.error from None
@@ -289,6 +297,7 @@ async def _ask(
     config: RunnableConfig,
     max_retries: int,
     outcome: StructuredOutcome,
+    check: Callable[[Any], str | None] | None = None,
 ) -> None:
     outcome.method = method
     in_prompt = method in ("json_mode", "prompt")
@@ -308,6 +317,10 @@ async def _ask(
             if attempt_index == 0 and not isinstance(exc, SeaError):
                 raise _Refused(exc) from exc
             raise
+        if check is not None and attempt.parsed:
+            problem = check(attempt.answer)
+            if problem is not None:
+                attempt = dataclasses.replace(attempt, problem=problem)
         outcome.attempts.append(attempt)
         outcome.text = attempt.text
         if attempt.problem is None:
@@ -358,7 +371,7 @@ def _judged(text: str, schema: Mapping[str, Any], reason: str = "") -> Attempt:
     """The attempt of an answer given as text: its first JSON value, validated."""
     parsed = extract_json(text, want_array=schema.get("type") == "array")
     if parsed is None:
-        return Attempt(text, text, f"the answer contained no JSON value{reason}")
+        return Attempt(text, text, f"the answer contained no JSON value{reason}", parsed=False)
     return Attempt(parsed, text, validation_problem(schema, parsed))
 
 

@@ -15,10 +15,23 @@ from sea.engine.pulse import Frame
 from sea.errors import ExecutionError, NodeFailed
 
 
-async def run_tool(frame: Frame, node: str, name: str, args: Mapping[str, Any]) -> Any:
-    """Call tool ``name`` with ``args`` for ``node``; failures raise ExecutionError subclasses."""
+async def run_tool(
+    frame: Frame,
+    node: str,
+    name: str,
+    args: Mapping[str, Any],
+    *,
+    action_id: str | None = None,
+    approved: bool = False,
+) -> Any:
+    """Call tool ``name`` with ``args`` for ``node``; failures raise ExecutionError subclasses.
+
+    ``action_id``: the pipeline action the call carries out (kept on its event);
+    ``approved``: a person already approved this call (the host's approval policy is not
+    asked again).
+    """
     pulse = frame.pulse
-    if name in pulse.approval_tools:
+    if name in pulse.approval_tools and not approved:
         require_approval(frame, node, f"tool {name!r}", {"tool": name, "args": dict(args)})
     started = perf_counter()
     try:
@@ -29,12 +42,12 @@ async def run_tool(frame: Frame, node: str, name: str, args: Mapping[str, Any]) 
         took = perf_counter() - started
         error = {"code": exc.code, "message": exc.detail}
         frame.emit(ToolCalled(pulse.pulse_id, frame.name, node, name, dict(args), False, None,
-                              error, took))
+                              error, took, action_id))
         raise
     took = perf_counter() - started
     value = state_value(result, frame, node, name)
     frame.emit(ToolCalled(pulse.pulse_id, frame.name, node, name, dict(args), True, value,
-                          None, took))
+                          None, took, action_id))
     return value
 
 

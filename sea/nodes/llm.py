@@ -84,9 +84,8 @@ def _mapped(value: Any, source: str, output_key: str | None) -> Any:
     return None if found is MISSING else found
 
 
-def memorize_tags(node: LLMNode) -> list[str] | None:
-    """The tags of ``memorize`` (None: the node does not memorize)."""
-    option = node.memorize
+def memorize_tags(option: MemorizeOption | bool | None) -> list[str] | None:
+    """The tags of a node's ``memorize`` option (None: the node does not memorize)."""
     if option is None or option is False:
         return None
     if isinstance(option, MemorizeOption):
@@ -120,7 +119,7 @@ class LLMKind:
     async def _store(
         self, node: LLMNode, state: PlaybookState, frame: Frame, prompt: str | None, reply: str
     ) -> None:
-        tags = memorize_tags(node)
+        tags = memorize_tags(node.memorize)
         if tags is not None and prompt:
             await frame.remember(node.id, "user", wrap_system(prompt), tags)
         reply_tags = list(tags or [])

@@ -60,7 +60,9 @@ def test_fallible_types_are_the_types_with_error_next() -> None:
     types = BUILTIN_NODE_TYPES
     with_error_next = {name for name, model in types.models.items()
                        if "error_next" in model.model_fields}
-    assert with_error_next == types.fallible == {"llm", "tool", "tool_call", "subplay", "exec"}
+    assert with_error_next == types.fallible == {
+        "llm", "tool", "tool_call", "actions", "subplay", "exec"
+    }
 
 
 def test_on_error_reads_error_next_of_fallible_nodes_only() -> None:

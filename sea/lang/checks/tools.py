@@ -15,7 +15,7 @@ from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
-from sea.lang.node_models import LLMNode, ToolNode
+from sea.lang.node_models import ToolNode
 from sea.lang.templates import references
 
 
@@ -90,8 +90,8 @@ def check_tools(playbook: Playbook, context: CheckContext) -> list[Issue]:
             schema = catalogue.tools[node.action]
             if schema is not None:
                 issues.extend(_tool_args(index, node, schema))
-        elif isinstance(node, LLMNode):
-            for i, name in enumerate(node.available_tools or []):
+        else:
+            for i, name in enumerate(node.offered_tools()):
                 if name not in catalogue.tools:
                     pointer = node_pointer(index, "available_tools", i)
                     issues.append(_unknown_tool(name, pointer, node.id, catalogue))

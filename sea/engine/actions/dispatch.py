@@ -1,0 +1,178 @@
+"""Running a plan's actions in order, with ``ref:`` arguments resolved and normalized.
+
+For each action, in order:
+
+1. every ``"ref:<action_id>"`` parameter receives that earlier action's raw result,
+   normalized to the type the parameter expects (:mod:`sea.engine.tools.refs` holds the
+   rules); each resolution is a :class:`~sea.engine.events.RefResolved` event;
+2. the type guard checks the arguments right before the call;
+3. the tool runs like any other tool call (its ``tool_call`` event carries the action id,
+   with the arguments as the tool received them).
+
+An action that cannot be prepared, or whose tool fails, is ``failed`` with an error naming
+the action, the parameter, what was found and what was expected; the actions after it are
+``skipped`` and say why. A failed action is an outcome, never the node's failure.
+Cancellation and approval waits propagate untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any, Literal, Protocol
+
+from sea.engine.actions.catalogue import ToolSpec
+from sea.engine.actions.plan import PlannedAction
+from sea.engine.events import ActionEnded, ActionStarted, RefResolved, WarningRaised
+from sea.engine.pulse import Frame
+from sea.engine.tools.refs import (
+    Normalization,
+    RefProblem,
+    ref_target,
+    resolve_parameters,
+    type_guard,
+)
+from sea.errors import ActionSkipped, ExecutionError, ToolArgumentError
+
+Status = Literal["ok", "failed", "skipped"]
+
+
+class CallTool(Protocol):
+    """Runs one tool call for a node (:func:`sea.nodes._tools.run_tool`)."""
+
+    def __call__(
+        self,
+        frame: Frame,
+        node: str,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        action_id: str | None = None,
+        approved: bool = False,
+    ) -> Awaitable[Any]:
+        """The tool's result (JSON data); failures raise ExecutionError subclasses."""
+        ...
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one action."""
+
+    action_id: str
+    tool: str
+    status: Status
+    result: Any = None
+    error: dict[str, Any] | None = None
+    normalized: list[Normalization] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{action_id, tool, status, result | error, normalized}`` (the ``output_key``)."""
+        data: dict[str, Any] = {"action_id": self.action_id, "tool": self.tool,
+                                "status": self.status}
+        if self.status == "ok":
+            data["result"] = self.result
+        else:
+            data["error"] = self.error
+        data["normalized"] = [
+            {"parameter": n.parameter, "rule": n.rule, "from_type": n.from_type,
+             "to_type": n.to_type, **({"detail": n.detail} if n.detail else {})}
+            for n in self.normalized
+        ]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatcher:
+    """Runs the actions of one node run.
+
+    Args:
+        frame: The node's playbook frame.
+        node: The node's id.
+        catalogue: The offered tools (their argument schemas drive normalization).
+        call: How a tool call is made.
+        string_cap: The most characters a string parameter may receive through a ref.
+        approved: A person approved the plan (tools are not asked about again).
+    """
+
+    frame: Frame
+    node: str
+    catalogue: Mapping[str, ToolSpec]
+    call: CallTool
+    string_cap: int | None = None
+    approved: bool = False
+
+    async def run(self, actions: Sequence[PlannedAction]) -> list[Outcome]:
+        """Run ``actions`` in order; every action has an outcome."""
+        results: dict[str, Any] = {}
+        outcomes: list[Outcome] = []
+        failed: Outcome | None = None
+        for action in actions:
+            if failed is not None:
+                outcomes.append(self._skip(action, failed))
+                continue
+            outcome = await self._run_one(action, results)
+            outcomes.append(outcome)
+            if outcome.status == "ok":
+                results[action.action_id] = outcome.result
+            else:
+                failed = outcome
+        return outcomes
+
+    async def _run_one(self, action: PlannedAction, results: Mapping[str, Any]) -> Outcome:
+        frame, pulse = self.frame, self.frame.pulse
+        frame.emit(ActionStarted(pulse.pulse_id, frame.name, self.node, action.action_id,
+                                 action.tool, dict(action.parameters)))
+        started = perf_counter()
+        outcome = Outcome(action.action_id, action.tool, "ok")
+        try:
+            args = self._prepare(action, results, outcome)
+            outcome.result = await self.call(
+                frame, self.node, action.tool, args, action_id=action.action_id,
+                approved=self.approved,
+            )
+        except RefProblem as problem:
+            outcome.status = "failed"
+            outcome.error = {"code": problem.code, "message": _named(action, problem.message)}
+        except ExecutionError as exc:
+            outcome.status = "failed"
+            outcome.error = {"code": exc.code, "message": _named(action, exc.detail)}
+        frame.emit(ActionEnded(pulse.pulse_id, frame.name, self.node, action.action_id,
+                               action.tool, outcome.status, outcome.error,
+                               perf_counter() - started))
+        return outcome
+
+    def _prepare(
+        self, action: PlannedAction, results: Mapping[str, Any], outcome: Outcome
+    ) -> dict[str, Any]:
+        frame, pulse = self.frame, self.frame.pulse
+        spec = self.catalogue[action.tool]
+        args, normalized, warnings = resolve_parameters(
+            action.tool, spec.parameters, action.parameters, results,
+            string_cap=self.string_cap,
+        )
+        outcome.normalized = normalized
+        for record in normalized:
+            ref = ref_target(action.parameters.get(record.parameter)) or ""
+            frame.emit(RefResolved(pulse.pulse_id, frame.name, self.node, action.action_id,
+                                   record.parameter, ref, record.rule, record.from_type,
+                                   record.to_type, record.detail))
+        for text in warnings:
+            frame.emit(WarningRaised(pulse.pulse_id, "ref_normalized",
+                                     _named(action, text), frame.name, self.node))
+        problem = type_guard(action.tool, spec.parameters, args)
+        if problem is not None:
+            raise ToolArgumentError(problem, playbook=frame.name, node=self.node)
+        return args
+
+    def _skip(self, action: PlannedAction, failed: Outcome) -> Outcome:
+        frame, pulse = self.frame, self.frame.pulse
+        reason = ActionSkipped(f"not run: action {failed.action_id!r} before it failed")
+        error = {"code": reason.code, "message": reason.detail}
+        frame.emit(ActionEnded(pulse.pulse_id, frame.name, self.node, action.action_id,
+                               action.tool, "skipped", error))
+        return Outcome(action.action_id, action.tool, "skipped", error=error)
+
+
+def _named(action: PlannedAction, message: str) -> str:
+    return f"action {action.action_id!r}: {message}"

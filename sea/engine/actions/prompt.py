@@ -1,0 +1,60 @@
+"""The instruction an ``actions`` node's model reads: the task, then the real catalogue.
+
+Only the offered tools appear (names, descriptions, parameters), so a plan can name no tool
+that does not exist; then what ``action_id`` and ``ref:`` mean, and that a ref names only
+an earlier action's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sea.engine.actions.catalogue import ToolSpec
+from sea.engine.tools.arguments import accepted_types
+from sea.jsontypes import json_text
+
+_RULES = """\
+Answer with a JSON object {{"actions": [...], "reason": "..."}}. Each action is
+{{"action_id": "<a short unique name>", "tool": "<one of the tools above>", "parameters": {{...}}}}.
+The actions run in order. Rules:
+- Use only the tools listed above, with their parameters.
+- Give every action its own action_id (letters, digits and _), e.g. read_doc.
+- A parameter may be "ref:<action_id>" to receive the result of an earlier action; it is
+  converted to what the parameter needs (a file's text for a text parameter, a list for a
+  list parameter). Example: {{"action_id": "read_doc", "tool": "...", ...}} then a later
+  parameter "ref:read_doc".
+- A ref names only the action_id of an EARLIER action: never a later one, never its own,
+  never any other text.
+- Plan at most {max_actions} action{s}; plan none ("actions": []) if no tool is needed."""
+
+
+def actions_prompt(task: str, catalogue: Sequence[ToolSpec], max_actions: int) -> str:
+    """The whole instruction: ``task``, the tools, and the rules of a plan."""
+    lines = [task.strip(), "", "Tools you may use (no others exist):"]
+    for spec in catalogue:
+        lines.append(f"- {spec.name}: {spec.description or '(no description)'}")
+        lines.extend(_parameter_lines(spec.parameters))
+    lines.append("")
+    lines.append(_RULES.format(max_actions=max_actions, s="" if max_actions == 1 else "s"))
+    return "\n".join(lines)
+
+
+def _parameter_lines(schema: Mapping[str, Any]) -> list[str]:
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    if not properties:
+        return ["    parameters: none"]
+    required = set(schema.get("required") or ())
+    lines = []
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        types = sorted(accepted_types(prop, schema) - {"null"}) or ["any"]
+        notes = [" or ".join(types), "required" if name in required else "optional"]
+        if "default" in prop:
+            notes.append(f"default {json_text(prop['default'])}")
+        if isinstance(prop.get("enum"), list):
+            notes.append("one of " + ", ".join(json_text(v) for v in prop["enum"]))
+        description = str(prop.get("description") or "").strip()
+        text = f"    {name} ({', '.join(notes)})"
+        lines.append(f"{text}: {description}" if description else text)
+    return lines
