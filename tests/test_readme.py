@@ -4,6 +4,7 @@ broken, and runs with the command line shown."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import orjson
@@ -111,3 +112,35 @@ def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -
     with Runtime(store, model, library=folder, registry=registry) as runtime:  # type: ignore[arg-type]
         result = asyncio.run(runtime.arun_pulse(Persona("aoi", "Aoi", ""), "shouting", "hi"))
     assert result.status == "ok" and result.spoken == ["HI"]
+
+
+def test_the_action_pipeline_example_runs_as_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    section = README[README.index("### Action pipelines") :]
+    found = re.search(r"```json\n(.*?)```", section, re.S)
+    assert found is not None, "the action pipelines section has no playbook"
+    command = re.search(r"\n    (sea run draft_from_notes.json .*)\n", section)
+    assert command is not None, "the action pipelines section has no command"
+    shown_plan = re.search(r"`(\{\"actions\": .*?\})`\.", section, re.S)
+    assert shown_plan is not None, "the action pipelines section shows no plan"
+    plan = orjson.loads(shown_plan.group(1).replace("\n", " ").replace('"..."', '"to answer"'))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SEA_DB", str(tmp_path / "home" / "memory.sqlite"))
+    (tmp_path / "draft_from_notes.json").write_text(found.group(1), encoding="utf-8")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.md").write_text("- water the garden on Sunday\n",
+                                                encoding="utf-8")
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"responses": {
+        "draft_from_notes.work": [plan],
+        "sub_speak.compose": ["Water the garden on Sunday."],
+    }}))
+    words = shlex.split(command.group(1))[1:]
+    assert main([*words, "--model", f"scripted:{script}", "--json"]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and result["spoken"] == ["Water the garden on Sunday."]
+    memo = [w for w in result["memory_writes"] if w["playbook"] == "draft_from_notes"]
+    assert len(memo) == 1 and "water the garden on Sunday" in memo[0]["content"]
+    assert '"status":"ok"' in memo[0]["content"]

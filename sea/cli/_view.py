@@ -15,6 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sea.engine.events import (
+    ActionEnded,
+    ActionStarted,
     ApprovalRequested,
     ErrorRaised,
     Event,
@@ -147,10 +149,16 @@ class _Running:
 
     def __init__(self) -> None:
         self.nodes: list[tuple[NodeStarted, float]] = []
+        self.action: tuple[ActionStarted, float] | None = None
+        """The pipeline action running inside the innermost node, if any."""
         self._spinner = Spinner("dots", style="cyan")
 
     def __rich__(self) -> Spinner:
-        if self.nodes:
+        if self.action is not None:
+            action, started = self.action
+            label = f"{action.playbook}.{action.node} action {action.action_id} ({action.tool})"
+            self._spinner.text = Text(f"{label}  {monotonic() - started:.1f}s", style="dim")
+        elif self.nodes:
             event, started = self.nodes[-1]
             label = f"{event.playbook}.{event.node} ({event.node_type})"
             self._spinner.text = Text(f"{label}  {monotonic() - started:.1f}s", style="dim")
@@ -197,6 +205,10 @@ class TerminalView(_Collected):
         elif isinstance(event, WarningRaised) and event.message != ESTIMATED_TOKENS:
             # (estimated token counts are marked with `~` in the call table instead)
             self._line(Text.assemble(("warning ", "yellow"), f"{event.code}: {event.message}"))
+        elif isinstance(event, ActionStarted):
+            self._action_started(event)
+        elif isinstance(event, ActionEnded):
+            self._action_ended(event)
         elif isinstance(event, ApprovalRequested):
             action = str(event.request.get("action", "an action"))
             detail = {k: v for k, v in event.request.items()
@@ -220,6 +232,23 @@ class TerminalView(_Collected):
             self._live = Live(self._running, console=self._console, transient=True,
                               refresh_per_second=8)
             self._live.start()
+
+    def _action_started(self, event: ActionStarted) -> None:
+        self._running.action = (event, monotonic())
+        if not self._live_mode:
+            self._line(Text(f"    action {event.action_id} ({event.tool})"))
+
+    def _action_ended(self, event: ActionEnded) -> None:
+        self._running.action = None
+        if event.status == "ok" and not self._live_mode:
+            return
+        mark, style = {"ok": ("✓", "green"), "skipped": ("-", "dim")}.get(
+            event.status, ("✗", "red"))
+        message = f": {event.error.get('message')}" if event.error else ""
+        self._line(Text.assemble(
+            "    ", (mark, style), f" action {event.action_id} ({event.tool}) {event.status}",
+            (message, "dim"),
+        ))
 
     def _ended(self, event: NodeEnded) -> None:
         nodes = self._running.nodes

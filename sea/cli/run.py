@@ -83,6 +83,11 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory searched for playbooks before the bundled ones (repeatable)",
     )
     parser.add_argument(
+        "--workspace", metavar="DIR",
+        help="a directory the persona's workspace tools (list_files, read_file, "
+        "search_files) may read; without it they are absent",
+    )
+    parser.add_argument(
         "--ask-before", action="append", default=[], metavar="TOOL",
         help="a tool that runs only after a person approves the call: the pulse waits "
         "(status waiting) and `sea resume PULSE_ID --approve` or `--deny` continues it "
@@ -222,7 +227,22 @@ def runtime_of(
     return Runtime(
         store, models, library=library, checkpoint_path=checkpoint_location(location),
         history_budget=DEFAULT_BUDGET, limits=Limits(approval_tools=frozenset(args.ask_before)),
+        workspace=workspace_dir(args.workspace),
     )
+
+
+def workspace_dir(given: str | None) -> Path | None:
+    """The ``--workspace`` directory.
+
+    Raises:
+        UsageError: it is not a directory.
+    """
+    if given is None:
+        return None
+    path = Path(given).expanduser()
+    if not path.is_dir():
+        raise UsageError(f"--workspace {given}: not a directory")
+    return path
 
 
 def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str]) -> int:
@@ -252,6 +272,8 @@ def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) ->
         words += ["--model", args.model]
     if args.light_model is not None:
         words += ["--light-model", args.light_model]
+    if args.workspace is not None:
+        words += ["--workspace", str(Path(args.workspace).expanduser().resolve())]
     for tool in args.ask_before:
         words += ["--ask-before", tool]
     if args.model_option or args.light_model_option:

@@ -70,16 +70,20 @@ def _plan(paths: list[Path]) -> _Plan:
 
 def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
     """The tools playbooks may call: the built-in ones and the ``--tools`` file's. Without a
-    file, tools are unchecked unless ``strict`` (then only the built-in tools are known)."""
-    from sea.engine.tools.signatures import builtin_tool_schemas
+    file, tools are unchecked unless ``strict`` (then only the built-in tools are known).
+    The workspace tools count as built-in: a host that gives a workspace has them."""
+    from sea.engine.tools.signatures import builtin_tool_schemas, workspace_tool_schemas
     from sea.lang.checks import ToolCatalogue
 
+    engine: dict[str, Mapping[str, Any] | None] = {
+        **builtin_tool_schemas(), **workspace_tool_schemas()
+    }
     if path is None:
-        return ToolCatalogue(dict(builtin_tool_schemas())) if strict else None
+        return ToolCatalogue(engine) if strict else None
 
     loaded = ToolCatalogue.load(path)
     # The engine's own tools count as known with any catalogue, with their real arguments.
-    tools: dict[str, Mapping[str, Any] | None] = dict(builtin_tool_schemas())
+    tools = dict(engine)
     tools.update(loaded.tools)
     return ToolCatalogue(tools)
 

@@ -7,7 +7,7 @@ Compiled graphs capture none of this; it travels as the LangGraph run context
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -79,6 +79,11 @@ class Pulse:
     pending: tuple[dict[str, Any], ...] = ()
     """For a resumed pulse: the approval requests it was waiting on (a node that asked
     with what it had decided, e.g. a plan, finds it here instead of deciding again)."""
+
+    def router_callable(self) -> list[Playbook]:
+        """The playbooks a router (and an ``exec`` without an allow-list) may choose in
+        this pulse: the router-callable ones whose tools are all available."""
+        return reachable(self.services.library.router_callable(), self.toolbox)
 
     def pending_request(self, playbook: str, node: str) -> dict[str, Any] | None:
         """The request this pulse was waiting on at ``playbook.node``, if any."""
@@ -166,6 +171,12 @@ class Frame:
                 tags=stored.tags,
             )
         )
+
+
+def reachable(playbooks: Iterable[Playbook], tools: Container[str]) -> list[Playbook]:
+    """The ``playbooks`` whose tools are all among ``tools`` (a playbook that needs a tool
+    the host did not give, such as a workspace tool, is not offered)."""
+    return [p for p in playbooks if all(name in tools for name in p.tools_needed())]
 
 
 Graph = CompiledStateGraph[PlaybookState, Frame, PlaybookState, PlaybookState]

@@ -45,16 +45,19 @@ from sea.engine.events import (
     WarningRaised,
 )
 from sea.engine.limits import Limits
-from sea.engine.pulse import Frame, Graph, Library, Pulse, Services
+from sea.engine.pulse import Frame, Graph, Library, Pulse, Services, reachable
 from sea.engine.registry import Registry
 from sea.engine.tools.box import ToolBox
 from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.signatures import ARGUMENTS
+from sea.engine.tools.workspace import workspace_tools
 from sea.errors import ExecutionError, SeaError, UsageError
 from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.checkpoints import checkpoints_at
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
 from sea.lang.library import PlaybookLibrary
+from sea.lang.models import Playbook
 from sea.llm.call import LLMCaller
 from sea.llm.models import ModelSet
 from sea.llm.records import LLMCallRecord
@@ -88,6 +91,8 @@ class Runtime:
         history_budget: How much earlier conversation an LLM context may hold.
         keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
             By default only waiting pulses keep theirs, so the file does not grow forever.
+        workspace: A directory the built-in workspace tools (``list_files``, ``read_file``,
+            ``search_files``) may read, and nothing outside it; without one they are absent.
     """
 
     def __init__(
@@ -104,8 +109,10 @@ class Runtime:
         max_retries: int = 2,
         history_budget: HistoryBudget = DEFAULT_BUDGET,
         keep_checkpoints: bool = False,
+        workspace: str | Path | None = None,
     ) -> None:
         registry = registry or builtin_registry()
+        self._workspace_tools = () if workspace is None else tuple(workspace_tools(Path(workspace)))
         playbooks = _library(library, registry)
         self.services = Services(store, playbooks, Compiler(registry), limits or Limits())
         self._models = models
@@ -319,7 +326,10 @@ class Runtime:
             on_record=lambda record: _report_call(run.pulse_id, record, sink),
         )
         host = {tool.name for tool in self._tools}
-        builtin = builtin_tools(store=store, persona_id=run.persona.id, library=library)
+        names = host | set(ARGUMENTS) | {tool.name for tool in self._workspace_tools}
+        catalog = _Reachable(library, frozenset(names))
+        builtin = builtin_tools(store=store, persona_id=run.persona.id, library=catalog)
+        builtin.extend(self._workspace_tools)
         toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)])
         asks = self.services.limits.approval_tools | run.approval_tools
         run.approval_tools = asks
@@ -333,6 +343,18 @@ class Runtime:
         assert self._checkpoints is not None
         async with self._checkpoints.saver() as saver:
             yield saver
+
+
+class _Reachable:
+    """The router-callable playbooks whose tools a pulse has (``list_available_playbooks``
+    offers these, as :meth:`sea.engine.pulse.Pulse.router_callable` does)."""
+
+    def __init__(self, library: Library, tools: frozenset[str]) -> None:
+        self._library = library
+        self._tools = tools
+
+    def router_callable(self) -> list[Playbook]:
+        return reachable(self._library.router_callable(), self._tools)
 
 
 async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) -> None:

@@ -147,6 +147,11 @@ class Playbook(StrictModel):
         default=None, description="Legacy playbook-level context settings (no effect)."
     )
 
+    def tools_needed(self) -> frozenset[str]:
+        """The tools its nodes cannot run without (``tool`` nodes' tools, the tools ``llm``
+        and ``actions`` nodes offer)."""
+        return frozenset(name for node in self.nodes for name in node.tools_needed())
+
     def node(self, node_id: str) -> Node:
         """The node with this id (``KeyError`` if none)."""
         for node in self.nodes:

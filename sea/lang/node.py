@@ -237,6 +237,10 @@ class NodeModel(StrictModel):
         tool catalogue checks."""
         return []
 
+    def tools_needed(self) -> list[str]:
+        """The tools this node cannot run without (by default the tools it offers)."""
+        return self.offered_tools()
+
     def field_reads(self, base: str) -> Iterator[Read]:
         """The state variables this type's own fields read (none by default)."""
         return iter(())

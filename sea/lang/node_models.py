@@ -174,6 +174,10 @@ class ToolNode(FallibleNode):
         "params": "did you mean `args`?",
     }
 
+    def tools_needed(self) -> list[str]:
+        """The tool it calls."""
+        return [self.action]
+
     def field_reads(self, base: str) -> Iterator[Read]:
         """The argument templates' variables and the legacy ``args_input`` paths."""
         yield from nested_reads(self.args, f"{base}/args", self.id)

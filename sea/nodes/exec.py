@@ -37,7 +37,7 @@ def allowed(node: ExecNode, frame: Frame) -> list[str]:
     """The names this node may call."""
     if node.allowed_playbooks is not None:
         return list(node.allowed_playbooks)
-    return [playbook.name for playbook in frame.services.library.router_callable()]
+    return [playbook.name for playbook in frame.pulse.router_callable()]
 
 
 def call_args(node: ExecNode, state: PlaybookState, frame: Frame) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     schema = node.response_schema
     enum = None
     if schema is not None and "playbook" in (schema.get("properties") or {}):
-        enum = [playbook.name for playbook in frame.services.library.router_callable()]
+        enum = [playbook.name for playbook in frame.pulse.router_callable()]
     tools = frame.pulse.toolbox.select(node.available_tools or [], playbook=frame.name,
                                        node=node.id)
     return LLMRequest(

@@ -71,7 +71,7 @@ class _ListFilesArgs(BaseModel):
 class _ReadFileArgs(BaseModel):
     path: str = Field(
         min_length=1,
-        description="The file to read, as `list_files` or `search_files` give it. " + _PATH,
+        description="The file to read (a path a listing or a search gave). " + _PATH,
     )
     offset: int = Field(
         default=0,

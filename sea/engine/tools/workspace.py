@@ -121,8 +121,8 @@ def workspace_tools(root: Path) -> list[BaseTool]:
                 "truncated}: `line` is the 1-based line number, `text` the line (cut to "
                 f"{MAX_LINE_CHARS} characters around the match). At most {MAX_MATCHES} "
                 "matches; `truncated` is true when the search stopped early. Binary files and "
-                f"files over {MAX_FILE_BYTES // (1024 * 1024)} MiB are skipped. Use read_file "
-                "with a match's path to read around it."
+                f"files over {MAX_FILE_BYTES // (1024 * 1024)} MiB are skipped. A match's path "
+                "can be read to see around it."
             ),
         ),
     ]
