@@ -1,4 +1,10 @@
-"""Finding the first point where a replayed pulse went another way than its recording."""
+"""Finding the first point where a replayed pulse went another way than its recording.
+
+The comparable steps are the nodes run, the model calls, the tool calls, the memory writes
+and, for ``actions`` nodes, each plan and each action (its tool, planned parameters, the
+normalization of every ``ref:``, the arguments the tool received, its status and error). A
+divergence at an action names it: ``action 'read_doc' normalized[0].rule``.
+"""
 
 from __future__ import annotations
 
@@ -12,29 +18,50 @@ _MISSING = "(nothing)"
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One comparable thing a pulse did: ran a node, called a model or a tool, wrote memory."""
+    """One comparable thing a pulse did: ran a node, called a model or a tool, wrote memory,
+    planned actions or ran one (``action``: the action id, for an action and its tool call)."""
 
     kind: str
     seq: int
     playbook: str | None
     node: str | None
     fields: dict[str, Any]
+    action: str | None = None
 
     def label(self) -> str:
-        """``kind playbook.node`` for messages."""
+        """``kind playbook.node`` (and the action) for messages."""
         where = ".".join(p for p in (self.playbook, self.node) if p) or "runtime"
-        return f"{self.kind} {where}"
+        if self.action is None:
+            return f"{self.kind} {where}"
+        if self.kind == "action":
+            return f"action {where} {self.action!r}"
+        return f"{self.kind} {where} (action {self.action!r})"
+
+    def identity(self) -> tuple[str, str | None, str | None, str | None]:
+        """What must be the same for two steps to be compared field by field."""
+        return (self.kind, self.playbook, self.node, self.action)
+
+    def field_name(self, path: str) -> str:
+        """How a divergence names the field at ``path`` (``kind.path``; an action's says
+        which action)."""
+        if self.action is None:
+            return f"{self.kind}.{path}"
+        if self.kind == "action":
+            return f"action {self.action!r} {path}"
+        return f"action {self.action!r} {self.kind}.{path}"
 
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
-    """The first difference: where (playbook, node), which field, expected and actual."""
+    """The first difference: where (playbook, node, and the action when at one), which
+    field, expected and actual."""
 
     playbook: str | None
     node: str | None
     field: str
     expected: Any
     actual: Any
+    action: str | None = None
 
     def describe(self) -> str:
         """A short human report."""
@@ -46,14 +73,17 @@ class Divergence:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The machine-readable form."""
-        return {
+        """The machine-readable form (``action`` only when the divergence is at one)."""
+        data: dict[str, Any] = {
             "playbook": self.playbook,
             "node": self.node,
             "field": self.field,
             "expected": self.expected,
             "actual": self.actual,
         }
+        if self.action is not None:
+            data["action"] = self.action
+        return data
 
 
 def _show(value: Any) -> str:
@@ -78,8 +108,31 @@ def steps(trace: Trace) -> list[Step]:
         for c in trace.llm_calls
     ]
     found += [
-        Step("tool", t.seq, t.playbook, t.node, {"tool": t.tool, "args": t.args})
+        Step("tool", t.seq, t.playbook, t.node, {"tool": t.tool, "args": t.args}, t.action_id)
         for t in trace.tool_calls
+    ]
+    found += [
+        Step("plan", p.seq, p.playbook, p.node,
+             {"actions": p.actions, "reason": p.reason, "offered": p.offered})
+        for p in trace.plans
+    ]
+    found += [
+        Step(
+            "action",
+            a.seq,
+            a.playbook,
+            a.node,
+            {
+                "tool": a.tool,
+                "parameters": a.parameters,
+                "normalized": [n.model_dump() for n in a.normalized],
+                "arguments": a.arguments,
+                "status": a.status,
+                "error": a.error,
+            },
+            a.action_id,
+        )
+        for a in trace.actions
     ]
     found += [
         Step("memory", w.seq, w.playbook, w.node, {"role": w.role, "content": w.content,
@@ -108,11 +161,7 @@ def first_divergence(expected: Trace, actual: Trace) -> Divergence | None:
 def _compare_step(want: Step | None, have: Step | None) -> Divergence | None:
     if want is None and have is None:
         return None
-    if want is None or have is None or (want.kind, want.playbook, want.node) != (
-        have.kind,
-        have.playbook,
-        have.node,
-    ):
+    if want is None or have is None or want.identity() != have.identity():
         anchor = want or have
         assert anchor is not None
         return Divergence(
@@ -121,6 +170,7 @@ def _compare_step(want: Step | None, have: Step | None) -> Divergence | None:
             "step",
             want.label() if want else _MISSING,
             have.label() if have else _MISSING,
+            anchor.action,
         )
     return _compare_fields(want, have)
 
@@ -129,7 +179,9 @@ def _compare_fields(want: Step, have: Step) -> Divergence | None:
     for name, expected in want.fields.items():
         path, left, right = _first_difference(name, expected, have.fields.get(name))
         if path is not None:
-            return Divergence(want.playbook, want.node, f"{want.kind}.{path}", left, right)
+            return Divergence(
+                want.playbook, want.node, want.field_name(path), left, right, want.action
+            )
     return None
 
 

@@ -3,6 +3,10 @@
 These pydantic models are the source of ``schemas/trace.schema.json``. Every entry that
 happened during the pulse carries ``seq``, its position in the pulse's event order, so that
 a replay can report the *first* point where it went another way.
+
+Fields added since version 1 was first published (the ``actions`` nodes' ``plans``,
+``actions`` and ``tools``, a tool call's ``action_id``) are optional, so traces written
+before them still load; such a trace simply has no pipelines to compare.
 """
 
 from __future__ import annotations
@@ -78,6 +82,77 @@ class TraceToolCall(_Entry):
     ok: bool = Field(description="Whether the tool returned a result.")
     result: Any = Field(default=None, description="The tool's result when `ok`.")
     error: dict[str, Any] | None = Field(default=None, description="The failure otherwise.")
+    action_id: str | None = Field(
+        default=None,
+        description="The action of an `actions` node this call carried out (null for other "
+        "nodes' calls).",
+    )
+
+
+class TraceTool(_Entry):
+    """A tool as an ``actions`` node's model was offered it (what its prompt and its ``ref:``
+    normalization are made from)."""
+
+    description: str = Field(description="The tool's description.")
+    parameters: dict[str, Any] = Field(description="The JSON Schema of its arguments.")
+
+
+class TracePlan(_Entry):
+    """The plan an ``actions`` node ran (the ``actions_planned`` event)."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str = Field(description="Playbook of the node.")
+    node: str = Field(description="Node id.")
+    actions: list[dict[str, Any]] = Field(
+        description="The planned actions, `{action_id, tool, parameters}`, in order."
+    )
+    reason: str = Field(description="The model's reason for the plan.")
+    offered: list[str] = Field(
+        default_factory=list,
+        description="Names of the tools the model was offered, in order (their descriptions "
+        "and schemas are in the trace's `tools`).",
+    )
+
+
+class TraceNormalization(_Entry):
+    """What a ``ref:`` parameter received (the ``ref_resolved`` event)."""
+
+    parameter: str = Field(description="The parameter.")
+    ref: str = Field(description="The action id whose result it received.")
+    rule: str = Field(description="The normalization rule applied, e.g. `string.json`.")
+    from_type: str = Field(description="JSON type of the earlier action's result.")
+    to_type: str = Field(description="JSON type of the argument passed.")
+    detail: str | None = Field(default=None, description="E.g. the lengths of a cut text.")
+
+
+class TraceAction(_Entry):
+    """One planned action of an ``actions`` node and what became of it."""
+
+    seq: int = Field(
+        description="Position in the pulse's event order (of its start; of its end when "
+        "it was skipped)."
+    )
+    playbook: str = Field(description="Playbook of the node.")
+    node: str = Field(description="Node id.")
+    action_id: str = Field(description="The action's id in its plan.")
+    tool: str = Field(description="Tool name.")
+    parameters: dict[str, Any] = Field(
+        description="The parameters as planned (`ref:<action_id>` values unresolved)."
+    )
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="The arguments the tool was called with (null: it was not called).",
+    )
+    normalized: list[TraceNormalization] = Field(
+        default_factory=list, description="What each `ref:` parameter received, in order."
+    )
+    status: str = Field(
+        description="`ok`, `failed`, `skipped` (an earlier action failed), or `incomplete` "
+        "(the pulse ended before the action did)."
+    )
+    error: dict[str, Any] | None = Field(
+        default=None, description="Why it failed or was skipped (`code`, `message`)."
+    )
 
 
 class TraceMemoryWrite(_Entry):
@@ -118,6 +193,17 @@ class Trace(_Entry):
     nodes: list[TraceNode] = Field(description="Nodes run, in order.")
     llm_calls: list[TraceLLMCall] = Field(description="Model calls, in order.")
     tool_calls: list[TraceToolCall] = Field(description="Tool calls, in order.")
+    plans: list[TracePlan] = Field(
+        default_factory=list, description="Plans of `actions` nodes, in order."
+    )
+    actions: list[TraceAction] = Field(
+        default_factory=list, description="Actions of `actions` nodes, in order."
+    )
+    tools: dict[str, TraceTool] = Field(
+        default_factory=dict,
+        description="Every tool an `actions` node was offered, by name (a replay's tools "
+        "carry these descriptions and argument schemas).",
+    )
     memory_writes: list[TraceMemoryWrite] = Field(description="Memory writes, in order.")
     spoken: list[str] = Field(description="What the persona said.")
     status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")

@@ -18,11 +18,15 @@ import orjson
 from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.jsonl import message_record
 from sea.engine.events import (
+    ActionEnded,
+    ActionsPlanned,
+    ActionStarted,
     Event,
     LLMCalled,
     MemoryWritten,
     NodeStarted,
     PulseEnded,
+    RefResolved,
     Spoken,
     ToolCalled,
 )
@@ -30,11 +34,15 @@ from sea.errors import UsageError
 from sea.trace.format import (
     TRACE_VERSION,
     Trace,
+    TraceAction,
     TraceLLMCall,
     TraceMemoryWrite,
     TraceMessage,
     TraceNode,
+    TraceNormalization,
     TracePersona,
+    TracePlan,
+    TraceTool,
     TraceToolCall,
 )
 
@@ -76,6 +84,106 @@ def _default(value: Any) -> Any:
 
 
 @dataclass
+class _Draft:
+    """An action being recorded (its entry is made when the trace is)."""
+
+    seq: int
+    playbook: str
+    node: str
+    action_id: str
+    tool: str
+    parameters: dict[str, Any]
+    status: str = "incomplete"
+    arguments: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    normalized: list[TraceNormalization] = field(default_factory=list)
+
+    def entry(self) -> TraceAction:
+        """The trace entry of the action."""
+        return TraceAction(
+            seq=self.seq,
+            playbook=self.playbook,
+            node=self.node,
+            action_id=self.action_id,
+            tool=self.tool,
+            parameters=self.parameters,
+            arguments=self.arguments,
+            normalized=self.normalized,
+            status=self.status,
+            error=self.error,
+        )
+
+
+@dataclass
+class _Actions:
+    """The actions of a pulse's ``actions`` nodes, from their events.
+
+    An action that runs has an ``action_start`` event, then its ``ref_resolved`` events, its
+    tool call and its ``action_end``; a skipped action has only its ``action_end``, so its
+    planned parameters are taken from the latest plan of its node.
+    """
+
+    _drafts: list[_Draft] = field(default_factory=list)
+    _planned: dict[tuple[str, str], dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def plan(self, event: ActionsPlanned) -> None:
+        """Remember a node's latest plan: its actions' parameters by id."""
+        self._planned[(event.playbook, event.node)] = {
+            str(action.get("action_id")): _plain(action.get("parameters") or {})
+            for action in event.actions
+        }
+
+    def observe(self, seq: int, event: ActionStarted | RefResolved | ActionEnded) -> None:
+        """Take an action's start, a ref it resolved, or its end."""
+        if isinstance(event, ActionStarted):
+            self._drafts.append(
+                _Draft(seq, event.playbook, event.node, event.action_id, event.tool,
+                       _plain(event.parameters))
+            )
+            return
+        draft = self._open(event.playbook, event.node, event.action_id)
+        if isinstance(event, RefResolved):
+            if draft is not None:
+                draft.normalized.append(
+                    TraceNormalization(
+                        parameter=event.parameter,
+                        ref=event.ref,
+                        rule=event.rule,
+                        from_type=event.from_type,
+                        to_type=event.to_type,
+                        detail=event.detail,
+                    )
+                )
+            return
+        if draft is None:  # skipped: never started
+            planned = self._planned.get((event.playbook, event.node), {})
+            draft = _Draft(seq, event.playbook, event.node, event.action_id, event.tool,
+                           planned.get(event.action_id, {}))
+            self._drafts.append(draft)
+        draft.status = event.status
+        draft.error = _plain(event.error) if event.error else None
+
+    def called(self, event: ToolCalled) -> None:
+        """Keep the arguments of an action's tool call."""
+        if event.action_id is None:
+            return
+        draft = self._open(event.playbook, event.node, event.action_id)
+        if draft is not None:
+            draft.arguments = _plain(event.args)
+
+    def entries(self) -> list[TraceAction]:
+        """The recorded actions, in event order."""
+        return [draft.entry() for draft in self._drafts]
+
+    def _open(self, playbook: str, node: str, action_id: str) -> _Draft | None:
+        """The started, unfinished action of that node with that id."""
+        for draft in reversed(self._drafts):
+            if (draft.playbook, draft.node, draft.action_id) == (playbook, node, action_id):
+                return draft if draft.status == "incomplete" else None
+        return None
+
+
+@dataclass
 class TraceRecorder:
     """Collects a pulse's events into a trace (feed it every event, in order)."""
 
@@ -93,6 +201,9 @@ class TraceRecorder:
     _tools: list[TraceToolCall] = field(default_factory=list)
     _writes: list[TraceMemoryWrite] = field(default_factory=list)
     _spoken: list[str] = field(default_factory=list)
+    _plans: list[TracePlan] = field(default_factory=list)
+    _actions: _Actions = field(default_factory=_Actions)
+    _offered: dict[str, TraceTool] = field(default_factory=dict)
     _end: PulseEnded | None = None
 
     def observe(self, event: Event) -> None:
@@ -112,6 +223,11 @@ class TraceRecorder:
             self._llm.append(_llm_call(self._seq, event.record))
         elif isinstance(event, ToolCalled):
             self._tools.append(_tool_call(self._seq, event))
+            self._actions.called(event)
+        elif isinstance(event, ActionsPlanned):
+            self._planned(event)
+        elif isinstance(event, ActionStarted | RefResolved | ActionEnded):
+            self._actions.observe(self._seq, event)
         elif isinstance(event, MemoryWritten):
             self._writes.append(_memory_write(self._seq, event))
         elif isinstance(event, Spoken):
@@ -140,12 +256,30 @@ class TraceRecorder:
             nodes=self._nodes,
             llm_calls=self._llm,
             tool_calls=self._tools,
+            plans=self._plans,
+            actions=self._actions.entries(),
+            tools=self._offered,
             memory_writes=self._writes,
             spoken=self._spoken,
             status=end.status if end else "incomplete",
             error=_plain(end.error) if end and end.error else None,
             duration_s=end.duration_s if end else 0.0,
         )
+
+    def _planned(self, event: ActionsPlanned) -> None:
+        self._plans.append(
+            TracePlan(
+                seq=self._seq,
+                playbook=event.playbook,
+                node=event.node,
+                actions=_plain(event.actions),
+                reason=event.reason,
+                offered=list(event.catalogue),
+            )
+        )
+        self._actions.plan(event)
+        for name, spec in _plain(event.catalogue).items():
+            self._offered.setdefault(name, TraceTool.model_validate(spec))
 
     def playbooks_run(self) -> list[str]:
         """Names of the playbooks whose nodes ran, in first-run order."""
@@ -180,6 +314,7 @@ def _tool_call(seq: int, event: ToolCalled) -> TraceToolCall:
         ok=event.ok,
         result=_plain(event.result),
         error=_plain(event.error) if event.error else None,
+        action_id=event.action_id,
     )
 
 
@@ -192,3 +327,4 @@ def _memory_write(seq: int, event: MemoryWritten) -> TraceMemoryWrite:
         content=event.content,
         tags=list(event.tags),
     )
+

@@ -7,8 +7,9 @@ edited playbook shows up as a divergence at the first node it changes.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -26,13 +27,13 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.errors import ModelFileNotFound
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Library
-from sea.errors import ReplayError, SeaError
+from sea.errors import ReplayError, SeaError, ToolArgumentError
 from sea.host.runtime import Runtime
 from sea.jsonfile import read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.trace.compare import Divergence, first_divergence
-from sea.trace.format import TRACE_VERSION, Trace, TraceToolCall
+from sea.trace.format import TRACE_VERSION, Trace, TraceTool, TraceToolCall
 from sea.trace.recorder import TraceRecorder
 
 
@@ -79,34 +80,81 @@ MODEL_FACTORIES: Mapping[str, Callable[[str], BaseChatModel]] = {"replay": repla
 
 
 class ReplayedToolError(RuntimeError):
-    """A tool failed when the pulse was recorded; the replay fails it the same way."""
+    """A tool failed when the pulse was recorded; the replay fails it the same way.
+
+    A recorded failure of the form ``tool 'NAME' failed: TYPE: TEXT`` (what the tool box
+    reports when a tool raises) is raised again as a subclass named ``TYPE`` with ``TEXT``,
+    so the replayed failure reads exactly as the recorded one.
+    """
 
 
-def replay_tools(calls: list[TraceToolCall]) -> list[BaseTool]:
-    """One tool per recorded name, answering its recorded results in order."""
-    by_name: dict[str, list[TraceToolCall]] = defaultdict(list)
+_RAISED = re.compile(r"(?P<type>[A-Za-z_][A-Za-z0-9_]*): (?P<text>.*)", re.DOTALL)
+_REJECTED = ToolArgumentError.code
+"""The code of a call the argument check refused: the tool itself never ran."""
+
+
+def replay_tools(
+    calls: Sequence[TraceToolCall], offered: Mapping[str, TraceTool] | None = None
+) -> list[BaseTool]:
+    """One tool per recorded name, answering its recorded results in order.
+
+    A tool of ``offered`` (the trace's ``tools``: those an ``actions`` node was offered) is
+    made even when it was never called, and carries its recorded description and argument
+    schema, so that a pipeline's prompt and ``ref:`` normalizations are those of the
+    recording and the argument check refuses what it refused then; a recorded call of it that
+    the check refused (``SEA531``) never reached the tool, so it is not answered again.
+    Other tools accept any of their recorded arguments.
+    """
+    offered = offered or {}
+    by_name: dict[str, list[TraceToolCall]] = {name: [] for name in offered}
     for call in calls:
-        by_name[call.tool].append(call)
-    return [_replay_tool(name, recorded) for name, recorded in by_name.items()]
+        by_name.setdefault(call.tool, []).append(call)
+    return [
+        _replay_tool(name, recorded, offered.get(name)) for name, recorded in by_name.items()
+    ]
 
 
-def _replay_tool(name: str, recorded: list[TraceToolCall]) -> BaseTool:
+def _replay_tool(name: str, recorded: list[TraceToolCall], spec: TraceTool | None) -> BaseTool:
+    if spec is not None:
+        recorded = [call for call in recorded if (call.error or {}).get("code") != _REJECTED]
     queue = deque(recorded)
-    arg_names = sorted({arg for call in recorded for arg in call.args})
 
     def answer(**_: Any) -> Any:
         if not queue:
             raise ReplayedToolError(f"the recording has no further call of tool {name!r}")
         call = queue.popleft()
         if not call.ok:
-            message = (call.error or {}).get("message", "failed")
-            raise ReplayedToolError(str(message))
+            raise _failure(name, call)
         return call.result
 
-    schema = {"type": "object", "properties": {arg: {} for arg in arg_names}}
-    return StructuredTool.from_function(
-        answer, name=name, description=f"{name} (answered from a recording)", args_schema=schema
-    )
+    if spec is None:
+        arg_names = sorted({arg for call in recorded for arg in call.args})
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {arg: {} for arg in arg_names},
+        }
+        description = f"{name} (answered from a recording)"
+    else:
+        schema = dict(spec.parameters)
+        described = schema.get("description")
+        # the tool-call schema of a described tool is its schema with the description set
+        # to the tool's: keep the recorded text exactly (the catalogue's is stripped)
+        description = spec.description
+        if isinstance(described, str) and described.strip() == spec.description:
+            description = described
+    return StructuredTool(name=name, description=description, args_schema=schema, func=answer)
+
+
+def _failure(name: str, call: TraceToolCall) -> ReplayedToolError:
+    """The exception that makes the tool box report the recorded failure again."""
+    message = str((call.error or {}).get("message", "failed"))
+    prefix = f"tool {name!r} failed: "
+    raised = _RAISED.fullmatch(message.removeprefix(prefix))
+    if not message.startswith(prefix) or raised is None:
+        return ReplayedToolError(message)
+    kind = type(raised["type"], (ReplayedToolError,), {"__module__": __name__})
+    error: ReplayedToolError = kind(raised["text"])
+    return error
 
 
 def load_trace(path: Path) -> Trace:
@@ -172,7 +220,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             runtime = Runtime(
                 store,
                 ModelSet(normal=model, lightweight=model),
-                tools=replay_tools(trace.tool_calls),
+                tools=replay_tools(trace.tool_calls, trace.tools),
                 library=library,
                 checkpoint_path=Path(tmp) / "checkpoints.sqlite",
                 history_budget=budget,

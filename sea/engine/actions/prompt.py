@@ -2,11 +2,13 @@
 
 Only the offered tools appear (names, descriptions, parameters), so a plan can name no tool
 that does not exist; then what ``action_id`` and ``ref:`` mean, and that a ref names only
-an earlier action's id.
+an earlier action's id. Descriptions are cut to their first sentence: the whole text is in
+the plan's schema, and a small model reads a long prompt slowly and copies its examples.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,17 +28,19 @@ The actions run in order. Rules:
   parameter "ref:read_doc".
 - A ref names only the action_id of an EARLIER action: never a later one, never its own,
   never any other text.
-- Plan at most {max_actions} action{s}; plan none ("actions": []) if no tool is needed."""
+- Plan at most {max_actions} action{s} (none, "actions": [], only when no tool helps)."""
 
 
 def actions_prompt(task: str, catalogue: Sequence[ToolSpec], max_actions: int) -> str:
-    """The whole instruction: ``task``, the tools, and the rules of a plan."""
-    lines = [task.strip(), "", "Tools you may use (no others exist):"]
+    """The whole instruction: the tools, the rules of a plan, then ``task`` (last, where a
+    small model attends most)."""
+    lines = ["Tools you may use (no others exist):"]
     for spec in catalogue:
-        lines.append(f"- {spec.name}: {spec.description or '(no description)'}")
+        lines.append(f"- {spec.name}: {first_sentence(spec.description) or '(no description)'}")
         lines.extend(_parameter_lines(spec.parameters))
     lines.append("")
     lines.append(_RULES.format(max_actions=max_actions, s="" if max_actions == 1 else "s"))
+    lines.extend(["", "The task:", task.strip()])
     return "\n".join(lines)
 
 
@@ -54,7 +58,17 @@ def _parameter_lines(schema: Mapping[str, Any]) -> list[str]:
             notes.append(f"default {json_text(prop['default'])}")
         if isinstance(prop.get("enum"), list):
             notes.append("one of " + ", ".join(json_text(v) for v in prop["enum"]))
-        description = str(prop.get("description") or "").strip()
+        description = first_sentence(str(prop.get("description") or ""))
         text = f"    {name} ({', '.join(notes)})"
         lines.append(f"{text}: {description}" if description else text)
     return lines
+
+
+_SENTENCE_END = re.compile(r"(?<![ei]\.[gi]\.)(?<=[.!?])\s|\n")
+_MAX_SENTENCE = 200
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (at most 200 characters, cut with ``…``)."""
+    head = _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
+    return head if len(head) <= _MAX_SENTENCE else head[: _MAX_SENTENCE - 1] + "…"
