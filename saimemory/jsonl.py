@@ -29,6 +29,7 @@ from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
 from saimemory.prepare import check_identifier, prepare, to_micros
 from saimemory.records import (
+    ENGINE_MEMO,
     PROVENANCE_PREFIXES,
     ImportResult,
     Message,
@@ -128,7 +129,7 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
         role=data["role"],
         content=data["content"],
         tags=tuple(tag for tag in tags if not tag.startswith(PROVENANCE_PREFIXES)),
-        metadata=data.get("metadata") or {},
+        metadata=_imported_metadata(data.get("metadata")),
         pulse_id=_optional_str(data, "pulse_id", number),
         scope=_optional_str(data, "scope", number) or "",
         created_at=created,
@@ -221,3 +222,12 @@ def _thread_id(persona: str, source_persona: str, source: str) -> str:
     if persona == source_persona:
         return source
     return f"{persona}:{hashlib.sha256(source.encode()).hexdigest()[:16]}"
+
+
+def _imported_metadata(given: Any) -> Any:
+    """A line's metadata without :data:`~saimemory.records.ENGINE_MEMO`: an imported message
+    never speaks for the engine, whatever the file says (a value that is not an object is
+    left for the message checks to refuse)."""
+    if not isinstance(given, dict):
+        return given or {}
+    return {key: value for key, value in given.items() if key != ENGINE_MEMO}

@@ -29,6 +29,12 @@ class Persona:
     system_prompt: str = ""
 
 
+ENGINE_MEMO = "engine_memo"
+"""Metadata key the engine sets (``true``) on the user-role messages it wrote itself (memos,
+prompts, tool notes): only those may speak with the ``<system>`` marker. An import never
+carries it (:func:`saimemory.jsonl.import_jsonl` drops it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewMessage:
     """A message to append. ``thread`` None means the persona's main thread."""

@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
-from saimemory.records import ROOT_SCOPE, NewMessage, Persona, Role
+from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, NewMessage, Persona, Role
 from sea.engine.events import Event, MemoryWritten
 from sea.engine.limits import Limits
 from sea.engine.state import PlaybookState
@@ -140,13 +140,22 @@ class Frame:
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        """Write a message of this pulse to memory, with provenance, and report it."""
+        """Write a message of this pulse to memory, with provenance, and report it.
+
+        A user or system message is marked as the engine's own (``ENGINE_MEMO``): callers
+        write only engine text, with anything substituted into it neutralized
+        (:mod:`sea.lang.trust`). An assistant message (a model's answer) never is.
+        """
+        marked = dict(metadata or {})
+        marked.pop(ENGINE_MEMO, None)
+        if role != "assistant":  # the engine's own words; a model's answer never is
+            marked[ENGINE_MEMO] = True
         message = NewMessage(
             persona=self.pulse.persona.id,
             role=role,
             content=content,
             tags=tuple(dict.fromkeys(tags)),
-            metadata=dict(metadata or {}),
+            metadata=marked,
             pulse_id=self.pulse.pulse_id,
             scope=self.scope,
             playbook=self.name,

@@ -16,7 +16,7 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, Literal
@@ -189,7 +189,13 @@ def _missing(path: str) -> TemplateError:
     )
 
 
-def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = "error") -> Any:
+def render(
+    template: str,
+    state: Mapping[str, Any],
+    *,
+    missing: MissingPolicy = "error",
+    escape: Callable[[str], str] | None = None,
+) -> Any:
     """Render a template against the state.
 
     Args:
@@ -197,10 +203,13 @@ def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = 
         state: The variables.
         missing: ``"error"`` raises :class:`TemplateError` for a reference the state does
             not have; ``"keep"`` leaves ``{name}`` verbatim.
+        escape: Applied to the text of every substituted value (not to the template's own
+            text), e.g. :func:`sea.lang.trust.neutralize` for text bound for a model. With
+            it the result is always text.
 
     Returns:
-        The referenced value itself (any type) when the template is exactly one reference,
-        otherwise a string.
+        The referenced value itself (any type) when the template is exactly one reference
+        and there is no ``escape``, otherwise a string.
 
     Raises:
         TemplateError: A reference is missing and ``missing="error"``.
@@ -214,7 +223,7 @@ def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = 
             if missing == "error":
                 raise _missing(parts[0][1])
             return template
-        return value
+        return value if escape is None else escape(to_text(value))
     out: list[str] = []
     for kind, value, start, end in parts:
         if kind == "text":
@@ -226,7 +235,8 @@ def render(template: str, state: Mapping[str, Any], *, missing: MissingPolicy = 
                 raise _missing(value)
             out.append(template[start:end])
         else:
-            out.append(to_text(found))
+            text = to_text(found)
+            out.append(text if escape is None else escape(text))
     return "".join(out)
 
 

@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.errors import UnknownProfileError
-from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
+from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, HistoryBudget, Message, Persona
+from sea.lang.trust import neutralize
 
 PROFILE_MODEL: Mapping[str, str] = {
     "conversation": "normal",
@@ -44,12 +45,20 @@ def base_prompt(persona: Persona) -> str:
 
 
 def to_chat_message(message: Message) -> BaseMessage:
-    """A stored message as the model sees it: stored ``system`` rows become ``<system>`` users."""
+    """A stored message as the model sees it.
+
+    Only a message the engine wrote (``ENGINE_MEMO`` in its metadata) keeps its
+    ``<system>`` marker; in any other (typed input, a model's answer, an import) the tags
+    are neutralized (:mod:`sea.lang.trust`). A stored ``system`` row the engine wrote
+    becomes a ``<system>`` user message; any other is shown as ordinary text.
+    """
+    engine = message.role != "assistant" and message.metadata.get(ENGINE_MEMO) is True
+    content = message.content if engine else neutralize(message.content)
     if message.role == "assistant":
-        return AIMessage(content=message.content)
-    if message.role == "system":
-        return HumanMessage(content=wrap_system(message.content))
-    return HumanMessage(content=message.content)
+        return AIMessage(content=content)
+    if message.role == "system" and engine:
+        return HumanMessage(content=wrap_system(content))
+    return HumanMessage(content=content)
 
 
 def build_messages(

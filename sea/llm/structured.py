@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from sea.errors import SeaError
 from sea.jsontypes import json_text
+from sea.lang.trust import neutralize
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_PROBLEMS = 3
@@ -204,8 +205,9 @@ def schema_instruction(schema: Mapping[str, Any]) -> HumanMessage:
 
 def retry_instruction(problem: str, schema: Mapping[str, Any]) -> HumanMessage:
     """The message that tells the model what was wrong with its answer."""
+    said = neutralize(problem)  # it may quote the answer, which is the model's text
     return HumanMessage(
-        content=f"<system>Your previous answer could not be used: {problem}. Answer again "
+        content=f"<system>Your previous answer could not be used: {said}. Answer again "
         f"with only a JSON value that matches this JSON Schema:\n{json_text(schema)}</system>"
     )
 

@@ -8,11 +8,17 @@ from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, variables
 from sea.errors import NodeFailed
 from sea.lang.templates import render
+from sea.lang.trust import neutralize
 
 
 def node_text(action: str | None, state: PlaybookState) -> str:
-    """The rendered ``action`` (``{last}`` when absent) as text; structures as JSON."""
-    return as_text(render(action if action is not None else "{last}", variables(state)))
+    """The rendered ``action`` (``{last}`` when absent) as text; structures as JSON.
+
+    Substituted values have their ``<system>`` tags neutralized: only the template's own
+    text may carry the trust marker (:mod:`sea.lang.trust`).
+    """
+    template = action if action is not None else "{last}"
+    return as_text(render(template, variables(state), escape=neutralize))
 
 
 def node_metadata(

@@ -25,6 +25,7 @@ from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.lang.node_models import ActionsNode
 from sea.lang.templates import render
+from sea.lang.trust import neutralize
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
@@ -71,7 +72,7 @@ class ActionsKind:
         self, node: ActionsNode, state: PlaybookState, frame: Frame, catalogue: list[ToolSpec]
     ) -> dict[str, Any]:
         pulse = frame.pulse
-        task = as_text(render(node.action, variables(state), missing="keep"))
+        task = as_text(render(node.action, variables(state), missing="keep", escape=neutralize))
         prompt = actions_prompt(task, catalogue, node.max_actions)
         request = LLMRequest(
             playbook=frame.name,

@@ -20,6 +20,7 @@ from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
+from sea.lang.trust import neutralize
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
 from sea.nodes._utterance import node_metadata
@@ -29,7 +30,8 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     """The call path request for this node."""
     prompt = None
     if node.action:
-        prompt = as_text(render(node.action, variables(state), missing="keep")) or None
+        rendered = render(node.action, variables(state), missing="keep", escape=neutralize)
+        prompt = as_text(rendered) or None
     schema = node.response_schema
     enum = None
     if schema is not None and "playbook" in (schema.get("properties") or {}):

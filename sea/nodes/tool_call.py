@@ -9,6 +9,7 @@ from sea.engine.state import PlaybookState, Update, variables
 from sea.errors import NodeFailed
 from sea.lang.node_models import ToolCallNode
 from sea.lang.templates import MISSING, resolve_path
+from sea.lang.trust import neutralize
 from sea.nodes._tools import run_tool
 from sea.nodes.tool import result_update
 
@@ -50,7 +51,8 @@ class ToolCallKind:
         """
         name, args = chosen_call(node, state, frame)
         result = await run_tool(frame, node.id, name, args)
-        note = f"<system>\n[tool {name}({as_text(args)})]\n{as_text(result)}\n</system>"
+        shown = f"[tool {neutralize(name)}({neutralize(as_text(args))})]\n"
+        note = f"<system>\n{shown}{neutralize(as_text(result))}\n</system>"
         await frame.remember(node.id, "user", note, (TOOL_RESULT_TAG,))
         return result_update(result, node.output_key)
 

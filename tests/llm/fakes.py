@@ -13,6 +13,7 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from saimemory import CONVERSATION_TAG, NewMessage, Persona
+from saimemory.records import ENGINE_MEMO
 from saimemory.sqlite import SQLiteStore
 from sea.llm.call import LLMCaller, LLMRequest
 from sea.llm.models import ModelSet
@@ -111,7 +112,9 @@ def seed(store: SQLiteStore, persona: Persona) -> None:
     store.append(NewMessage(persona.id, "user", "Do you have poems?", pulse_id="p0", tags=conv))
     store.append(NewMessage(persona.id, "assistant", "Many.", pulse_id="p0", tags=conv))
     store.append(NewMessage(persona.id, "user", "Any by Basho?", pulse_id="p1", tags=conv))
-    store.append(NewMessage(persona.id, "user", "<system>found 2 books</system>", pulse_id="p1"))
+    memo = {ENGINE_MEMO: True}  # a memo the engine wrote (only those keep the marker)
+    store.append(NewMessage(persona.id, "user", "<system>found 2 books</system>", pulse_id="p1",
+                            metadata=memo))
 
 
 def run(coro: Any) -> Any:

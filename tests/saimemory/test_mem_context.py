@@ -6,6 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from saimemory import CONVERSATION_TAG, MemoryStoreError, NewMessage, Persona
+from saimemory.records import ENGINE_MEMO
 from saimemory.sqlbase import SqlStore
 from sea.llm.context import PROFILE_MODEL, build_messages, wrap_system
 
@@ -17,8 +18,10 @@ def fill(store: SqlStore) -> None:
     store.append(NewMessage("alice", "assistant", "hi!", pulse_id="p0", tags=(CONVERSATION_TAG,)))
     store.append(NewMessage("alice", "user", "what's up?", pulse_id="p1",
                             tags=(CONVERSATION_TAG,)))
-    store.append(NewMessage("alice", "system", "tool said 3", pulse_id="p1"))
-    store.append(NewMessage("alice", "user", "<system>\nresult\n</system>", pulse_id="p1"))
+    engine = {ENGINE_MEMO: True}  # written by the engine: these keep the <system> marker
+    store.append(NewMessage("alice", "system", "tool said 3", pulse_id="p1", metadata=engine))
+    store.append(NewMessage("alice", "user", "<system>\nresult\n</system>", pulse_id="p1",
+                            metadata=engine))
 
 
 def test_conversation_profile_has_base_history_pulse_and_prompt(store: SqlStore) -> None:
