@@ -20,6 +20,13 @@
   ``all`` match mode (every word required, ranked by how much of a message the words
   make up, the same code for both backends: ``all_match.py``); the ``any`` mode, for
   natural-language questions, is described in ``any_match.py``.
+- Plans (``plans.py``, seed 002): a persona's plans with their state (action specs,
+  approvals, previews, results) and its current plan, saved whole with optimistic
+  concurrency (``save_plan`` from a stale ``version`` is refused); what the statuses mean
+  is the engine's business (``sea.engine.plans``).
+- Pinned items and short-term memory (``pins.py``, seed 003's "Main"): at most five items a
+  persona keeps in every conversation, and a rolling summary of its older conversation;
+  call records (``calls.py``): one row per model or tool call, for statistics.
 - ``jsonl.py`` exports and imports a persona as JSON lines. Which messages a model sees,
   and which model, is the engine's business (``sea.llm.context``), not the store's.
 """

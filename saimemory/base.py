@@ -10,6 +10,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
+from saimemory.calls import CallRecord
+from saimemory.locks import NullPersonaLock, PersonaLock
+from saimemory.pins import Pin, ShortTermMemory
+from saimemory.plans import Plan, PlanStatus
 from saimemory.records import (
     ROOT_SCOPE,
     HistoryBudget,
@@ -117,7 +121,113 @@ class MessageStore(ABC):
 
     @abstractmethod
     def delete_persona(self, persona: str) -> int:
-        """Delete every message and thread of a persona; the number of messages deleted."""
+        """Delete every message, thread, plan, pin and call record of a persona (and its
+        short-term memory); the number of messages deleted."""
+
+    # -- plans (see saimemory.plans) --------------------------------------------------------
+
+    @abstractmethod
+    def save_plan(self, plan: Plan, *, make_current: bool = False) -> Plan:
+        """Store a plan in one transaction and return it as saved (``version`` one more,
+        ``updated_at`` stamped); with ``make_current`` it also becomes its persona's current
+        plan, in the same transaction.
+
+        A plan with ``version`` 0 is inserted (its id must be new); any other is an update of
+        the stored plan, which must still be at that version: otherwise
+        :class:`~saimemory.errors.StaleVersionError` and nothing is written. A plan the store
+        cannot keep (empty title, unknown status or kind, naive time ...) is refused with
+        :class:`~saimemory.errors.InvalidPlanError`; updating a plan the persona does not
+        have, with :class:`~saimemory.errors.NotFoundError`. The persona and ``created_at``
+        of a stored plan never change.
+        """
+
+    @abstractmethod
+    def get_plan(self, persona: str, plan_id: str) -> Plan:
+        """The persona's plan with this id; :class:`~saimemory.errors.NotFoundError` if it
+        has none."""
+
+    @abstractmethod
+    def list_plans(
+        self, persona: str, *, status: PlanStatus | Sequence[PlanStatus] | None = None
+    ) -> list[Plan]:
+        """The persona's plans, newest first; only those of ``status`` (one or several)
+        when given."""
+
+    @abstractmethod
+    def current_plan(self, persona: str) -> Plan | None:
+        """The persona's current plan (at most one per persona), or None."""
+
+    @abstractmethod
+    def set_current_plan(self, persona: str, plan_id: str) -> None:
+        """Make one of the persona's plans its current plan (replacing the previous one);
+        :class:`~saimemory.errors.NotFoundError` if the persona has no such plan."""
+
+    @abstractmethod
+    def clear_current_plan(self, persona: str) -> str | None:
+        """Leave the persona without a current plan; the id of the plan that was current."""
+
+    # -- pinned items, short-term memory, call records (see saimemory.pins, .calls) --------
+
+    @abstractmethod
+    def pins(self, persona: str) -> list[Pin]:
+        """The persona's pinned items, oldest first (at most ``MAX_PINS``)."""
+
+    @abstractmethod
+    def pin(self, persona: str, text: str) -> Pin:
+        """Pin ``text`` (stripped) for the persona and return the pin; the existing pin when
+        the persona has pinned that text already. A sixth pin is refused with
+        :class:`~saimemory.errors.PinLimitError`, an empty or over-long text with
+        :class:`~saimemory.errors.InvalidMessageError`; nothing is written then."""
+
+    @abstractmethod
+    def unpin(self, persona: str, pin_id: int) -> bool:
+        """Remove one of the persona's pins; False when it has none of that id."""
+
+    @abstractmethod
+    def short_term(self, persona: str) -> ShortTermMemory | None:
+        """The persona's short-term memory (rolling summary), if it has one."""
+
+    @abstractmethod
+    def save_short_term(self, persona: str, text: str, through_id: int) -> ShortTermMemory:
+        """Replace the persona's short-term memory; ``through_id`` is the id of the newest
+        message it covers."""
+
+    @abstractmethod
+    def conversation_before(
+        self,
+        persona: str,
+        *,
+        before: int | None,
+        after: int = 0,
+        limit: int = 50,
+        exclude_pulse: str | None = None,
+    ) -> list[Message]:
+        """The newest ``limit`` conversation messages (tag ``conversation``) of the persona's
+        main thread with ``after < id < before`` (no upper bound when ``before`` is None),
+        leaving out the messages of ``exclude_pulse``; oldest first. What a context's
+        history budget cut is read with this."""
+
+    @abstractmethod
+    def record_calls(self, records: Sequence[CallRecord]) -> None:
+        """Store call records in one transaction (all or none); each is checked first
+        (:class:`~saimemory.errors.InvalidMessageError`, nothing written)."""
+
+    @abstractmethod
+    def call_records(
+        self,
+        persona: str | None = None,
+        *,
+        since: datetime | None = None,
+        pulse_id: str | None = None,
+    ) -> list[CallRecord]:
+        """Stored call records, oldest first: of one persona (every persona when None),
+        received at ``since`` or later, of one pulse when ``pulse_id`` is given."""
+
+    def persona_lock(self, persona: str) -> PersonaLock:
+        """A lock that keeps other processes' pulses of ``persona`` out while held (see
+        :mod:`saimemory.locks`); not taken yet. This default is always free: a backend
+        that can lock across processes overrides it."""
+        return NullPersonaLock()
 
     @abstractmethod
     def close(self) -> None:

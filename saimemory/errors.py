@@ -55,3 +55,31 @@ class UnknownProfileError(MemoryStoreError):
     """A context profile that is not one of conversation, router, worker, worker_light."""
 
     code = "MEM007"
+
+
+class StaleVersionError(MemoryStoreError):
+    """A record was saved from a version that is no longer the stored one (someone else saved
+    it meanwhile); nothing was written. Read it again and redo the change."""
+
+    code = "MEM008"
+
+
+class InvalidPlanError(MemoryStoreError):
+    """A plan violates a constraint of the store (an id, a status, a kind, a time); nothing
+    was written."""
+
+    code = "MEM009"
+
+
+class ReadOnlyStoreError(MemoryStoreError):
+    """A write to a store opened read-only (its file or directory is not writable); nothing
+    was written. Reads still work."""
+
+    code = "MEM010"
+
+
+class PinLimitError(MemoryStoreError):
+    """A persona that already keeps its five pinned items was asked to pin another;
+    nothing was written. Unpin one first."""
+
+    code = "MEM011"

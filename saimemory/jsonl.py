@@ -13,6 +13,10 @@ written by hand imports once too. Imported messages get new ids. A sub-thread ke
 when imported into its own persona, else gets an id derived from the source id, so a later
 import of the same thread fills the same one; it is created under its parent when the
 parent also has messages in the file, else under main.
+
+An import file is input from outside: a line with ``role: "system"`` is refused unless the
+caller allows it (``allow_system``, for a persona's own export), and ``created_at`` must be
+an ISO 8601 string with a UTC offset, within the years 1-9999 in UTC.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, Any
 
 import orjson
@@ -102,7 +106,34 @@ def _optional_str(data: dict[str, Any], key: str, number: int) -> str | None:
     return value
 
 
-def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
+def _created_at(value: object, number: int) -> datetime:
+    """The line's ``created_at``: an ISO 8601 string with a UTC offset, in years 1-9999
+    once in UTC."""
+    shown = repr(value)[:60]
+    if not isinstance(value, str):
+        raise ImportFormatError(
+            f"line {number}: created_at {shown} is not a string (ISO 8601 with a UTC offset, "
+            "e.g. 2025-06-01T12:00:00+00:00)")
+    try:
+        created = datetime.fromisoformat(value)
+    except (ValueError, OverflowError):
+        raise ImportFormatError(
+            f"line {number}: created_at {shown} is not ISO 8601 (e.g. "
+            "2025-06-01T12:00:00+00:00)") from None
+    if created.utcoffset() is None:
+        raise ImportFormatError(
+            f"line {number}: created_at must be a timezone-aware time: {shown} has no UTC "
+            "offset (e.g. 2025-06-01T12:00:00+00:00)")
+    try:
+        created.astimezone(UTC)
+        to_micros(created)
+    except (OverflowError, ValueError):
+        raise ImportFormatError(
+            f"line {number}: created_at {shown} is out of range (years 1-9999 in UTC)") from None
+    return created
+
+
+def _parse(raw: bytes | str, number: int, persona: str | None, allow_system: bool) -> _Line:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -112,14 +143,14 @@ def _parse(raw: bytes | str, number: int, persona: str | None) -> _Line:
     missing = [key for key in REQUIRED if key not in data]
     if missing:
         raise ImportFormatError(f"line {number}: missing {', '.join(missing)}")
+    if data["role"] == "system" and not allow_system:
+        raise ImportFormatError(
+            f"line {number}: role 'system' is not imported: system messages are the engine's "
+            "own notes, which a file cannot supply (allow them only for your own export)")
     source = _optional_str(data, "persona", number)
     if source is None and persona is None:
         raise ImportFormatError(f"line {number}: no 'persona' (give the persona to import into)")
-    try:
-        created = datetime.fromisoformat(str(data["created_at"]))
-    except ValueError:
-        raise ImportFormatError(
-            f"line {number}: created_at {data['created_at']!r} is not ISO 8601") from None
+    created = _created_at(data["created_at"], number)
     tags = data["tags"]
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise ImportFormatError(f"line {number}: tags must be a list of strings")
@@ -172,16 +203,22 @@ def derived_uid(message: NewMessage) -> str:
 
 
 def import_jsonl(
-    store: MessageStore, lines: Iterable[bytes | str], *, persona: str | None = None
+    store: MessageStore,
+    lines: Iterable[bytes | str],
+    *,
+    persona: str | None = None,
+    allow_system: bool = False,
 ) -> ImportResult:
     """Check every line, then write in one transaction the messages the store lacks.
 
-    ``persona`` imports into another persona than the one named in the lines. Raises
-    :class:`ImportFormatError` naming the first bad line, or the store's error (a uid
+    ``persona`` imports into another persona than the one named in the lines.
+    ``allow_system`` accepts ``role: "system"`` lines (a persona's own export may have
+    them); otherwise such a line is refused. Raises :class:`ImportFormatError` naming the
+    first bad line (a refused role, a bad time, tag or field), or the store's error (a uid
     conflict, a thread of another persona); nothing is written then.
     """
     parsed = [
-        _parse(raw, number, persona)
+        _parse(raw, number, persona, allow_system)
         for number, raw in enumerate(lines, start=1)
         if (raw.strip() if isinstance(raw, str) else raw.strip())
     ]

@@ -73,6 +73,75 @@ _TAGS = (
 
 _UID_INDEX = "CREATE UNIQUE INDEX messages_uid ON messages (persona, uid)"
 
+_PLANS = (
+    "CREATE TABLE plans ("
+    " id TEXT PRIMARY KEY,"
+    " persona TEXT NOT NULL,"
+    " title TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " sources TEXT NOT NULL DEFAULT '[]',"
+    " rationale TEXT NOT NULL DEFAULT '',"
+    " tags TEXT NOT NULL DEFAULT '[]',"
+    " status TEXT NOT NULL CHECK (status IN ('proposed', 'pending_review', 'approved',"
+    " 'scheduled', 'executing', 'completed', 'aborted')),"
+    " state TEXT NOT NULL DEFAULT '{}',"
+    " created_us BIGINT NOT NULL,"
+    " updated_us BIGINT NOT NULL,"
+    " version INTEGER NOT NULL CHECK (version >= 1))",
+    "CREATE INDEX plans_persona ON plans (persona, created_us)",
+    "CREATE INDEX plans_status ON plans (persona, status, created_us)",
+    "CREATE TABLE current_plans ("
+    " persona TEXT PRIMARY KEY,"
+    " plan_id TEXT NOT NULL REFERENCES plans(id) ON DELETE CASCADE,"
+    " set_us BIGINT NOT NULL)",
+)
+_PLANS_NAME = "plans and each persona's current plan"
+
+_MAIN_MEMORY_NAME = "call records, pinned items and short-term memory"
+
+
+def _main_memory(id_column: str) -> tuple[str, ...]:
+    """Migration 5 with the backend's auto-increment id column. Written with ``IF NOT
+    EXISTS`` so a store whose version record was rolled back can apply it again."""
+    return (
+        "CREATE TABLE IF NOT EXISTS call_records ("
+        f" {id_column},"
+        " persona TEXT NOT NULL,"
+        " kind TEXT NOT NULL CHECK (kind IN ('model', 'tool')),"
+        " name TEXT NOT NULL,"
+        " outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'cancelled')),"
+        " pulse_id TEXT,"
+        " playbook TEXT,"
+        " node TEXT,"
+        " pattern TEXT,"
+        " model_kind TEXT,"
+        " latency_s DOUBLE PRECISION NOT NULL DEFAULT 0,"
+        " tokens_in BIGINT NOT NULL DEFAULT 0,"
+        " tokens_out BIGINT NOT NULL DEFAULT 0,"
+        " retries INTEGER NOT NULL DEFAULT 0,"
+        " cost DOUBLE PRECISION NOT NULL DEFAULT 0,"
+        " fallback INTEGER NOT NULL DEFAULT 0 CHECK (fallback IN (0, 1)),"
+        " error TEXT,"
+        " created_us BIGINT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS call_records_persona ON call_records (persona, created_us)",
+        "CREATE INDEX IF NOT EXISTS call_records_time ON call_records (created_us)",
+        "CREATE TABLE IF NOT EXISTS pins ("
+        f" {id_column},"
+        " persona TEXT NOT NULL,"
+        " text TEXT NOT NULL CHECK (text <> ''),"
+        " created_us BIGINT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS pins_persona ON pins (persona, id)",
+        "CREATE TABLE IF NOT EXISTS short_term_memory ("
+        " persona TEXT PRIMARY KEY,"
+        " text TEXT NOT NULL,"
+        " through_id BIGINT NOT NULL,"
+        " updated_us BIGINT NOT NULL)",
+    )
+
+
+_SQLITE_ID = "id INTEGER PRIMARY KEY AUTOINCREMENT"
+_POSTGRES_ID = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -109,6 +178,8 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
             _UID_INDEX,
         ),
     ),
+    Migration(4, _PLANS_NAME, _PLANS),
+    Migration(5, _MAIN_MEMORY_NAME, _main_memory(_SQLITE_ID)),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -142,6 +213,8 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
             _UID_INDEX,
         ),
     ),
+    Migration(4, _PLANS_NAME, _PLANS),
+    Migration(5, _MAIN_MEMORY_NAME, _main_memory(_POSTGRES_ID)),
 )
 
 

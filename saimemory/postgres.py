@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import POSTGRES_MIGRATIONS, upgrade
 from saimemory.search_terms import Terms, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
@@ -74,6 +75,8 @@ class PostgresStore(SqlStore):
     migrations = POSTGRES_MIGRATIONS
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _like = "ILIKE"
+    _lock_conns: PgLockConnections | None = None
+    """Connections of the persona locks (made with the first lock)."""
 
     def __init__(self, dsn: str, *, schema: str | None = None) -> None:
         if psycopg is None:
@@ -193,11 +196,23 @@ class PostgresStore(SqlStore):
         )
         return [(int(row[0]), str(row[1])) for row in rows]
 
+    def persona_lock(self, persona: str) -> PersonaLock:
+        """A session advisory lock on ``persona`` in this store's schema (its connection
+        comes from a small pool of the store's own)."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            if self._lock_conns is None:
+                self._lock_conns = PgLockConnections(self._connect)
+            return PostgresPersonaLock(self._lock_conns, self.schema, persona)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:
             self._closed = True
             self._conn.close()
+            if self._lock_conns is not None:
+                self._lock_conns.close()
 
     def drop_schema(self) -> None:
         """Drop this store's schema and everything in it (for tests and benchmarks)."""

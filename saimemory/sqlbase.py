@@ -22,9 +22,37 @@ from saimemory.all_match import rank_all, relevance
 from saimemory.any_match import COLLECTION_CAP, SHORT_SCAN, WORD_WINDOW, rank_any
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
-from saimemory.errors import InvalidMessageError, InvalidQueryError, MemoryStoreError
+from saimemory.call_rows import check_call, insert_calls, read_calls
+from saimemory.calls import CallRecord
+from saimemory.errors import (
+    InvalidMessageError,
+    InvalidQueryError,
+    MemoryStoreError,
+    NotFoundError,
+)
 from saimemory.merge import unseen
 from saimemory.migrations import Migration, current_version
+from saimemory.pin_rows import (
+    delete_pin,
+    delete_pins_and_summary,
+    insert_pin,
+    read_pins,
+    read_short_term,
+    write_short_term,
+)
+from saimemory.pins import Pin, ShortTermMemory
+from saimemory.plan_rows import (
+    check_plan,
+    check_plan_identifier,
+    clear_current,
+    delete_plans,
+    list_plans,
+    read_current_plan,
+    read_plan,
+    set_current,
+    write_plan,
+)
+from saimemory.plans import Plan, PlanStatus
 from saimemory.prepare import (
     PreparedMessage,
     check_identifier,
@@ -78,6 +106,9 @@ class SqlStore(MessageStore):
     """The backend's migrations, applied on open."""
     where: str
     """The store as error messages name it (a file path, a PostgreSQL schema)."""
+    read_only: bool = False
+    """The store serves reads only; every write raises
+    :class:`~saimemory.errors.ReadOnlyStoreError` (a SQLite file that is not writable)."""
 
     _lock: threading.RLock
     """Serialises the calls of threads sharing this store object (one connection)."""
@@ -120,11 +151,19 @@ class SqlStore(MessageStore):
                 yield tx
                 self._end(commit=True)
             except self._driver_error as exc:
-                self._end(commit=False)
+                self._roll_back(exc)
                 raise self._translate(exc) from None
-            except BaseException:
-                self._end(commit=False)
+            except BaseException as exc:
+                self._roll_back(exc)
                 raise
+
+    def _roll_back(self, cause: BaseException) -> None:
+        """Roll back after ``cause``. A rollback that fails too must not replace ``cause``
+        (the error that says what went wrong); its own error is added to it as a note."""
+        try:
+            self._end(commit=False)
+        except self._driver_error as exc:
+            cause.add_note(f"(rolling back failed too: {exc})")
 
     def _write(self, *personas: str) -> AbstractContextManager[Tx]:
         """A write transaction holding the write lock of each persona (in the order given)."""
@@ -239,7 +278,140 @@ class SqlStore(MessageStore):
             tx.run("DELETE FROM messages WHERE persona = ?", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ? AND is_main = 0", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ?", (persona,))
+            delete_plans(tx, persona)
+            delete_pins_and_summary(tx, persona)
+            tx.run("DELETE FROM call_records WHERE persona = ?", (persona,))
         return count
+
+    # -- pinned items, short-term memory, call records -------------------------------------
+
+    def pins(self, persona: str) -> list[Pin]:
+        """The persona's pinned items, oldest first."""
+        with self._read() as tx:
+            return read_pins(tx, persona)
+
+    def pin(self, persona: str, text: str) -> Pin:
+        """Pin ``text`` for the persona (see :meth:`MessageStore.pin`)."""
+        check_identifier(persona, "persona")
+        with self._write(persona) as tx:
+            return insert_pin(tx, persona, text, to_micros(self._now()))
+
+    def unpin(self, persona: str, pin_id: int) -> bool:
+        """Remove one of the persona's pins; False when it has none of that id."""
+        check_identifier(persona, "persona")
+        with self._write(persona) as tx:
+            return delete_pin(tx, persona, int(pin_id))
+
+    def short_term(self, persona: str) -> ShortTermMemory | None:
+        """The persona's short-term memory, if any."""
+        with self._read() as tx:
+            return read_short_term(tx, persona)
+
+    def save_short_term(self, persona: str, text: str, through_id: int) -> ShortTermMemory:
+        """Replace the persona's short-term memory."""
+        check_identifier(persona, "persona")
+        with self._write(persona) as tx:
+            return write_short_term(tx, persona, text, through_id, to_micros(self._now()))
+
+    def conversation_before(
+        self,
+        persona: str,
+        *,
+        before: int | None,
+        after: int = 0,
+        limit: int = 50,
+        exclude_pulse: str | None = None,
+    ) -> list[Message]:
+        """Conversation of the main thread between two ids, newest ``limit``, oldest first."""
+        if limit < 0:
+            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        params: list[Any] = [persona, CONVERSATION_TAG, main_thread_id(persona), after]
+        upper = ""
+        if before is not None:
+            upper = "AND t.message_id < ? "
+            params.append(before)
+        other_pulse = ""
+        if exclude_pulse is not None:
+            other_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
+            params.append(exclude_pulse)
+        with self._read() as tx:
+            rows = tx.fetch(
+                f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
+                "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? AND t.message_id > ? "
+                f"{upper}{other_pulse}ORDER BY t.message_id DESC LIMIT ?",
+                [*params, limit],
+            )
+            rows.reverse()
+            return self._messages(tx, rows)
+
+    def record_calls(self, records: Sequence[CallRecord]) -> None:
+        """Store call records in one transaction (all or none)."""
+        for record in records:
+            check_call(record)
+        personas = sorted({record.persona for record in records})
+        if not personas:
+            return
+        with self._write(*personas) as tx:
+            insert_calls(tx, records, to_micros(self._now()))
+
+    def call_records(
+        self,
+        persona: str | None = None,
+        *,
+        since: datetime | None = None,
+        pulse_id: str | None = None,
+    ) -> list[CallRecord]:
+        """Stored call records, oldest first (see :meth:`MessageStore.call_records`)."""
+        with self._read() as tx:
+            return read_calls(tx, persona, since, pulse_id)
+
+    # -- plans ----------------------------------------------------------------------------
+
+    def save_plan(self, plan: Plan, *, make_current: bool = False) -> Plan:
+        """Insert or update a plan (see :meth:`MessageStore.save_plan`)."""
+        check_plan(plan)
+        now = to_micros(self._now())
+        with self._write(plan.persona) as tx:
+            saved = write_plan(tx, plan, now, self.where)
+            if make_current:
+                set_current(tx, plan.persona, plan.id, now, self.where)
+        return saved
+
+    def get_plan(self, persona: str, plan_id: str) -> Plan:
+        """The persona's plan with this id (:class:`NotFoundError` if none)."""
+        check_plan_identifier(persona, "persona")
+        with self._read() as tx:
+            found = read_plan(tx, persona, plan_id)
+        if found is None:
+            raise NotFoundError(f"{self.where}: persona {persona!r} has no plan {plan_id!r}")
+        return found
+
+    def list_plans(
+        self, persona: str, *, status: PlanStatus | Sequence[PlanStatus] | None = None
+    ) -> list[Plan]:
+        """The persona's plans, newest first (of ``status``, when given)."""
+        check_plan_identifier(persona, "persona")
+        statuses = (status,) if isinstance(status, str) else status
+        with self._read() as tx:
+            return list_plans(tx, persona, statuses)
+
+    def current_plan(self, persona: str) -> Plan | None:
+        """The persona's current plan, if one is set."""
+        check_plan_identifier(persona, "persona")
+        with self._read() as tx:
+            return read_current_plan(tx, persona)
+
+    def set_current_plan(self, persona: str, plan_id: str) -> None:
+        """Make one of the persona's plans its current plan."""
+        check_plan_identifier(persona, "persona")
+        with self._write(persona) as tx:
+            set_current(tx, persona, plan_id, to_micros(self._now()), self.where)
+
+    def clear_current_plan(self, persona: str) -> str | None:
+        """Unset the persona's current plan; the id it had, if any."""
+        check_plan_identifier(persona, "persona")
+        with self._write(persona) as tx:
+            return clear_current(tx, persona)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -5,10 +5,18 @@ processes are serialised and ids grow in commit order. Full-text search uses FTS
 the trigram tokenizer: it matches any substring of three characters or more, which works
 for Japanese (no word boundaries) as well as English, without a language-specific
 tokenizer. Shorter words are matched by a substring test (see :mod:`saimemory.search_terms`).
+
+Opening checks the file with ``PRAGMA quick_check`` before anything is written, so a corrupt
+file is refused (:class:`~saimemory.errors.SchemaError`) exactly as it was; the check reads
+the whole file (about half a second for 200 MB). A store whose file or directory is not
+writable (by permissions, or because neither has a write bit: a file made read-only with
+``chmod`` counts as read-only even for root) opens read-only: reads work and every write is
+refused with :class:`~saimemory.errors.ReadOnlyStoreError`.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -17,14 +25,27 @@ from typing import Any
 
 from saimemory.errors import (
     MemoryStoreError,
+    ReadOnlyStoreError,
     SchemaError,
     StoreUnavailableError,
 )
+from saimemory.locks import FilePersonaLock, NullPersonaLock, PersonaLock
 from saimemory.migrations import SQLITE_MIGRATIONS, current_version, upgrade
 from saimemory.search_terms import Terms, fts5_query, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
+_RECOVER = "Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
+
+
+def writable(path: Path) -> bool:
+    """Whether ``path`` may be written: the OS allows it and its mode has a write bit (root
+    may write anything; a file or directory without any write bit is read-only for it too)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return bool(mode & 0o222) and os.access(path, os.W_OK)
 
 
 class _SqliteTx:
@@ -41,35 +62,103 @@ class _SqliteTx:
 
 
 class SQLiteStore(SqlStore):
-    """A persona message store in one SQLite file (created with its parents if missing)."""
+    """A persona message store in one SQLite file (created with its parents if missing).
+
+    Args:
+        path: The database file.
+        verify: Run ``PRAGMA quick_check`` on open (default); a host that has just checked
+            the file itself may skip it.
+    """
 
     migrations = SQLITE_MIGRATIONS
     _driver_error = sqlite3.Error
     _like = "LIKE"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, verify: bool = True) -> None:
         self.path = Path(path)
         self.where = str(self.path)
+        self._verify = verify
         if self.path.is_dir():
             raise StoreUnavailableError(f"{self.path} is a directory, not a database file")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"cannot create the directory {self.path.parent}: {exc.strerror}") from None
+        directory = self.path.parent
+        if not self.path.exists():
+            if not writable(directory):
+                raise StoreUnavailableError(
+                    f"cannot create {self.path}: the directory {directory} is not writable "
+                    "(nothing was created)")
+            self.read_only = False
+        else:
+            self.read_only = not (writable(self.path) and writable(directory))
+        try:
             self._conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                self._uri(directory) if self.read_only else self.path, timeout=BUSY_TIMEOUT_S,
+                isolation_level=None, check_same_thread=False, uri=self.read_only,
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
         self._start()
 
+    def _uri(self, directory: Path) -> str:
+        """The read-only URI of the file: ``immutable`` in a directory that cannot hold the
+        WAL's shared-memory file, unless a WAL file there may hold committed writes."""
+        uri = f"{self.path.absolute().as_uri()}?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        if not writable(directory) and not (wal.exists() and wal.stat().st_size > 0):
+            uri += "&immutable=1"
+        return uri
+
     def _setup(self) -> None:
         try:
+            if self._verify:
+                self._quick_check()
             self._check_existing()
+            if self.read_only:
+                self._check_readable()
+                return
             self._enable_wal()
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.Error as exc:
             raise self._translate(exc) from None
+
+    def _quick_check(self) -> None:
+        """Refuse a corrupt file before anything is written to it."""
+        self._conn.text_factory = lambda data: data.decode("utf-8", "replace")
+        try:
+            rows = self._conn.execute("PRAGMA quick_check").fetchall()
+        except ValueError as exc:  # text SQLite reports that is not UTF-8
+            raise SchemaError(
+                f"{self.path} is corrupt ({exc}); it was not changed. {_RECOVER}") from None
+        finally:
+            self._conn.text_factory = str
+        problems = [str(row[0]) for row in rows]
+        if problems != ["ok"]:
+            shown = "; ".join(" ".join(p.split()) for p in problems[:3])
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise SchemaError(
+                f"{self.path} is corrupt (SQLite quick_check: {shown}{more}); it was not "
+                f"changed. {_RECOVER}")
+
+    def _check_readable(self) -> None:
+        """A read-only file must already be a store of the current schema (nothing can be
+        created or upgraded in it)."""
+        tx = _SqliteTx(self._conn)
+        if not tx.fetch("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            raise ReadOnlyStoreError(
+                f"{self.path} is read-only and holds no store yet; nothing can be read from "
+                "it or written to it (make it writable, or give another file)")
+        version = current_version(tx, self.migrations, self.where)
+        latest = self.migrations[-1].version
+        if version < latest:
+            raise ReadOnlyStoreError(
+                f"{self.path} has schema version {version} and needs an upgrade to {latest}, "
+                "but it is read-only; open it once with write access (nothing was changed)")
 
     def _translate(self, exc: Exception) -> MemoryStoreError:
         text = str(exc)
@@ -78,8 +167,20 @@ class SQLiteStore(SqlStore):
         if "not a database" in text or "malformed" in text:
             return SchemaError(
                 f"{self.path} is not a SQLite database or is corrupt ({text}); it was not "
-                "changed. Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
+                f"changed. {_RECOVER}"
             )
+        if "vtable constructor failed" in text or text.startswith("fts5:"):
+            return SchemaError(
+                f"{self.path}: the full-text search index is damaged ({text}); the messages "
+                "may be intact: export them, or rebuild the index with `sqlite3 FILE "
+                "\"INSERT INTO messages_fts(messages_fts) VALUES('rebuild')\"`")
+        if "Could not decode to UTF-8" in text:
+            return SchemaError(
+                f"{self.path} holds text that is not UTF-8 ({text}); the file is probably "
+                f"corrupt. {_RECOVER}")
+        if "readonly database" in text:
+            return ReadOnlyStoreError(f"{self.path} cannot be written ({text}); nothing was "
+                                      "written")
         if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
             return StoreUnavailableError(
                 f"{self.path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {exc}")
@@ -117,7 +218,15 @@ class SQLiteStore(SqlStore):
             upgrade(tx, self.migrations, self.where)
 
     def _begin(self, personas: Sequence[str] | None) -> Tx:
-        """``BEGIN IMMEDIATE`` takes the database write lock, serialising every writer."""
+        """``BEGIN IMMEDIATE`` takes the database write lock, serialising every writer.
+
+        Raises:
+            ReadOnlyStoreError: a write to a store opened read-only.
+        """
+        if personas is not None and self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self.path} is read-only (the file or its directory is not writable); "
+                "nothing was written")
         try:
             self._conn.execute("BEGIN" if personas is None else "BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -125,6 +234,10 @@ class SQLiteStore(SqlStore):
         return _SqliteTx(self._conn)
 
     def _end(self, *, commit: bool) -> None:
+        if not commit and not self._conn.in_transaction:
+            # SQLite already rolled back after the error (a corrupt index does that); a
+            # ROLLBACK now would fail and hide the error that matters.
+            return
         self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
     def _matches(
@@ -149,6 +262,14 @@ class SQLiteStore(SqlStore):
                 [persona, *short_params, *params, limit],
             )
         return [(int(row[0]), str(row[1])) for row in rows]
+
+    def persona_lock(self, persona: str) -> PersonaLock:
+        """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every
+        process opening this file respects; always free on a read-only store (its pulses
+        cannot write)."""
+        if self.read_only:
+            return NullPersonaLock()
+        return FilePersonaLock(self.path.with_name(self.path.name + ".locks"), persona)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

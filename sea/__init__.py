@@ -2,8 +2,8 @@
 
 The error tree is imported eagerly; the language front end (``PlaybookLibrary``,
 ``check_document``, ``load_playbook_file``, ``CheckContext``, ``ToolCatalogue``) and the
-host API (``Runtime``, ``ModelSet``, ``Limits``, ``PulseResult``) are imported on first use,
-so ``import sea`` stays cheap.
+host API (``Runtime``, ``ModelSet``, ``Limits``, ``Budget``, ``LLMOptions``, ``PulseResult``)
+are imported on first use, so ``import sea`` stays cheap.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from sea.lang.checks import CheckContext, ToolCatalogue
     from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import LoadResult, check_document, load_playbook_file
+    from sea.llm.budget import Budget
     from sea.llm.models import ModelSet
+    from sea.llm.options import LLMOptions
 
 _LAZY = {
     "CheckContext": "sea.lang.checks",
@@ -39,14 +41,18 @@ _LAZY = {
     "load_playbook_file": "sea.lang.loader",
     "Limits": "sea.engine.limits",
     "ModelSet": "sea.llm.models",
+    "Budget": "sea.llm.budget",
+    "LLMOptions": "sea.llm.options",
     "PulseResult": "sea.host.result",
     "Runtime": "sea.host.runtime",
 }
 
 __all__ = [
+    "Budget",
     "CheckContext",
     "Diagnostic",
     "ExecutionError",
+    "LLMOptions",
     "Limits",
     "LoadResult",
     "ModelSet",

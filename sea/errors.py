@@ -141,6 +141,21 @@ class ExecutionError(SeaError, RuntimeError):
         }
 
 
+class PersonaBusy(SeaError):
+    """Another pulse of the persona is running (in this process or another) and the host
+    chose not to wait, or waited past its timeout; this pulse did nothing and stored
+    nothing. Try again later, or let it wait (``Runtime(when_busy="wait")``)."""
+
+    code = "SEA595"
+
+
+class PulseLost(SeaError):
+    """The worker running a queued pulse stopped (killed, crashed, cut off from the
+    database) and another worker took the pulse over, or gave up after the last attempt."""
+
+    code = "SEA596"
+
+
 class PulseCancelled(SeaError):
     """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
 
@@ -190,6 +205,29 @@ class BoundExceeded(ExecutionError):
     code = "SEA560"
 
 
+class SizeLimitExceeded(ExecutionError):
+    """Something grew past a size limit of the host's ``Limits`` (a state value, the whole
+    state, a tool result, a model answer, a stored message); ``limit`` names the field.
+
+    Unlike the step and visit bounds it is the node's failure: an ``error_next`` routes it,
+    and nothing of the oversized value is kept.
+    """
+
+    code = "SEA565"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str,
+        playbook: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        super().__init__(message, playbook=playbook, node=node)
+        self.limit = limit
+        """The ``Limits`` field that was exceeded, e.g. ``max_state_chars``."""
+
+
 class CallArgumentError(ExecutionError):
     """Arguments for a playbook do not match its ``input_schema`` (missing, wrong type)."""
 
@@ -212,6 +250,47 @@ class ApprovalDenied(ExecutionError):
     """A person (through the host) declined an action that needed approval."""
 
     code = "SEA575"
+
+
+class PlanError(SeaError):
+    """A plan call (``sea.engine.plans``) could not be done as asked; nothing was changed."""
+
+    code = "SEA582"
+
+
+class PlanNotFound(PlanError):
+    """The persona has no plan with the id given (or no current plan)."""
+
+    code = "SEA583"
+
+
+class PlanTransitionError(PlanError):
+    """A lifecycle call that the plan's status does not allow (execute a proposed plan,
+    approve a completed one); names the status and the calls allowed in it."""
+
+    code = "SEA584"
+
+    def __init__(
+        self, message: str, *, plan_id: str, status: str, call: str, allowed: tuple[str, ...]
+    ) -> None:
+        super().__init__(message)
+        self.plan_id = plan_id
+        self.status = status
+        self.call = call
+        self.allowed = allowed
+
+
+class PlanApprovalError(PlanError):
+    """An approval (or a request for one) that cannot be given: a selection naming no spec or
+    unknown ones, specs that failed validation, or high-risk specs approved by no person."""
+
+    code = "SEA585"
+
+
+class PlanConcurrencyError(PlanError):
+    """The plan was changed by someone else while this call worked on it; read it again."""
+
+    code = "SEA586"
 
 
 class ReplayError(SeaError):

@@ -47,3 +47,41 @@ def json_text(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
     except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_LOG10_2 = 0.30103
+
+
+def json_size(value: Any, limit: int | None = None) -> int:
+    """About how many characters the compact JSON text of ``value`` has, without writing it.
+
+    Strings count their characters (escapes are not counted), numbers their digits, every
+    bracket, quote, colon and comma one. The walk is iterative and its cost grows with the
+    number of values, not with the length of the strings, so a gigabyte string is measured
+    at once. With ``limit``, the walk stops as soon as the count passes it (the result is
+    then only known to be larger than ``limit``).
+    """
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif item is None or isinstance(item, bool):
+            total += 4 if item is not False else 5
+        elif isinstance(item, int):
+            total += int(abs(item).bit_length() * _LOG10_2) + 1 + (item < 0)
+        elif isinstance(item, float):
+            total += len(repr(item))
+        elif isinstance(item, Mapping):
+            total += 2 + 2 * len(item)  # braces, the colons and commas
+            stack.extend(str(key) for key in item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            total += 2 + len(item)  # brackets and commas
+            stack.extend(item)
+        else:
+            total += len(json_type(item)) + 2  # not JSON data: counted as a short name
+        if limit is not None and total > limit:
+            return total
+    return total

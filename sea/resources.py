@@ -1,4 +1,5 @@
-"""The one place that knows where the bundled data lives (``schemas/`` and ``playbooks/``).
+"""The one place that knows where the bundled data lives (``schemas/``, ``playbooks/`` and
+``guidelines/``).
 
 In a source checkout (or an editable install) they sit beside the packages; in a wheel
 they are shipped inside the package as ``sea/_data/``.
@@ -26,3 +27,8 @@ def schemas_dir() -> Path:
 def bundled_playbooks_dir() -> Path:
     """Directory of the bundled playbooks."""
     return _data_dir("playbooks")
+
+
+def guidelines_dir() -> Path:
+    """Directory of the bundled Specialized guidelines, one text file per stage."""
+    return _data_dir("guidelines")

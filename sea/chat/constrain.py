@@ -15,9 +15,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema.validators import validator_for
-
 from sea.chat.errors import StructuredOutputParseError
+from sea.lang.jsonschemas import validator
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
@@ -105,8 +104,7 @@ def parse_structured(text: str, schema: Mapping[str, Any], *, finish_reason: str
         raise StructuredOutputParseError(
             f"the model's output is not valid JSON{cut}: {exc.msg} at character {exc.pos}"
         ) from exc
-    validator = validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "(root)"

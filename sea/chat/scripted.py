@@ -77,6 +77,8 @@ class ScriptedChatModel(BaseChatModel):
     default: list[Any] = Field(default_factory=list)
     """Responses used, in order, when a node's own list is used up or absent."""
     model_name: str = "scripted"
+    chunk_delay_s: float = Field(default=0.0, ge=0.0)
+    """Seconds between streamed chunks (a slow stream, for demos and tests of cancellation)."""
 
     _cursors: dict[str, int] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -88,7 +90,8 @@ class ScriptedChatModel(BaseChatModel):
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedChatModel:
-        """Load a script: ``{"responses": {"pb.node": [...]}, "default": [...]}``.
+        """Load a script: ``{"responses": {"pb.node": [...]}, "default": [...]}`` (and
+        optionally ``"chunk_delay_s"``).
 
         Raises:
             UsageError: the file cannot be read or does not have that shape.
@@ -99,11 +102,15 @@ class ScriptedChatModel(BaseChatModel):
     @classmethod
     def from_mapping(cls, data: Any, *, source: str = "<script>") -> ScriptedChatModel:
         """Build from the script's JSON form (see :meth:`from_file`)."""
-        if not isinstance(data, dict) or not set(data) <= {"responses", "default"}:
+        if not isinstance(data, dict) or not set(data) <= {"responses", "default", "chunk_delay_s"}:
             raise UsageError(
                 f"{source}: a model script is an object with `responses` "
-                '({"playbook.node": [...]}) and `default` ([...])'
+                '({"playbook.node": [...]}), `default` ([...]) and optionally '
+                "`chunk_delay_s` (seconds between streamed chunks)"
             )
+        delay = data.get("chunk_delay_s", 0.0)
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
+            raise UsageError(f"{source}: `chunk_delay_s` must be a number of seconds, 0 or more")
         responses, default = data.get("responses", {}), data.get("default", [])
         if not isinstance(responses, dict) or not all(
             isinstance(v, list) for v in responses.values()
@@ -112,7 +119,7 @@ class ScriptedChatModel(BaseChatModel):
         if not isinstance(default, list):
             raise UsageError(f"{source}: `default` must be a list")
         _check_script(responses, default, source=f"{source}: ")
-        return cls(responses=responses, default=default)
+        return cls(responses=responses, default=default, chunk_delay_s=float(delay))
 
     @property
     def _llm_type(self) -> str:
@@ -210,7 +217,7 @@ class ScriptedChatModel(BaseChatModel):
         entry = self._take(messages, kwargs.pop(_METADATA_KWARG, None) or _metadata(run_manager))
         for chunk in chunks(answer(entry, messages, kwargs)):
             yield chunk
-            await asyncio.sleep(0)  # a real stream yields control between chunks
+            await asyncio.sleep(self.chunk_delay_s)  # a real stream yields between chunks
 
     def bind_tools(
         self,

@@ -4,7 +4,8 @@ Every public module of this package is a subcommand: its ``register(subparsers)`
 parser and sets ``func`` (``args -> exit code``).
 Errors the engine and the store raise on purpose (:class:`sea.errors.SeaError`,
 :class:`saimemory.errors.MemoryStoreError`) become a clean message and a non-zero exit
-here, never a traceback.
+here, never a traceback; their text may quote a model, a tool or a file, so its control
+characters are made visible (:func:`sea.cli._text.printable`).
 
 Exit codes, the same for every command: 0 done; 1 the work ran (or the files were checked)
 and failed (a pulse ended in error, a playbook has errors, the store refused); 2 the command
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 
 from saimemory.errors import MemoryStoreError
+from sea.cli._text import printable
 from sea.errors import PlaybookError, SeaError, UsageError
 
 
@@ -92,16 +94,16 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return func(args)
     except UsageError as exc:
-        print(f"sea: {exc.code} error: {exc.message}", file=sys.stderr)
+        print(printable(f"sea: {exc.code} error: {exc.message}"), file=sys.stderr)
         return 2
     except PlaybookError as exc:  # its diagnostics name their own codes
-        print(f"sea: {exc}", file=sys.stderr)
+        print(printable(f"sea: {exc}"), file=sys.stderr)
         return 1
     except SeaError as exc:
-        print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
+        print(printable(f"sea: {exc.code} error: {exc}"), file=sys.stderr)
         return 2 if isinstance(exc, LookupError) else 1  # a name that does not exist: 2
     except MemoryStoreError as exc:  # the store cannot be opened or used
-        print(f"sea: {exc.code} error: {exc}", file=sys.stderr)
+        print(printable(f"sea: {exc.code} error: {exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("sea: interrupted", file=sys.stderr)

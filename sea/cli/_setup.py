@@ -47,12 +47,19 @@ def store_location(db: str | None) -> str:
 
     Raises:
         UsageError: a ``--db`` file's directory does not exist (nothing is created on a
-            mistyped path).
+            mistyped path), or the data directory cannot be created.
     """
     if db is None:
         location = default_db()
         if "://" not in location:
-            Path(location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            directory = Path(location).expanduser().parent
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot create the data directory {directory}: {exc.strerror}; set "
+                    f"{HOME_ENV} to a writable directory or give --db"
+                ) from None
         return location
     if "://" not in db and not Path(db).expanduser().parent.is_dir():
         raise UsageError(

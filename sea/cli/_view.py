@@ -14,6 +14,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from sea.cli._preview import approval_lines, event_line
+from sea.cli._text import printable
 from sea.engine.events import (
     ActionEnded,
     ActionStarted,
@@ -24,6 +26,7 @@ from sea.engine.events import (
     MemoryWritten,
     NodeEnded,
     NodeStarted,
+    PlanChanged,
     PulseEnded,
     Spoken,
     TokenChunk,
@@ -64,6 +67,7 @@ class _Collected:
         self.llm_calls: list[Any] = []
         self.memory_writes: list[MemoryWritten] = []
         self.approvals: list[ApprovalRequested] = []
+        self.plan_events: list[PlanChanged] = []
         self._handled: list[dict[str, Any]] = []
 
     @property
@@ -81,6 +85,8 @@ class _Collected:
             self.memory_writes.append(event)
         elif isinstance(event, ApprovalRequested):
             self.approvals.append(event)
+        elif isinstance(event, PlanChanged):
+            self.plan_events.append(event)
         elif isinstance(event, ErrorRaised) and event.routed:
             self._handled.append({"playbook": event.playbook, "node": event.node, **event.error})
         elif isinstance(event, PulseEnded):
@@ -100,7 +106,8 @@ class JsonView(_Collected):
         self.collect(event)
 
     def finish(self) -> str:
-        """Print ``pulse_id, status, spoken, error, handled_errors, llm_calls, memory_writes``."""
+        """Print ``pulse_id, status, spoken, error, handled_errors, llm_calls, memory_writes,
+        plan_events`` and, for a waiting pulse, ``approval`` (the request it waits on)."""
         document = {
             "pulse_id": self.pulse_id,
             "status": self.status,
@@ -109,7 +116,10 @@ class JsonView(_Collected):
             "handled_errors": self.handled,
             "llm_calls": [record.to_json() for record in self.llm_calls],
             "memory_writes": [_write_json(write) for write in self.memory_writes],
+            "plan_events": [event.to_json() for event in self.plan_events],
         }
+        if self.status == "waiting" and self.approvals:
+            document["approval"] = self.approvals[-1].request
         self._out.write(json_text(document) + "\n")
         return self.status
 
@@ -156,11 +166,12 @@ class _Running:
     def __rich__(self) -> Spinner:
         if self.action is not None:
             action, started = self.action
-            label = f"{action.playbook}.{action.node} action {action.action_id} ({action.tool})"
+            label = printable(
+                f"{action.playbook}.{action.node} action {action.action_id} ({action.tool})")
             self._spinner.text = Text(f"{label}  {monotonic() - started:.1f}s", style="dim")
         elif self.nodes:
             event, started = self.nodes[-1]
-            label = f"{event.playbook}.{event.node} ({event.node_type})"
+            label = printable(f"{event.playbook}.{event.node} ({event.node_type})")
             self._spinner.text = Text(f"{label}  {monotonic() - started:.1f}s", style="dim")
         return self._spinner
 
@@ -171,7 +182,9 @@ class TerminalView(_Collected):
     On a terminal, a live status line shows the running node with a spinner and its elapsed
     time, each finished node is listed with its time, and the reply is set apart by blank
     lines. Elsewhere (a pipe, a file) every node is one plain line as it starts.
-    Text from a model, a tool or the store is shown as text, never as markup.
+    Text from a model, a tool or the store is shown as text, never as markup, and its
+    control characters are made visible (:func:`~sea.cli._text.printable`), so an escape
+    sequence in a reply or an error is printed, not obeyed.
     """
 
     def __init__(self, out: TextIO, err: TextIO, *, live: bool | None = None) -> None:
@@ -204,30 +217,50 @@ class TerminalView(_Collected):
             self._streamed = False
         elif isinstance(event, WarningRaised) and event.message != ESTIMATED_TOKENS:
             # (estimated token counts are marked with `~` in the call table instead)
-            self._line(Text.assemble(("warning ", "yellow"), f"{event.code}: {event.message}"))
+            self._line(Text.assemble(
+                ("warning ", "yellow"), printable(f"{event.code}: {event.message}")))
         elif isinstance(event, ActionStarted):
             self._action_started(event)
         elif isinstance(event, ActionEnded):
             self._action_ended(event)
-        elif isinstance(event, ApprovalRequested):
-            action = str(event.request.get("action", "an action"))
-            detail = {k: v for k, v in event.request.items()
-                      if k not in ("action", "playbook", "node")}
-            self._line(Text.assemble(
-                ("waiting for approval: ", "yellow"), f"{action} at {event.playbook}.{event.node}",
-                (f" {json_text(detail)}" if detail else "", "dim"),
-            ))
+        elif isinstance(event, ApprovalRequested | PlanChanged):
+            self._plan_or_approval(event)
         elif isinstance(event, ErrorRaised) and event.routed:
             message = str(event.error.get("message", ""))
             self._line(Text.assemble(
-                (f"{event.playbook}.{event.node} failed, handled: ", "yellow"), message
+                (f"{event.playbook}.{event.node} failed, handled: ", "yellow"), printable(message)
             ))
+
+    def _plan_or_approval(self, event: ApprovalRequested | PlanChanged) -> None:
+        """A plan event, one line; or what the pulse waits for: a plan's preview (files,
+        specs with their risks and diff summaries, the risk score), or the action and its
+        details."""
+        if isinstance(event, PlanChanged):
+            line = event_line(event.to_json(), with_time=False)
+            self._line(Text(printable(f"plan {event.plan_id[:8]}… {line}"), style="dim"))
+            return
+        plan = event.request.get("plan_approval")
+        if isinstance(plan, dict):
+            first, *rest = approval_lines(plan)
+            self._line(Text.assemble(("waiting for approval: ", "yellow"), printable(first)))
+            for line in rest:
+                self._line(Text(printable(line)))
+            return
+        action = str(event.request.get("action", "an action"))
+        detail = {k: v for k, v in event.request.items()
+                  if k not in ("action", "playbook", "node")}
+        self._line(Text.assemble(
+            ("waiting for approval: ", "yellow"),
+            printable(f"{action} at {event.playbook}.{event.node}"),
+            (printable(f" {json_text(detail)}") if detail else "", "dim"),
+        ))
 
     def _started(self, event: NodeStarted) -> None:
         self._running.nodes.append((event, monotonic()))
         if not self._live_mode:
             indent = "  " * event.depth
-            self._line(Text(f"{indent}· {event.playbook}.{event.node} ({event.node_type})"))
+            self._line(Text(
+                printable(f"{indent}· {event.playbook}.{event.node} ({event.node_type})")))
         elif self._live is None and not self._streaming:
             self._live = Live(self._running, console=self._console, transient=True,
                               refresh_per_second=8)
@@ -236,7 +269,7 @@ class TerminalView(_Collected):
     def _action_started(self, event: ActionStarted) -> None:
         self._running.action = (event, monotonic())
         if not self._live_mode:
-            self._line(Text(f"    action {event.action_id} ({event.tool})"))
+            self._line(Text(printable(f"    action {event.action_id} ({event.tool})")))
 
     def _action_ended(self, event: ActionEnded) -> None:
         self._running.action = None
@@ -246,8 +279,9 @@ class TerminalView(_Collected):
             event.status, ("✗", "red"))
         message = f": {event.error.get('message')}" if event.error else ""
         self._line(Text.assemble(
-            "    ", (mark, style), f" action {event.action_id} ({event.tool}) {event.status}",
-            (message, "dim"),
+            "    ", (mark, style),
+            printable(f" action {event.action_id} ({event.tool}) {event.status}"),
+            (printable(message), "dim"),
         ))
 
     def _ended(self, event: NodeEnded) -> None:
@@ -259,7 +293,7 @@ class TerminalView(_Collected):
         if self._live_mode:
             mark, style = ("✓", "green") if event.outcome == "ok" else ("✗", "red")
             indent = "  " * event.depth
-            label = f"{event.playbook}.{event.node} ({event.node_type})"
+            label = printable(f"{event.playbook}.{event.node} ({event.node_type})")
             took = f" {event.duration_s:.2f}s"
             if event.outcome != "ok":
                 took += f" {event.outcome}"
@@ -272,7 +306,7 @@ class TerminalView(_Collected):
             self._stop_live()
             if self._apart:
                 self._out.write("\n")
-        self._out.write(text)
+        self._out.write(printable(text))
         self._out.flush()
         self._streaming = self._streamed = True
 
@@ -306,11 +340,12 @@ class TerminalView(_Collected):
             parts = (self.error.get("playbook"), self.error.get("node"))
             where = ".".join(str(part) for part in parts if part)
             self._console.print(Text.assemble(
-                (f"error {self.error.get('code')}", "red"),
-                f" at {where}: {self.error.get('message')}",
+                (printable(f"error {self.error.get('code')}"), "red"),
+                printable(f" at {where}: {self.error.get('message')}"),
             ))
         style = "green" if self.status == "ok" else "yellow" if self.status == "waiting" else "red"
-        self._console.print(Text.assemble(f"pulse {self.pulse_id}: ", (self.status, style)))
+        self._console.print(Text.assemble(printable(f"pulse {self.pulse_id}: "),
+                                          (printable(self.status), style)))
         return self.status
 
 
@@ -333,7 +368,8 @@ def call_table(records: list[LLMCallRecord]) -> Table:
                          justify="right" if 2 <= index <= 5 else "left")
     for r in records:
         mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
-        outcome = Text(r.outcome, style="green" if r.outcome == "ok" else "red")
-        table.add_row(Text(f"{r.playbook}.{r.node}"), Text(r.model), f"{r.latency_s:.2f}s",
+        outcome = Text(printable(r.outcome), style="green" if r.outcome == "ok" else "red")
+        table.add_row(Text(printable(f"{r.playbook}.{r.node}")), Text(printable(r.model)),
+                      f"{r.latency_s:.2f}s",
                       f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", str(r.retries), outcome)
     return table

@@ -31,6 +31,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``sea graph``."""
+    from sea.cli._text import printable
     from sea.errors import PlaybookError
     from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import load_playbook_file
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             playbook = PlaybookLibrary.bundled(args.dirs).get(args.playbook)
     except PlaybookError as exc:
         for diagnostic in exc.diagnostics:
-            print(diagnostic.format_human(), file=sys.stderr)
+            print(printable(diagnostic.format_human()), file=sys.stderr)
         return 1
     sys.stdout.write(to_mermaid(playbook))
     return 0

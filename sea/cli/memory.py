@@ -1,7 +1,8 @@
 """``sea memory``: read and move a persona's SAIMemory from the command line.
 
 The store is given by ``--db`` (a SQLite file path or a ``postgresql://`` DSN), else by the
-``SEA_DB`` environment variable, else it is the file ``sea run`` uses by default.
+``SEA_DB`` environment variable, else it is the file ``sea run`` uses by default. What the
+store holds is printed with its control characters made visible (``--json`` prints JSON).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from saimemory import MemoryStoreError, Message, MessageStore, open_store
 from saimemory.errors import ImportFormatError
 from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
 from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, store_location
+from sea.cli._text import printable
 from sea.errors import SeaError, UsageError
 
 PREVIEW_CHARS = 200
@@ -50,10 +52,19 @@ def register(subparsers: Any) -> None:
                    _import,
                    json_flag=False, persona_required=False)
     imp.add_argument("file", help="export file ('-' for stdin)")
+    imp.add_argument("--allow-system", action="store_true",
+                     help="also import role 'system' lines (from your own export); without "
+                     "it such a line is refused")
     _command(sub, "threads", "a persona's threads (main first)", _threads, json_flag=False)
     delete = _command(sub, "delete", "delete every message and thread of a persona", _delete,
                       json_flag=False)
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
+    pin = _command(sub, "pin", "pin an item the persona keeps in every conversation "
+                   "(at most five)", _pin)
+    pin.add_argument("text", help="one fact, goal or preference")
+    unpin = _command(sub, "unpin", "drop one of the persona's pinned items", _unpin)
+    unpin.add_argument("pin_id", type=int, help="the pinned item's id (see `sea memory pins`)")
+    _command(sub, "pins", "the persona's pinned items", _pins)
 
 
 def _command(
@@ -102,8 +113,9 @@ def _format(message: Message) -> str:
     if len(text) > PREVIEW_CHARS:
         text = text[:PREVIEW_CHARS] + "…"
     tags = ", ".join(message.tags) or "-"
-    return (f"#{message.id} {message.created_at.isoformat(timespec='seconds')} {message.role} "
-            f"[{where}] tags: {tags}\n    {text}")
+    return printable(
+        f"#{message.id} {message.created_at.isoformat(timespec='seconds')} {message.role} "
+        f"[{where}] tags: {tags}\n    {text}")
 
 
 def _print(messages: Sequence[Message], as_json: bool) -> None:
@@ -126,7 +138,8 @@ def _pulse(args: argparse.Namespace) -> int:
     with _store(args) as store:
         messages = store.pulse_messages(args.persona, args.pulse_id)
         if not messages:
-            print(f"no messages of pulse {args.pulse_id!r} for {args.persona!r}", file=sys.stderr)
+            print(printable(f"no messages of pulse {args.pulse_id!r} for {args.persona!r}"),
+                  file=sys.stderr)
             return 1
         _print(messages, args.json)
     return 0
@@ -153,8 +166,9 @@ def _search(args: argparse.Namespace) -> int:
         _print([hit.message for hit in hits], True)
         return 0
     for hit in hits:
-        print(f"#{hit.message.id} {hit.message.created_at.isoformat(timespec='seconds')} "
-              f"{hit.message.role} (rank {hit.rank:.3f}): {hit.snippet}")
+        print(printable(
+            f"#{hit.message.id} {hit.message.created_at.isoformat(timespec='seconds')} "
+            f"{hit.message.role} (rank {hit.rank:.3f}): {hit.snippet}"))
     return 0
 
 
@@ -196,7 +210,8 @@ def _import(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot read {args.file}: {exc.strerror}", code="SEA322") from None
     with _store(args) as store:
         try:
-            result = import_jsonl(store, lines, persona=args.persona)
+            result = import_jsonl(store, lines, persona=args.persona,
+                                  allow_system=args.allow_system)
         except ImportFormatError as exc:
             raise SeaError(f"{args.file}: {exc.message} (nothing was imported)",
                            code=exc.code) from None
@@ -211,8 +226,8 @@ def _threads(args: argparse.Namespace) -> int:
     with _store(args) as store:
         for thread in store.threads(args.persona):
             parent = f" (in {thread.parent})" if thread.parent else ""
-            print(f"{thread.id}  {thread.title}{parent}  "
-                  f"{thread.created_at.isoformat(timespec='seconds')}")
+            print(printable(f"{thread.id}  {thread.title}{parent}  "
+                            f"{thread.created_at.isoformat(timespec='seconds')}"))
     return 0
 
 
@@ -226,4 +241,42 @@ def _delete(args: argparse.Namespace) -> int:
     with _store(args) as store:
         count = store.delete_persona(args.persona)
     print(f"deleted {count} messages of {args.persona!r}", file=sys.stderr)
+    return 0
+
+
+def _print_pins(store: MessageStore, persona: str, as_json: bool) -> None:
+    pins = store.pins(persona)
+    if as_json:
+        for pin in pins:
+            print(orjson.dumps({"id": pin.id, "text": pin.text,
+                                "created_at": pin.created_at.isoformat()}).decode())
+        return
+    if not pins:
+        print(printable(f"{persona!r} has no pinned items"))
+    for pin in pins:
+        print(printable(f"#{pin.id} {pin.text}"))
+
+
+def _pin(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        pinned = store.pin(args.persona, args.text)
+        if not args.json:
+            print(printable(f"pinned #{pinned.id} for {args.persona!r}"), file=sys.stderr)
+        _print_pins(store, args.persona, args.json)
+    return 0
+
+
+def _unpin(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        if not store.unpin(args.persona, args.pin_id):
+            print(printable(f"{args.persona!r} has no pinned item #{args.pin_id}"),
+                  file=sys.stderr)
+            return 1
+        _print_pins(store, args.persona, args.json)
+    return 0
+
+
+def _pins(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        _print_pins(store, args.persona, args.json)
     return 0

@@ -1,4 +1,7 @@
-"""``sea replay FILE``: run a recorded pulse again offline and report the first divergence."""
+"""``sea replay FILE``: run a recorded pulse again offline and report the first divergence.
+
+The report quotes recorded model answers and tool results: it is printed with their control
+characters made visible (``--json`` prints JSON)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from saimemory.base import DEFAULT_BUDGET
+from sea.cli._text import printable
 from sea.errors import UsageError
 from sea.jsontypes import json_text
 from sea.lang.library import PlaybookLibrary
@@ -38,7 +42,7 @@ def replay_command(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json_text(_report_json(report)) + "\n")
     else:
-        sys.stdout.write(_report_text(report) + "\n")
+        sys.stdout.write(printable(_report_text(report)) + "\n")
     return 0 if report.matched else 1
 
 
@@ -56,8 +60,9 @@ def _playbook_dirs(given: list[str] | None, recorded: list[str]) -> list[Path]:
     for directory in recorded:
         if not Path(directory).is_dir():
             print(
-                f"sea: note: the recorded playbook directory {directory} does not exist; "
-                "its playbooks are looked up in the others (give --playbooks DIR to choose)",
+                printable(f"sea: note: the recorded playbook directory {directory} does not "
+                          "exist; its playbooks are looked up in the others (give --playbooks "
+                          "DIR to choose)"),
                 file=sys.stderr,
             )
     return [Path(d) for d in recorded if Path(d).is_dir()]

@@ -1,9 +1,12 @@
 """``sea resume``: answer a waiting pulse's approval request and run it to its end.
 
 A pulse started with ``sea run --ask-before TOOL`` waits (status ``waiting``) before the
-tool runs; its checkpoints live beside the SQLite store (or in the PostgreSQL store's
-database), so any process that opens the same store can continue it. The pulse keeps the
-persona, playbook and approval policy it started with.
+tool runs, and one whose plan asks for approval waits with the plan's preview; its
+checkpoints live beside the SQLite store (or in the PostgreSQL store's database), so any
+process that opens the same store can continue it. The pulse keeps the persona, playbook and
+approval policy it started with. The answers: ``--approve`` (everything asked), ``--approve
+low`` (a plan's specs of at most low risk), ``--approve 1,3`` (those specs), ``--deny``, or
+``--answer JSON`` (:mod:`sea.cli._answers`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,7 @@ import argparse
 import asyncio
 from typing import Any
 
-import orjson
-
-from saimemory import open_store
+from sea.cli._answers import add_answer_arguments, answer_of
 from sea.cli._setup import store_location
 from sea.cli.run import (
     add_runtime_arguments,
@@ -23,7 +24,9 @@ from sea.cli.run import (
     recorded_dirs,
     runtime_of,
     search_dirs,
+    terminable,
     view_of,
+    writable_store,
 )
 from sea.errors import UsageError
 from sea.lang.library import PlaybookLibrary
@@ -35,37 +38,24 @@ def register(subparsers: Any) -> None:
         "resume", help="answer a waiting pulse's approval request and continue it"
     )
     parser.add_argument("pulse_id", metavar="PULSE_ID", help="the waiting pulse's id")
-    answer = parser.add_mutually_exclusive_group(required=True)
-    answer.add_argument("--approve", action="store_true", help="approve what the pulse asks")
-    answer.add_argument("--deny", action="store_true", help="refuse what the pulse asks")
-    answer.add_argument(
-        "--answer", metavar="JSON", type=_answer,
-        help='any other answer the host understands, as JSON (e.g. \'{"approved": true}\')',
-    )
+    add_answer_arguments(parser, resume=True)
     add_runtime_arguments(parser)
     parser.set_defaults(func=resume_command)
 
 
-def _answer(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc}); e.g. '\"approve\"'") from exc
-
-
 def resume_command(args: argparse.Namespace) -> int:
     """Handler of ``sea resume``."""
-    return asyncio.run(_resume(args))
+    return asyncio.run(terminable(_resume(args)))
 
 
 async def _resume(args: argparse.Namespace) -> int:
     if not args.pulse_id.strip():
         raise UsageError("the pulse id is empty (it is printed when the pulse starts waiting)")
-    answer = True if args.approve else False if args.deny else args.answer
+    answer = answer_of(args)
     library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
     models = models_of(args)
     location = store_location(args.db)
-    store = open_store(location)
+    store = writable_store(location)
     view = view_of(args)
     try:
         runtime = runtime_of(args, store, models, library, location)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+import signal
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +17,18 @@ import orjson
 
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
+from saimemory.errors import ReadOnlyStoreError
+from saimemory.sqlite import writable
+from sea.cli._answers import Answering, add_answer_arguments, answer_of, terminal_asker
 from sea.cli._setup import (
     add_db_argument,
     checkpoint_location,
     load_persona,
     store_location,
 )
+from sea.cli._text import printable
 from sea.cli._view import JsonLinesView, JsonView, TerminalView, View
+from sea.engine.events import Event
 from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
@@ -49,13 +56,56 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--persona", help="persona id (default: the bundled persona, aoi)")
     parser.add_argument("--persona-file", help="JSON file with id, name and system_prompt")
     add_runtime_arguments(parser)
+    add_answer_arguments(parser, resume=False)
     parser.add_argument("--record", metavar="FILE", help="write the pulse's trace to FILE")
     parser.set_defaults(func=run_command)
 
 
 def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``sea run`` and ``sea resume`` share: store, models, playbooks, approval
-    policy and how the pulse is shown."""
+    policy, a busy persona, and how the pulse is shown."""
+    add_model_arguments(parser)
+    add_busy_arguments(parser)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    output.add_argument(
+        "--events", choices=("jsonl",),
+        help="print every event as it happens, one JSON object per line (for scripts)",
+    )
+    parser.add_argument(
+        "--strict", action="store_true",
+        help="exit 1 when a node failed, even if its error_next handled it (the pulse still "
+        "ends ok; each handled failure is reported)",
+    )
+
+
+def add_busy_arguments(parser: argparse.ArgumentParser, timeout: float = 300.0) -> None:
+    """What a pulse does while another pulse of its persona runs: ``--when-busy``,
+    ``--busy-timeout``."""
+    parser.add_argument(
+        "--when-busy", choices=("wait", "fail"), default="wait",
+        help="while another pulse of the persona runs (here or in another process on the "
+        "same store): wait for its turn (default) or fail at once (SEA595, nothing stored)",
+    )
+    parser.add_argument(
+        "--busy-timeout", type=_seconds, default=timeout, metavar="SECONDS",
+        help=f"the longest wait for the persona's turn (default: {timeout:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of everything that runs pulses: store, models, playbooks, workspace and
+    approval policy."""
     add_db_argument(parser)
     parser.add_argument(
         "--model", default="local",
@@ -85,7 +135,8 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace", metavar="DIR",
         help="a directory the persona's workspace tools (list_files, read_file, "
-        "search_files) may read; without it they are absent",
+        "search_files) may read and its plans may change once a person approves (the plan "
+        "tools); without it they are absent",
     )
     parser.add_argument(
         "--ask-before", action="append", default=[], metavar="TOOL",
@@ -93,22 +144,30 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
         "(status waiting) and `sea resume PULSE_ID --approve` or `--deny` continues it "
         "(repeatable)",
     )
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    output.add_argument(
-        "--events", choices=("jsonl",),
-        help="print every event as it happens, one JSON object per line (for scripts)",
-    )
-    parser.add_argument(
-        "--strict", action="store_true",
-        help="exit 1 when a node failed, even if its error_next handled it (the pulse still "
-        "ends ok; each handled failure is reported)",
-    )
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Handler of ``sea run``."""
-    return asyncio.run(_run(args))
+    return asyncio.run(terminable(_run(args)))
+
+
+async def terminable(work: Coroutine[Any, Any, int]) -> int:
+    """Run ``work`` so that SIGTERM ends it like Ctrl-C: the pulse is cancelled, its partial
+    reply is not stored and its checkpoints are removed, and the command exits 130."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    installed = False
+    if task is not None:
+        with suppress(NotImplementedError, RuntimeError):  # not the main thread, or no signals
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            installed = True
+    try:
+        return await work
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str]:
@@ -182,15 +241,18 @@ def chat_models(
 async def _run(args: argparse.Namespace) -> int:
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid playbook fails before anything is loaded
+    for left_out in library.skipped():  # a FIFO, a device or a huge file named *.json
+        print(printable(f"sea: warning: {left_out.format_human()}"), file=sys.stderr)
     persona = load_persona(args.persona_file, args.persona)
     record = None if args.record is None else record_path(args.record)
     models = models_of(args)
     location = store_location(args.db)
-    store = open_store(location)
+    store = writable_store(location)
     view = view_of(args)
     try:
         runtime = runtime_of(args, store, models, library, location)
-        status = await _pulse(runtime, library, persona, name, args.input, view, record)
+        status = await _pulse(runtime, library, persona, name, args.input, view, record,
+                              answering_of(args, view))
     finally:
         store.close()
     return finish(args, view, status, recorded_dirs(library))
@@ -222,13 +284,27 @@ def runtime_of(
     models: ModelSet,
     library: PlaybookLibrary,
     location: str,
+    *,
+    keep_checkpoints: bool = False,
 ) -> Runtime:
-    """The runtime of a ``sea run`` or ``sea resume``: checkpoints beside (or in) the store."""
+    """The runtime of a ``sea run``, ``sea resume`` or ``sea worker``: checkpoints beside (or
+    in) the store; a worker's are kept until it has recorded how a pulse ended."""
     return Runtime(
         store, models, library=library, checkpoint_path=checkpoint_location(location),
         history_budget=DEFAULT_BUDGET, limits=Limits(approval_tools=frozenset(args.ask_before)),
-        workspace=workspace_dir(args.workspace),
+        workspace=workspace_dir(args.workspace), when_busy=args.when_busy,
+        busy_timeout=args.busy_timeout, keep_checkpoints=keep_checkpoints,
     )
+
+
+def answering_of(args: argparse.Namespace, view: View) -> Answering:
+    """How a waiting pulse is answered: ``--approve``/``--deny``, else the person at the
+    terminal (stdin and the live view on one), else not (it stays waiting)."""
+    answer = answer_of(args)
+    if answer is None and isinstance(view, TerminalView) and sys.stdin.isatty() \
+            and sys.stderr.isatty():
+        return Answering(ask=terminal_asker())
+    return Answering(answer)
 
 
 def workspace_dir(given: str | None) -> Path | None:
@@ -286,7 +362,10 @@ def record_path(target: str) -> Path:
     """The ``--record`` file, checked before the pulse runs so its trace is not lost.
 
     Raises:
-        UsageError: the file's directory does not exist, or the path is a directory.
+        UsageError: the file's directory does not exist or is not writable, or the path is
+            a directory or another file that is not a regular one, or a file that cannot be
+            written (a directory or file without any write bit counts as not writable, for
+            root too).
     """
     path = Path(target).expanduser()
     if path.is_dir():
@@ -295,7 +374,41 @@ def record_path(target: str) -> Path:
         raise UsageError(
             f"--record {target}: the directory {path.parent} does not exist; create it first"
         )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--record {target}: is not a regular file; give a file name")
+    if path.exists() and not writable(path):
+        raise UsageError(f"--record {target}: the file is not writable (nothing was run)")
+    if not path.exists() and not writable(path.parent):
+        raise UsageError(
+            f"--record {target}: the directory {path.parent} is not writable; record "
+            "somewhere else (nothing was run)"
+        )
     return path
+
+
+def writable_store(location: str) -> MessageStore:
+    """The store a pulse writes to, opened; refused before the pulse starts when it (or the
+    checkpoint file beside it) is read-only.
+
+    Raises:
+        ReadOnlyStoreError: the store, or its checkpoint file, cannot be written.
+    """
+    store = open_store(location)
+    if getattr(store, "read_only", False):
+        store.close()
+        raise ReadOnlyStoreError(
+            f"{location} is read-only, and a pulse writes to the store; make it writable or "
+            "give another --db (nothing was run)"
+        )
+    if "://" not in location:
+        checkpoints = Path(checkpoint_location(location))
+        if checkpoints.exists() and not writable(checkpoints):
+            store.close()
+            raise ReadOnlyStoreError(
+                f"the checkpoint file {checkpoints} is read-only, and a pulse writes to it; "
+                "make it writable (nothing was run)"
+            )
+    return store
 
 
 def recorded_dirs(library: PlaybookLibrary) -> list[str]:
@@ -313,6 +426,7 @@ async def _pulse(
     text: str,
     view: View,
     record: Path | None,
+    answering: Answering,
 ) -> str:
     store = runtime.services.store
     pulse_id = uuid.uuid4().hex
@@ -320,11 +434,16 @@ async def _pulse(
     if record is not None:
         history = history_snapshot(store, persona.id, DEFAULT_BUDGET, pulse_id)
         recorder = TraceRecorder(persona, name, text, pulse_id, history,
-                                 playbook_dirs=recorded_dirs(library))
-    async for event in runtime.astream_pulse(persona, name, text, pulse_id=pulse_id):
+                                 playbook_dirs=recorded_dirs(library),
+                                 pins=[pin.text for pin in store.pins(persona.id)])
+
+    def take(event: Event) -> None:
         if recorder is not None:
             recorder.observe(event)
         view.show(event)
+
+    await answering.drive(runtime.astream_pulse(persona, name, text, pulse_id=pulse_id),
+                          lambda answer: runtime.astream_resume(pulse_id, answer), take)
     status = view.finish()
     if recorder is not None:
         assert record is not None

@@ -2,6 +2,11 @@
 
 Exit status: 0 when there are no errors (and, with ``--strict``, no warnings), 1 when there
 are, 2 on a usage error. Heavy modules are imported only when the command runs.
+
+Only regular files of at most ``sea.lang.loader.MAX_PLAYBOOK_BYTES`` are read (a symlink is
+followed only to a regular file). In a directory, other ``*.json`` entries (a FIFO, a device,
+an oversized file) are skipped with a warning; a file named on the command line that cannot
+be read is an error. Every file is checked on its own: a bad one never stops the others.
 """
 
 from __future__ import annotations
@@ -45,38 +50,53 @@ def register(subparsers: Any) -> None:
 
 @dataclass
 class _Plan:
-    files: list[Path] = field(default_factory=list)
+    files: list[tuple[Path, bytes]] = field(default_factory=list)
+    """Every file to check (named, or found in a named directory), with its bytes."""
     dirs: list[Path] = field(default_factory=list)
-    missing: list[Path] = field(default_factory=list)
     empty: list[Path] = field(default_factory=list)
+    unread: list[Diagnostic] = field(default_factory=list)
+    """Why files were not read: errors for named files, warnings for directory entries."""
 
 
 def _plan(paths: list[Path]) -> _Plan:
+    from sea.errors import PlaybookError
+    from sea.lang.library import scan_directory
+    from sea.lang.loader import read_playbook_bytes
+
     plan = _Plan()
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            found, left_out = scan_directory(path)
             plan.dirs.append(path)
             plan.files.extend(found)
-            if not found:
+            plan.unread.extend(left_out)
+            if not found and not left_out:
                 plan.empty.append(path)
-        elif path.exists():
-            plan.files.append(path)
-            plan.dirs.append(path.parent)
-        else:
-            plan.missing.append(path)
+            continue
+        try:
+            plan.files.append((path, read_playbook_bytes(path)))
+        except PlaybookError as exc:
+            plan.unread.extend(exc.diagnostics)
+            continue
+        plan.dirs.append(path.parent)
     return plan
 
 
 def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
     """The tools playbooks may call: the built-in ones and the ``--tools`` file's. Without a
     file, tools are unchecked unless ``strict`` (then only the built-in tools are known).
-    The workspace tools count as built-in: a host that gives a workspace has them."""
-    from sea.engine.tools.signatures import builtin_tool_schemas, workspace_tool_schemas
+    The workspace and plan tools count as built-in: a host that gives a workspace has them."""
+    from sea.engine.tools.model_signatures import model_tool_schemas
+    from sea.engine.tools.signatures import (
+        builtin_tool_schemas,
+        plan_tool_schemas,
+        workspace_tool_schemas,
+    )
     from sea.lang.checks import ToolCatalogue
 
     engine: dict[str, Mapping[str, Any] | None] = {
-        **builtin_tool_schemas(), **workspace_tool_schemas()
+        **builtin_tool_schemas(), **workspace_tool_schemas(), **plan_tool_schemas(),
+        **model_tool_schemas(),
     }
     if path is None:
         return ToolCatalogue(engine) if strict else None
@@ -88,18 +108,18 @@ def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
     return ToolCatalogue(tools)
 
 
-def _duplicates(results: list[tuple[Path, Any]]) -> list[Diagnostic]:
+def _duplicates(results: list[tuple[Path, bytes, Any]]) -> list[Diagnostic]:
     from sea.errors import Diagnostic, Severity
     from sea.lang import codes
     from sea.lang.locate import Locator
 
     seen: dict[str, Path] = {}
     found = []
-    for path, playbook in results:
+    for path, data, playbook in results:
         if playbook is None:
             continue
         if playbook.name in seen:
-            line, column = Locator(path.read_text(encoding="utf-8-sig")).position("/name")
+            line, column = Locator(data.decode("utf-8-sig")).position("/name")
             found.append(
                 Diagnostic(
                     code=codes.DUPLICATE_PLAYBOOK,
@@ -122,22 +142,17 @@ def collect(
 ) -> tuple[list[Diagnostic], _Plan]:
     """Every diagnostic of every file under ``paths``."""
     from sea.lang.library import PlaybookLibrary
-    from sea.lang.loader import check_document, unreadable
+    from sea.lang.loader import check_document
 
     plan = _plan(paths)
     library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools, strict))
     context = library.context()
-    diagnostics = [unreadable(p, FileNotFoundError()) for p in plan.missing]
+    diagnostics = list(plan.unread)
     results = []
-    for path in plan.files:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            diagnostics.append(unreadable(path, exc))
-            continue
+    for path, data in plan.files:
         result = check_document(data, file=str(path), context=context)
         diagnostics.extend(result.diagnostics)
-        results.append((path, result.playbook))
+        results.append((path, data, result.playbook))
     return diagnostics + _duplicates(results), plan
 
 
@@ -145,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     """Handler of ``sea validate``."""
     import orjson
 
+    from sea.cli._text import printable
     from sea.errors import Severity
 
     diagnostics, plan = collect(args.paths, args.tools, args.strict)
@@ -159,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         for diagnostic in diagnostics:
-            print(diagnostic.format_human())
+            print(printable(diagnostic.format_human()))
         print(
             f"{len(plan.files)} file{'s' if len(plan.files) != 1 else ''} checked: "
             f"{errors} error{'s' if errors != 1 else ''}, "

@@ -1,4 +1,9 @@
-"""Waiting for a person: a LangGraph interrupt the host answers with ``Runtime.resume``."""
+"""Waiting for a person: a LangGraph interrupt the host answers with ``Runtime.resume``.
+
+:func:`ask` pauses the pulse with a request and returns the host's answer when the pulse is
+resumed; :func:`require_approval` is a yes/no question on top of it. The answer's forms are
+read in one place, :mod:`sea.engine.answers`.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,35 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from sea.engine.answers import parse_answer
 from sea.engine.pulse import Frame
 from sea.errors import ApprovalDenied
-
-_YES = frozenset({"approve", "approved", "allow", "yes", "y", "ok"})
 
 
 def approved(answer: Any) -> bool:
     """Whether a host's answer approves.
 
-    ``True``, ``"approve"`` / ``"yes"`` / ``"allow"`` and ``{"approved": true}`` approve.
+    ``True``, ``"approve"`` / ``"yes"`` / ``"allow"``, ``{"approved": true}`` and a
+    selection (``{"all": true}``, ``{"ids": [...]}`` with ids, ``{"up_to": "low"}``)
+    approve; see :func:`sea.engine.answers.parse_answer`.
     """
-    if isinstance(answer, bool):
-        return answer
-    if isinstance(answer, str):
-        return answer.strip().lower() in _YES
-    if isinstance(answer, dict):
-        return answer.get("approved") is True
-    return False
+    return parse_answer(answer).approved
+
+
+def ask(frame: Frame, node: str, action: str, detail: dict[str, Any]) -> Any:
+    """Pause the pulse until a person answers; the answer (any JSON value).
+
+    The request the host sees is ``{"action", "playbook", "node", **detail}``. When the
+    pulse is resumed the node runs again from its start and this call returns the host's
+    answer instead of pausing: whatever the node did before it runs again, so a node does
+    nothing with an effect before asking (or finds what it did in
+    :meth:`sea.engine.pulse.Pulse.take_pending`).
+    """
+    request = {"action": action, "playbook": frame.name, "node": node, **detail}
+    spent = frame.pulse.caller.meter.node_spent()
+    if not spent.is_zero():  # lost with this run of the node; see Meter.credit
+        request["spent"] = spent.to_state()
+    return interrupt(request)
 
 
 def require_approval(frame: Frame, node: str, action: str, detail: dict[str, Any]) -> None:
@@ -32,8 +48,7 @@ def require_approval(frame: Frame, node: str, action: str, detail: dict[str, Any
     When the pulse is resumed the node runs again from its start and this call returns the
     host's answer instead of pausing.
     """
-    request = {"action": action, "playbook": frame.name, "node": node, **detail}
-    answer = interrupt(request)
+    answer = ask(frame, node, action, detail)
     if not approved(answer):
         raise ApprovalDenied(
             f"{action} was not approved (answer: {answer!r})", playbook=frame.name, node=node

@@ -165,6 +165,7 @@ async def call_playbook(
     parent_input = str((state.get("vars") or {}).get("input", ""))
     start = int(state.get("steps") or 0) + 1
     first = initial_state(child, bound, input=_input_of(bound, parent_input), steps=start)
+    first["spent"] = dict(state.get("spent") or {})  # the callee's nodes count on from here
     try:
         final = await graph.ainvoke(
             first,

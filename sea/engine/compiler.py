@@ -1,7 +1,7 @@
 """Playbook → LangGraph ``StateGraph``, compiled once per content hash and reused.
 
 Each playbook node becomes one graph node that runs its :class:`~sea.engine.registry.NodeKind`
-inside a wrapper shared by all types: bounds, node events and timing, failure handling
+inside a wrapper shared by all types: bounds and sizes, node events and timing, failure handling
 (route to ``error_next`` with ``error`` in state, or fail the pulse naming playbook, node
 and cause). Graphs capture only the playbook; everything of a pulse comes from the run
 context (:class:`~sea.engine.pulse.Frame`).
@@ -17,7 +17,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime as GraphRuntime
 
-from sea.engine.bounds import check_bounds
+from sea.engine.bounds import check_bounds, check_sizes
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
@@ -34,6 +34,7 @@ from sea.errors import (
 from sea.lang.graph import loop_nodes
 from sea.lang.models import Playbook
 from sea.lang.node import NodeModel
+from sea.llm.budget import Spent
 
 
 class Runner(Protocol):
@@ -149,17 +150,22 @@ def _runner(
     site = _Site(playbook, node.id, node.node_type(), routed, looping)
 
     async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
-        frame = runtime.context
+        frame = runtime.context.at_node(int(state.get("steps") or 0))
         check_bounds(state, site.node, playbook, frame.services.limits, looping=looping)
+        meter = frame.pulse.caller.meter
+        before = meter.sync(state.get("spent"))  # the state's count is the durable one
         timing = _Timing.start(frame, site)
         try:
             update = await kind.run(node, state, frame)
+            check_sizes(state, update, frame.services.limits, playbook=playbook, node=site.node)
         except (GraphBubbleUp, BoundExceeded, PulseCancelled):
             raise
         except Exception as exc:
-            return _failed(exc, state, timing)
+            return _spent(_failed(exc, state, timing), meter.since(before))
         timing.end("ok")
-        counted: Update = {**update, "steps": 1 + int(update.get("steps", 0))}
+        counted: Update = _spent(
+            {**update, "steps": 1 + int(update.get("steps", 0))}, meter.since(before)
+        )
         if looping:
             counted["visits"] = {site.node: 1}
         if routed:
@@ -168,6 +174,14 @@ def _runner(
 
     run.__name__ = f"node_{site.node}"
     return run
+
+
+def _spent(update: Update, spent: Spent) -> Update:
+    """``update`` with what the node's model calls spent (those of a called playbook's
+    nodes included), for the state's ``spent`` channel."""
+    if not spent.is_zero():
+        update["spent"] = spent.to_state()
+    return update
 
 
 def _failed(exc: Exception, state: PlaybookState, timing: _Timing) -> Update:

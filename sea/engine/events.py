@@ -188,6 +188,29 @@ class ActionEnded(NodeEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class PlanChanged(Event):
+    """Something happened to a plan (seed 002's telemetry, one event per lifecycle step):
+    ``event`` is ``plan_proposed``, ``specs_set``, ``approval_requested``, ``approved``,
+    ``executed``, ``completed``, ``aborted``, ``sent_back``, ``conflict`` or ``scheduled``;
+    ``actor`` is ``ai``, ``user`` or ``system``; ``status`` is the plan's status after it;
+    ``at`` is an ISO 8601 time. ``playbook`` and ``node`` name the node whose tool call made
+    it (None for a host's own call)."""
+
+    kind: ClassVar[str] = "plan_event"
+    event: str
+    plan_id: str
+    persona: str
+    actor: str
+    status: str
+    at: str
+    reason: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    risk_score: float = 0.0
+    playbook: str | None = None
+    node: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LLMCalled(Event):
     """Telemetry of one model call."""
 

@@ -1,4 +1,4 @@
-"""Bounds of a pulse: step budget, visits per node, nesting depth, approvals policy."""
+"""Bounds of a pulse: step budget, visits per node, nesting depth, sizes, approvals policy."""
 
 from __future__ import annotations
 
@@ -6,11 +6,25 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sea.errors import UsageError
+from sea.llm.budget import Budget
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """What a pulse may do before it is stopped with a clear error."""
+    """What a pulse may do before it is stopped with a clear error.
+
+    The size limits count characters of a value's compact JSON text (a string's length, a
+    number's digits; measured without writing the JSON, see :func:`sea.jsontypes.json_size`).
+    Going past one fails the node with :class:`~sea.errors.SizeLimitExceeded` (``SEA565``,
+    its ``limit`` names the field), which an ``error_next`` routes; nothing of the oversized
+    value is kept, so neither memory nor the checkpoints grow with it.
+
+    Expressions have limits of their own, the same for every host because ``sea validate``
+    must judge a playbook as every runtime does, and because a higher bound would let the
+    native CEL parser recurse into a crash: at most
+    :data:`sea.lang.expressions.MAX_EXPRESSION_LENGTH` characters and
+    :data:`sea.lang.expressions.MAX_EXPRESSION_DEPTH` levels of nesting (``SEA037``).
+    """
 
     max_steps: int = 500
     """Node executions per pulse, counting every nested playbook."""
@@ -26,9 +40,28 @@ class Limits:
     """The most characters a text parameter of a pipeline action receives through a
     ``ref:`` (longer text is cut with a visible note; a parameter's ``maxLength`` may cut
     it shorter)."""
+    max_value_chars: int = 1_000_000
+    """The largest value one node may store in one variable (or in ``last``)."""
+    max_state_chars: int = 4_000_000
+    """The largest the state of one playbook run may grow: its variables, ``last`` and the
+    texts it spoke, together (a ``set`` loop that doubles a string stops here)."""
+    max_tool_result_chars: int = 1_000_000
+    """The largest result a tool may return (the result is dropped, the call fails)."""
+    max_answer_chars: int = 200_000
+    """The longest answer a model may give in one call, streamed or not (a stream is cut
+    off when it passes this)."""
+    max_message_chars: int = 1_000_000
+    """The longest message a node may write to memory."""
+    budget: Budget = field(default_factory=Budget)
+    """What the pulse's model calls may use together: calls, tokens in and out, cost (no
+    bound by default). Going past one fails the node with ``SEA566`` naming the budget,
+    which an ``error_next`` routes (see :mod:`sea.llm.budget`)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_visits", "max_depth", "ref_text_cap"):
+        for name in (
+            "max_steps", "max_visits", "max_depth", "ref_text_cap", "max_value_chars",
+            "max_state_chars", "max_tool_result_chars", "max_answer_chars", "max_message_chars",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"Limits.{name} must be a positive integer, got {value!r}")

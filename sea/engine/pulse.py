@@ -7,7 +7,9 @@ Compiled graphs capture none of this; it travels as the LangGraph run context
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+import hashlib
+import itertools
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -17,10 +19,11 @@ from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
 from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, NewMessage, Persona, Role
 from sea.engine.events import Event, MemoryWritten
+from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
 from sea.engine.state import PlaybookState
 from sea.engine.tools.box import ToolBox
-from sea.errors import MemoryWriteFailed
+from sea.errors import MemoryWriteFailed, SizeLimitExceeded
 from sea.jsontypes import json_text
 from sea.lang.models import Playbook
 from sea.llm.call import LLMCaller
@@ -79,6 +82,14 @@ class Pulse:
     pending: tuple[dict[str, Any], ...] = ()
     """For a resumed pulse: the approval requests it was waiting on (a node that asked
     with what it had decided, e.g. a plan, finds it here instead of deciding again)."""
+    recoverable: bool = False
+    """Its writes carry uids derived from the pulse id and the node run
+    (:func:`write_uid`), so that a node run again after a crash writes nothing twice."""
+    stored_uids: frozenset[str] = frozenset()
+    """For a recoverable pulse driven again: the uids it had already stored."""
+    gates: Mapping[str, ToolGate] = field(default_factory=dict)
+    """Tool name → the gate that settles its result with a person's answer
+    (:mod:`sea.engine.gates`)."""
 
     def router_callable(self) -> list[Playbook]:
         """The playbooks a router (and an ``exec`` without an allow-list) may choose in
@@ -91,6 +102,14 @@ class Pulse:
             if request.get("playbook") == playbook and request.get("node") == node:
                 return request
         return None
+
+    def take_pending(self, playbook: str, node: str) -> dict[str, Any] | None:
+        """The request this pulse was waiting on at ``playbook.node``, removed from
+        :attr:`pending` (a node that runs again later in the pulse asks afresh)."""
+        found = self.pending_request(playbook, node)
+        if found is not None:
+            self.pending = tuple(request for request in self.pending if request is not found)
+        return found
 
     def emit(self, event: Event) -> None:
         """Send an event to the host."""
@@ -107,6 +126,15 @@ class Frame:
     scope: str = ROOT_SCOPE
     stack: tuple[str, ...] = field(default_factory=tuple)
     """Names of the playbooks on the call stack, outermost first (this one last)."""
+    step: int = 0
+    """The pulse's step count when the running node started: one number per node run of
+    the pulse, the same when a node is run again from the same checkpoint."""
+    writes: Iterator[int] = field(default_factory=itertools.count, compare=False, repr=False)
+    """Numbers the running node's memory writes."""
+
+    def at_node(self, step: int) -> Frame:
+        """This frame for one node run that starts at ``step``."""
+        return replace(self, step=step, writes=itertools.count())
 
     @property
     def services(self) -> Services:
@@ -145,11 +173,30 @@ class Frame:
         A user or system message is marked as the engine's own (``ENGINE_MEMO``): callers
         write only engine text, with anything substituted into it neutralized
         (:mod:`sea.lang.trust`). An assistant message (a model's answer) never is.
+
+        Raises:
+            SizeLimitExceeded: ``content`` is longer than ``Limits.max_message_chars``
+                (nothing is written).
+            MemoryWriteFailed: The store refused the message.
         """
+        limit = self.services.limits.max_message_chars
+        if len(content) > limit:
+            raise SizeLimitExceeded(
+                f"the message to memorize has {len(content):,} characters, more than "
+                f"{limit:,} (Limits.max_message_chars); nothing was written",
+                limit="max_message_chars",
+                playbook=self.name,
+                node=node,
+            )
         marked = dict(metadata or {})
         marked.pop(ENGINE_MEMO, None)
         if role != "assistant":  # the engine's own words; a model's answer never is
             marked[ENGINE_MEMO] = True
+        uid = None
+        if self.pulse.recoverable:
+            uid = write_uid(self.pulse.pulse_id, f"{self.step}.{next(self.writes)}")
+            if uid in self.pulse.stored_uids:
+                return  # written before the pulse was interrupted: not again
         message = NewMessage(
             persona=self.pulse.persona.id,
             role=role,
@@ -160,6 +207,7 @@ class Frame:
             scope=self.scope,
             playbook=self.name,
             node=node,
+            uid=uid,
         )
         try:
             stored = await asyncio.to_thread(self.services.store.append, message)
@@ -180,6 +228,15 @@ class Frame:
                 tags=stored.tags,
             )
         )
+
+
+def write_uid(pulse_id: str, what: str) -> str:
+    """The uid of a recoverable pulse's write: ``<pulse id>.<what>`` (hashed when long),
+    the same each time the write is made again."""
+    uid = f"{pulse_id}.{what}"
+    if len(uid) > 120:
+        uid = hashlib.sha256(uid.encode("utf-8")).hexdigest()
+    return uid
 
 
 def reachable(playbooks: Iterable[Playbook], tools: Container[str]) -> list[Playbook]:

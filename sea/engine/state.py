@@ -9,6 +9,8 @@ channel's reducer folds it in. Channels:
 * ``fault``: the id of a node that just failed and routes to its ``error_next``.
 * ``outputs`` and ``spoken``: texts appended in order.
 * ``steps`` and ``visits``: counters for the pulse's bounds (added up).
+* ``spent``: what the pulse's model calls used (calls, tokens in and out, cost), added up
+  like ``steps`` so the budgets of ``Limits.budget`` hold across a wait and a resume.
 * ``origin``: what started the pulse (playbook, persona, input); read when a waiting pulse
   is resumed by another process.
 """
@@ -19,6 +21,8 @@ import operator
 from collections import ChainMap
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
+
+from sea.llm.budget import add_spent
 
 LAST = "last"
 ERROR = "error"
@@ -59,6 +63,7 @@ class PlaybookState(TypedDict, total=False):
     spoken: Annotated[list[str], operator.add]
     steps: Annotated[int, operator.add]
     visits: Annotated[dict[str, int], add_counts]
+    spent: Annotated[dict[str, float], add_spent]
     origin: Annotated[dict[str, Any], keep_last]
 
 

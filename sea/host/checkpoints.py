@@ -1,5 +1,9 @@
 """Where the runtime keeps its checkpoints: a SQLite file or a PostgreSQL database.
 
+A SQLite checkpoint file is in incremental auto-vacuum mode: the pages of the checkpoints
+of ended pulses go back to the file system when the last pulse of a loop ends, so the file
+does not keep the size of its largest pulse.
+
 Pulses that run at the same time on one event loop share one saver (one connection, whose
 statements the saver serializes), so they never hold two write transactions on a SQLite
 file at once, which SQLite answers with "database is locked", and a host does not open a
@@ -14,8 +18,10 @@ or a file path. Checkpoints in PostgreSQL let any process resume any waiting pul
 from __future__ import annotations
 
 import asyncio
+import os
 import re
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +34,7 @@ from sea.errors import UsageError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_INCREMENTAL = 2  # PRAGMA auto_vacuum = INCREMENTAL
 _SETUP_LOCK = 0x5EA5C4  # advisory lock id held while the checkpoint tables are migrated
 
 
@@ -110,7 +117,35 @@ class SqliteCheckpoints(_PerLoop):
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(self.path)))
+        saver = await stack.enter_async_context(
+            AsyncSqliteSaver.from_conn_string(str(self.path))
+        )
+        await _incremental(saver.conn)
+        stack.push_async_callback(_reclaim, saver.conn)
+        return saver
+
+
+async def _incremental(conn: Any) -> None:
+    """Put the file in incremental auto-vacuum mode, so the pages of removed checkpoints
+    can be given back to the file system (a file made before this is converted once)."""
+    async with conn.execute("PRAGMA auto_vacuum") as cursor:
+        mode = (await cursor.fetchone())[0]
+    if mode == _INCREMENTAL:
+        return
+    await conn.execute(f"PRAGMA auto_vacuum = {_INCREMENTAL}")
+    async with conn.execute("PRAGMA page_count") as cursor:
+        pages = (await cursor.fetchone())[0]
+    if pages > 1:  # an existing file takes the new mode only through VACUUM
+        await conn.execute("VACUUM")
+
+
+async def _reclaim(conn: Any) -> None:
+    """Give the free pages back (removed checkpoints) when the last pulse of a loop ends."""
+    with suppress(Exception):  # housekeeping: never the pulse's failure
+        # run as a script: stepped as a statement, the pragma frees a single page
+        await conn.executescript("PRAGMA incremental_vacuum;")
+        async with conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
+            await cursor.fetchall()  # the file shrinks when the log is written back
 
 
 class PostgresCheckpoints(_PerLoop):
@@ -150,9 +185,12 @@ class PostgresCheckpoints(_PerLoop):
         dsn = self.dsn if self.schema is None else _with_search_path(self.dsn, self.schema)
         saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(dsn))
         # processes that start at once would race on the first CREATE TABLE: an advisory
-        # lock serializes the schema's creation and the tables' migrations
+        # lock serializes the schema's creation and the tables' migrations. It is tried,
+        # not waited for: a migration's CREATE INDEX CONCURRENTLY waits for every running
+        # statement to end, a blocked pg_advisory_lock included (a deadlock nobody detects)
         async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
-            await conn.execute("SELECT pg_advisory_lock(%s)", [_SETUP_LOCK])
+            while not await _try_lock(conn, _SETUP_LOCK):
+                await asyncio.sleep(0.05)
             try:
                 if self.schema is not None:
                     create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
@@ -163,6 +201,68 @@ class PostgresCheckpoints(_PerLoop):
         return saver
 
 
+async def _try_lock(conn: Any, key: int) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", [key])).fetchone()
+    return bool(row and row[0])
+
+
 def _with_search_path(dsn: str, schema: str) -> str:
     separator = "&" if "?" in dsn else "?"
     return dsn + separator + urlencode({"options": f"-c search_path={schema}"}, quote_via=quote)
+
+
+OWNER_KEY = "sea_owner"
+"""Checkpoint metadata: ``host:pid`` of the process that ran a pulse that no other process
+takes over (a queued pulse has none: a worker that died leaves it to another)."""
+
+
+def owner_of_this_process() -> str:
+    """``host:pid`` of this process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    return True
+
+
+async def sweep_orphans(
+    saver: BaseCheckpointSaver[Any],
+    *,
+    host: str,
+    alive: Callable[[int], bool] = pid_alive,
+) -> list[str]:
+    """Remove the checkpoints of pulses whose process is gone: ones that ran on ``host``, by
+    a process that no longer runs, and that do not wait for an answer (a waiting pulse may be
+    resumed by anyone). Pulses of other hosts and of live processes are left alone.
+
+    Returns:
+        The pulse ids whose checkpoints were removed.
+    """
+    latest: dict[str, Any] = {}
+    async for item in saver.alist(None):
+        thread = str(item.config["configurable"]["thread_id"])
+        if item.config["configurable"].get("checkpoint_ns", "") != "":
+            continue
+        known = latest.get(thread)
+        if known is None or item.checkpoint["id"] > known.checkpoint["id"]:
+            latest[thread] = item
+    removed = []
+    for thread, item in latest.items():
+        owner = (item.metadata or {}).get(OWNER_KEY)
+        if not isinstance(owner, str) or ":" not in owner:
+            continue
+        where, _, pid = owner.rpartition(":")
+        if where != host or not pid.isdigit() or alive(int(pid)):
+            continue
+        if any(write[1] == "__interrupt__" for write in item.pending_writes or ()):
+            continue  # it waits for a person
+        await saver.adelete_thread(thread)
+        removed.append(thread)
+    return removed

@@ -1,9 +1,16 @@
 """One drive of a pulse, and the origin a pulse keeps in its checkpoints.
 
-A drive is what the host asked for (a new pulse, or the answer that resumes a waiting
-one) together with what the drive learns on the way (its final state, whether the graph
-started). The origin (persona, playbook, input) is stored in the graph state so another
-process can resume the pulse from the checkpointer alone.
+A drive is what the host asked for (a new pulse, the answer that resumes a waiting one,
+or going on with a pulse whose process died) together with what the drive learns on the
+way (its final state, whether the graph started). The origin (persona, playbook, input)
+is stored in the graph state so another process can resume or continue the pulse from
+the checkpointer alone.
+
+Three modes: ``start`` runs a new pulse (with ``recover``, a pulse whose checkpoints
+already exist is continued instead, and its input is written once however often it is
+started); ``resume`` answers a waiting pulse; ``continue`` goes on from the last
+checkpoint of a pulse that was interrupted (its node runs that finished are not run
+again).
 """
 
 from __future__ import annotations
@@ -11,15 +18,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from saimemory.records import Persona
 from sea.errors import UsageError
 
+Mode = Literal["start", "resume", "continue"]
+
 
 @dataclass(slots=True)
 class Run:
-    """One drive of a pulse: a new start or a resume."""
+    """One drive of a pulse: a new start, a resume or a continue."""
 
     pulse_id: str
     persona: Persona | None = None
@@ -27,7 +36,12 @@ class Run:
     input: str = ""
     args: Mapping[str, Any] = field(default_factory=dict)
     answer: Any = None
-    resume: bool = False
+    mode: Mode = "start"
+    recover: bool = False
+    """The pulse may be started again or continued after its process died: its input and
+    memory writes carry uids derived from the pulse id, and are written once."""
+    stored_uids: frozenset[str] = frozenset()
+    """For a recoverable pulse: the uids of the messages it had stored before this drive."""
     final: dict[str, Any] = field(default_factory=dict)
     output_schema: list[str] | None = None
     ran: bool = False
@@ -43,14 +57,28 @@ class Run:
         input: str,
         pulse_id: str | None,
         args: Mapping[str, Any] | None,
+        recover: bool = False,
     ) -> Run:
         """A new pulse (a fresh id unless the host gives one)."""
-        return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        run = cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
+        run.recover = recover
+        return run
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:
         """A waiting pulse driven on with the answer to its approval request."""
-        return cls(pulse_id, answer=answer, resume=True)
+        return cls(pulse_id, answer=answer, mode="resume")
+
+    @classmethod
+    def continued(cls, pulse_id: str) -> Run:
+        """A pulse driven on from its last checkpoint (its process died, or it ended and
+        its checkpoints were kept)."""
+        return cls(pulse_id, mode="continue")
+
+    @property
+    def resume(self) -> bool:
+        """The drive answers a waiting pulse."""
+        return self.mode == "resume"
 
 
 def origin_of(run: Run) -> dict[str, Any]:
@@ -61,6 +89,7 @@ def origin_of(run: Run) -> dict[str, Any]:
         "playbook": run.playbook,
         "input": run.input,
         "approval_tools": sorted(run.approval_tools),
+        "recover": run.recover,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
 
@@ -74,8 +103,9 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     """
     origin = None if values is None else values.get("origin")
     if not isinstance(origin, dict):
+        what = "waiting for an answer" if run.resume else "one to continue"
         raise UsageError(
-            f"pulse {run.pulse_id!r} is not waiting for an answer: the checkpointer does "
+            f"pulse {run.pulse_id!r} is not {what}: the checkpointer does "
             "not know it (it never ran here, or it ended)"
         )
     persona = origin["persona"]
@@ -83,3 +113,4 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.playbook = str(origin["playbook"])
     run.input = str(origin.get("input", ""))
     run.approval_tools = frozenset(str(t) for t in origin.get("approval_tools") or ())
+    run.recover = bool(origin.get("recover"))

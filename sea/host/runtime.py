@@ -1,9 +1,15 @@
-"""The host API: run, stream, cancel and resume pulses.
+"""The host API: run, stream, cancel, resume and continue pulses.
 
 A pulse is one run of a top-level playbook for one persona. The runtime stores the user's
 input first (tag ``conversation``), whatever the pulse does later, then runs the compiled
 graph with a LangGraph checkpointer (thread id = pulse id), so a pulse that waits for an
-approval can be resumed later by another process (:meth:`Runtime.aresume`).
+approval can be resumed later by another process (:meth:`Runtime.aresume`), and a pulse
+whose process died can be continued from its last checkpoint (:meth:`Runtime.acontinue`,
+or a start with ``recover=True``).
+
+A pulse drives only while it holds its persona's turn (:mod:`sea.host.turns`): one pulse
+at a time per persona, in this runtime and in every process on the same store; the host
+chooses whether a pulse waits for the turn or fails with :class:`sea.errors.PersonaBusy`.
 
 Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never routed to an
 ``error_next`` and never swallowed by a sub-playbook call, and a partly streamed reply is
@@ -21,6 +27,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from time import perf_counter
@@ -29,7 +36,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
@@ -45,25 +52,37 @@ from sea.engine.events import (
     WarningRaised,
 )
 from sea.engine.limits import Limits
-from sea.engine.pulse import Frame, Graph, Library, Pulse, Services, reachable
+from sea.engine.plans.policy import PlanPolicy
+from sea.engine.plans.tools import PlanToolkit, plan_changed
+from sea.engine.pulse import Frame, Graph, Library, Pulse, Services, reachable, write_uid
 from sea.engine.registry import Registry
-from sea.engine.tools.box import ToolBox
+from sea.engine.tools.box import ToolBox, signatures
 from sea.engine.tools.builtin import builtin_tools
-from sea.engine.tools.signatures import ARGUMENTS
-from sea.engine.tools.workspace import workspace_tools
+from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
+from sea.engine.tools.model_tools import model_tools
+from sea.engine.tools.signatures import ARGUMENTS, PLAN_ARGUMENTS
+from sea.engine.tools.workspace import Workspace, workspace_tools
 from sea.errors import ExecutionError, SeaError, UsageError
 from sea.host.blocking import LoopThread, blocking, blocking_stream
-from sea.host.checkpoints import checkpoints_at
+from sea.host.calllog import CallLog
+from sea.host.checkpoints import (
+    OWNER_KEY,
+    checkpoints_at,
+    owner_of_this_process,
+    sweep_orphans,
+)
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
+from sea.host.turns import BusyPolicy, PersonaTurns, WhenBusy
 from sea.lang.library import PlaybookLibrary
 from sea.lang.models import Playbook
 from sea.llm.call import LLMCaller
 from sea.llm.models import ModelSet
+from sea.llm.options import LLMOptions
 from sea.llm.records import LLMCallRecord
 from sea.nodes import builtin_registry
 
-__all__ = ["PulseResult", "Runtime", "Status"]
+__all__ = ["BusyPolicy", "PulseResult", "Runtime", "Status"]
 
 Sink = Callable[[Event | None], None]
 
@@ -92,7 +111,19 @@ class Runtime:
         keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
             By default only waiting pulses keep theirs, so the file does not grow forever.
         workspace: A directory the built-in workspace tools (``list_files``, ``read_file``,
-            ``search_files``) may read, and nothing outside it; without one they are absent.
+            ``search_files``) may read, and nothing outside it, and the plan tools may change
+            once a person approves; without one they are absent.
+        when_busy: What a pulse does while another pulse of its persona runs (in this
+            runtime, or in any process on the same store): ``"wait"`` for its turn (the
+            default) or ``"fail"`` at once with :class:`sea.errors.PersonaBusy`.
+        busy_timeout: The longest wait for a turn, in seconds; then ``PersonaBusy``.
+        plan_policy: What plans may do in the workspace (``run`` allow-list, size limits,
+            automatic approval up to a risk): with a workspace, pulses also have the plan
+            tools (:mod:`sea.engine.plans.tools`).
+        llm: How model calls are made beyond which models: prices, rate-limit backoff,
+            safety rules, short-term memory, guidelines, the intent threshold
+            (:class:`sea.llm.options.LLMOptions`). Every pulse's calls are stored in
+            SAIMemory (``sea stats`` reads them).
     """
 
     def __init__(
@@ -110,9 +141,20 @@ class Runtime:
         history_budget: HistoryBudget = DEFAULT_BUDGET,
         keep_checkpoints: bool = False,
         workspace: str | Path | None = None,
+        when_busy: WhenBusy = "wait",
+        busy_timeout: float = 300.0,
+        plan_policy: PlanPolicy | None = None,
+        llm: LLMOptions | None = None,
     ) -> None:
+        self._llm = llm or LLMOptions()
+        self._busy = BusyPolicy(when_busy, busy_timeout)
         registry = registry or builtin_registry()
         self._workspace_tools = () if workspace is None else tuple(workspace_tools(Path(workspace)))
+        self._workspace = None if workspace is None else Workspace(Path(workspace))
+        self._plan_policy = plan_policy or PlanPolicy()
+        self._signatures = signatures([*tools, *self._workspace_tools])
+        """The argument schemas and validators of the tools that live as long as the runtime,
+        worked out once (the built-in tools are bound to each pulse's persona)."""
         playbooks = _library(library, registry)
         self.services = Services(store, playbooks, Compiler(registry), limits or Limits())
         self._models = models
@@ -126,10 +168,19 @@ class Runtime:
             self._tmp = TemporaryDirectory(prefix="sea-checkpoints-")
             checkpoint_path = Path(self._tmp.name) / "checkpoints.sqlite"
         self._checkpoints = None if checkpoint_path is None else checkpoints_at(checkpoint_path)
+        self._owner = owner_of_this_process()
+        self._swept = False
         self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
+        self.turns = PersonaTurns(store)
+        """Whose turn it is: one pulse at a time per persona."""
         self.loop_thread = LoopThread()
         """The event loop every synchronous call (``run_pulse``, ``stream_pulse``, ``resume``)
         runs on, in a background thread: one loop for the runtime's life."""
+
+    @property
+    def keeps_checkpoints(self) -> bool:
+        """The checkpoints of pulses that ended are kept (``keep_checkpoints``)."""
+        return self._keep_checkpoints
 
     # -- host API -------------------------------------------------------------------------
 
@@ -141,13 +192,16 @@ class Runtime:
         *,
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
+        recover: bool = False,
     ) -> AsyncGenerator[Event, None]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
 
         A host that stops reading (``aclose()`` of the iterator) cancels the pulse there
-        and then.
+        and then. With ``recover`` (and the host's ``pulse_id``) the start may be repeated
+        after a crash: a pulse whose checkpoints exist is continued from its last one, and
+        its input and memory writes are stored once however often it is started.
         """
-        return self._stream(Run.start(persona, playbook, input, pulse_id, args))
+        return self._stream(Run.start(persona, playbook, input, pulse_id, args, recover))
 
     async def arun_pulse(
         self,
@@ -157,9 +211,11 @@ class Runtime:
         *,
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
+        recover: bool = False,
     ) -> PulseResult:
-        """Run a pulse to its end and return what it did."""
-        run = Run.start(persona, playbook, input, pulse_id, args)
+        """Run a pulse to its end and return what it did (``recover``: see
+        :meth:`astream_pulse`)."""
+        run = Run.start(persona, playbook, input, pulse_id, args, recover)
         return await self._collect(run)
 
     stream_pulse = blocking_stream(astream_pulse)
@@ -174,6 +230,30 @@ class Runtime:
         return await self._collect(Run.resumed(pulse_id, answer))
 
     resume = blocking(aresume)
+
+    def astream_continue(self, pulse_id: str) -> AsyncGenerator[Event, None]:
+        """Go on with an interrupted pulse from its last checkpoint, yielding its events."""
+        return self._stream(Run.continued(pulse_id))
+
+    async def acontinue(self, pulse_id: str) -> PulseResult:
+        """Go on with a pulse from its last checkpoint (its process died): node runs that
+        finished are not run again. A pulse that waits for an answer stays ``waiting``;
+        one whose checkpoints show it ended returns its end again.
+
+        The result ends ``error`` (code SEA300) when the checkpointer does not know the
+        pulse.
+        """
+        return await self._collect(Run.continued(pulse_id))
+
+    continue_pulse = blocking(acontinue)
+
+    async def aforget(self, pulse_id: str) -> None:
+        """Remove a pulse's checkpoints (a host that keeps them removes them once it has
+        recorded how the pulse ended)."""
+        async with self._saver() as saver:
+            await saver.adelete_thread(pulse_id)
+
+    forget = blocking(aforget)
 
     def cancel(self, pulse_id: str) -> bool:
         """Cancel a running pulse (from any thread); False if it is not running."""
@@ -202,7 +282,10 @@ class Runtime:
 
     async def _collect(self, run: Run) -> PulseResult:
         events = [event async for event in self._stream(run)]
-        return pulse_result(run.pulse_id, events, run.final, run.output_schema)
+        result = pulse_result(run.pulse_id, events, run.final, run.output_schema)
+        if run.mode == "continue" and "spoken" in run.final:  # the earlier drives' too
+            result = replace(result, spoken=list(run.final["spoken"]))
+        return result
 
     async def _stream(self, run: Run) -> AsyncGenerator[Event, None]:
         if run.pulse_id in self._running:
@@ -223,6 +306,8 @@ class Runtime:
 
     async def _drive(self, run: Run, sink: Sink) -> None:
         started = perf_counter()
+        log = CallLog(self.services.store)
+        sink = log.watch(sink, lambda: None if run.persona is None else run.persona.id)
         status: Status = "ok"
         error: dict[str, Any] | None = None
         try:
@@ -251,13 +336,32 @@ class Runtime:
                 "node": None,
             }
         finally:
+            with suppress(asyncio.CancelledError):
+                await asyncio.shield(log.flush(run.pulse_id, sink))
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)
 
     async def _execute(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        if run.resume:
+        if run.mode != "start":
             await self._load_origin(run, saver)
-        else:  # the input is kept whatever happens next, even if the playbook is invalid
+        assert run.persona is not None
+        persona = run.persona.id
+
+        def waiting() -> None:
+            sink(WarningRaised(run.pulse_id, "persona_busy", f"waiting for persona "
+                               f"{persona!r}: another pulse of it is running"))
+
+        async with self.turns.turn(persona, self._busy, waiting):
+            return await self._take_turn(run, sink, saver)
+
+    async def _take_turn(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
+        """The pulse's drive, while it holds its persona's turn."""
+        if run.mode == "start" and run.recover and await self._checkpointed(run, saver):
+            run.mode = "continue"  # it ran partly before: go on from its last checkpoint
+            await self._load_origin(run, saver)
+        if run.recover:
+            run.stored_uids = await asyncio.to_thread(self._stored_uids, run)
+        if run.mode == "start":  # the input is kept whatever happens next
             assert run.persona is not None and run.playbook is not None
             sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
             await self._store_input(run, sink)
@@ -272,34 +376,57 @@ class Runtime:
             "configurable": {"thread_id": run.pulse_id},
             "recursion_limit": self.services.limits.recursion_limit,
         }
+        if not run.recover:  # no other process takes it over: its checkpoints name this one
+            config["metadata"] = {OWNER_KEY: self._owner}
         bound = graph.copy(update={"checkpointer": saver})
         run.ran = True
-        if run.resume:
+        if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
             if not interrupts:
                 raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
             frame.pulse.pending = tuple(
                 dict(i.value) for i in interrupts if isinstance(i.value, dict)
             )
-        final = await bound.ainvoke(payload, config, context=frame)
+        # a recoverable pulse saves each step's checkpoint before the next step starts, so
+        # a finished node (and its model call) is never run again after a crash
+        durability: Durability = "sync" if run.recover else "async"
+        if run.mode == "continue":
+            final, waiting = await _go_on(bound, config, frame, durability)
+        else:
+            final = await bound.ainvoke(payload, config, context=frame, durability=durability)
+            waiting = final.get("__interrupt__") or []
         run.final = dict(final)
-        waiting = final.get("__interrupt__") or []
         for pending in waiting:
             request = dict(pending.value) if isinstance(pending.value, dict) else {}
             where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))
             sink(ApprovalRequested(run.pulse_id, *where, request))
         return "waiting" if waiting else "ok"
 
+    async def _checkpointed(self, run: Run, saver: BaseCheckpointSaver[Any]) -> bool:
+        found = await saver.aget_tuple(
+            {"configurable": {"thread_id": run.pulse_id, "checkpoint_ns": ""}}
+        )
+        return found is not None
+
+    def _stored_uids(self, run: Run) -> frozenset[str]:
+        assert run.persona is not None
+        written = self.services.store.pulse_messages(run.persona.id, run.pulse_id)
+        return frozenset(message.uid for message in written)
+
     async def _store_input(self, run: Run, sink: Sink) -> None:
         assert run.persona is not None
         if not run.input:
             return
+        uid = write_uid(run.pulse_id, "input") if run.recover else None
+        if uid is not None and uid in run.stored_uids:
+            return  # stored by an earlier start of this pulse
         message = NewMessage(
             persona=run.persona.id,
             role="user",
             content=run.input,
             tags=(CONVERSATION_TAG,),
             pulse_id=run.pulse_id,
+            uid=uid,
         )
         stored = await asyncio.to_thread(self.services.store.append, message)
         sink(
@@ -313,6 +440,9 @@ class Runtime:
             {"configurable": {"thread_id": run.pulse_id, "checkpoint_ns": ""}}
         )
         values = None if found is None else found.checkpoint["channel_values"]
+        if values is not None and "origin" not in values:  # only its input was saved
+            first = values.get("__start__")
+            values = first if isinstance(first, dict) else values
         restore_origin(run, values)
 
     def _pulse(self, run: Run, sink: Sink) -> Pulse:
@@ -324,16 +454,44 @@ class Runtime:
             max_retries=self._max_retries,
             history_budget=self._budget,
             on_record=lambda record: _report_call(run.pulse_id, record, sink),
+            max_answer_chars=self.services.limits.max_answer_chars,
+            options=self._llm,
+            budget=self.services.limits.budget,
         )
         host = {tool.name for tool in self._tools}
         names = host | set(ARGUMENTS) | {tool.name for tool in self._workspace_tools}
+        names |= set(MODEL_TOOL_ARGUMENTS)
+        plans = self._plans(run, sink)
+        if plans is not None:
+            names |= set(PLAN_ARGUMENTS)
         catalog = _Reachable(library, frozenset(names))
         builtin = builtin_tools(store=store, persona_id=run.persona.id, library=catalog)
         builtin.extend(self._workspace_tools)
-        toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)])
+        builtin.extend(model_tools(store=store, persona=run.persona, caller=caller,
+                                   intent=self._llm.intent))
+        builtin.extend(plans.tools() if plans is not None else ())
+        toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)],
+                          known=self._signatures)
         asks = self.services.limits.approval_tools | run.approval_tools
         run.approval_tools = asks
-        return Pulse(self.services, run.persona, run.pulse_id, sink, caller, toolbox, asks)
+        gates = {} if plans is None else {
+            name: gate for name, gate in plans.gates().items() if name not in host}
+        return Pulse(
+            self.services, run.persona, run.pulse_id, sink, caller, toolbox, asks,
+            recoverable=run.recover, stored_uids=run.stored_uids, gates=gates,
+        )
+
+    def _plans(self, run: Run, sink: Sink) -> PlanToolkit | None:
+        """The plan tools of the pulse's persona, when the host gave a workspace; their
+        events go to the pulse's events."""
+        if self._workspace is None:
+            return None
+        assert run.persona is not None
+        return PlanToolkit(
+            self.services.store, run.persona.id, self._workspace, self._plan_policy,
+            on_event=lambda event, playbook, node: sink(
+                plan_changed(run.pulse_id, event, playbook, node)),
+        )
 
     @asynccontextmanager
     async def _saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:
@@ -342,7 +500,16 @@ class Runtime:
             return
         assert self._checkpoints is not None
         async with self._checkpoints.saver() as saver:
+            if not self._swept:  # once: the checkpoints of pulses whose process is gone
+                self._swept = True
+                await _sweep(saver, self._owner)
             yield saver
+
+
+async def _sweep(saver: BaseCheckpointSaver[Any], owner: str) -> None:
+    host = owner.rpartition(":")[0]
+    with suppress(Exception):  # housekeeping: a pulse never fails for it
+        await sweep_orphans(saver, host=host)
 
 
 class _Reachable:
@@ -365,6 +532,22 @@ async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) ->
         sink(WarningRaised(pulse_id, "checkpoint_cleanup", message))
 
 
+async def _go_on(
+    bound: Graph, config: RunnableConfig, frame: Frame, durability: Durability
+) -> tuple[dict[str, Any], list[Any]]:
+    """Continue a pulse from its last checkpoint: the final state and what it waits for.
+
+    A pulse that waits for an answer, or that had ended, is not run again.
+    """
+    state = await bound.aget_state(config)
+    if state.interrupts:
+        return dict(state.values), list(state.interrupts)
+    if not state.next:
+        return dict(state.values), []
+    final = await bound.ainvoke(None, config, context=frame, durability=durability)
+    return dict(final), list(final.get("__interrupt__") or [])
+
+
 def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
     sink(LLMCalled(pulse_id, record))
     for text in record.warnings:
@@ -372,9 +555,12 @@ def _report_call(pulse_id: str, record: LLMCallRecord, sink: Sink) -> None:
 
 
 def _payload(run: Run, frame: Frame) -> Any:
-    """What the graph is invoked with: the first state of a new pulse, or the answer."""
-    if run.resume:
+    """What the graph is invoked with: the first state of a new pulse, the answer that
+    resumes a waiting one, or nothing (a continued pulse goes on from its checkpoint)."""
+    if run.mode == "resume":
         return Command(resume=run.answer)
+    if run.mode == "continue":
+        return None
     given = {"input": run.input, **run.args}
     state = initial_state(frame, bind_args(frame.playbook, given), input=run.input)
     state["origin"] = origin_of(run)

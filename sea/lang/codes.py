@@ -14,6 +14,9 @@ INVALID_UTF8: Final = "SEA002"
 INVALID_JSON: Final = "SEA003"
 NOT_AN_OBJECT: Final = "SEA004"
 TOO_DEEP: Final = "SEA005"
+NOT_A_FILE: Final = "SEA006"
+FILE_TOO_LARGE: Final = "SEA007"
+DUPLICATE_KEY: Final = "SEA008"
 # Schema (shape of the document)
 MISSING_FIELD: Final = "SEA010"
 UNKNOWN_FIELD: Final = "SEA011"
@@ -45,6 +48,8 @@ UNCERTAIN_VARIABLE: Final = "SEA033"
 OUTPUT_NEVER_DEFINED: Final = "SEA034"
 RESERVED_TAG: Final = "SEA035"
 TOOLS_WITH_SCHEMA: Final = "SEA036"
+EXPRESSION_TOO_LARGE: Final = "SEA037"
+UNSUPPORTED_PATTERN: Final = "SEA038"
 # Branches
 CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
@@ -60,6 +65,8 @@ MISSING_TOOL_ARGUMENT: Final = "SEA062"
 BAD_TOOL_ARGUMENT: Final = "SEA063"
 # Sets of files
 DUPLICATE_PLAYBOOK: Final = "SEA080"
+# The report
+TOO_MANY_DIAGNOSTICS: Final = "SEA090"
 
 CODES: Final[dict[str, str]] = {
     FILE_UNREADABLE: "the file does not exist or cannot be read",
@@ -67,6 +74,9 @@ CODES: Final[dict[str, str]] = {
     INVALID_JSON: "the file is not valid JSON",
     NOT_AN_OBJECT: "the document is not a JSON object",
     TOO_DEEP: "the document nests objects and arrays deeper than the limit",
+    NOT_A_FILE: "the path is not a regular file (a FIFO, a device, a socket); it is not read",
+    FILE_TOO_LARGE: "the file is larger than the playbook size limit; it is not read",
+    DUPLICATE_KEY: "an object names the same member twice (JSON would keep the last silently)",
     INVALID_VALUE: "a value is not allowed here (schema violation)",
     MISSING_FIELD: "a required field is missing",
     UNKNOWN_FIELD: "a field that this object does not have (never silently dropped)",
@@ -94,6 +104,9 @@ CODES: Final[dict[str, str]] = {
     UNCERTAIN_VARIABLE: "a variable may come only from a callee whose outputs are unknown",
     OUTPUT_NEVER_DEFINED: "an `output_schema` key that nothing in the playbook defines",
     TOOLS_WITH_SCHEMA: "an llm node with both `response_schema` and `available_tools`",
+    EXPRESSION_TOO_LARGE: "an `=` expression longer or more deeply nested than the language allows",
+    UNSUPPORTED_PATTERN: "a schema `pattern` the linear-time regex engine (RE2) cannot run "
+    "(a backreference, a lookaround)",
     RESERVED_TAG: "a memory tag the store writes itself (`pulse:`, `playbook:`, `node:`)",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
@@ -106,5 +119,6 @@ CODES: Final[dict[str, str]] = {
     MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",
     BAD_TOOL_ARGUMENT: "a literal argument does not match the tool's argument schema",
     DUPLICATE_PLAYBOOK: "two files define a playbook with the same name",
+    TOO_MANY_DIAGNOSTICS: "a file has more problems than are listed (the rest are counted)",
 }
 """Code → one-line meaning."""

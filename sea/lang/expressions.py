@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 from sea.errors import SeaError
 from sea.lang.templates import MISSING, REFERENCE_PATTERN, resolve_path
@@ -38,6 +38,16 @@ _REF_PREFIX = "__ref"
 _MACRO_VAR = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,")
 _CEL_POSITION = re.compile(r"<input>:(\d+):(\d+):\s*(.*)")
 _INT_LITERAL = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+
+MAX_EXPRESSION_LENGTH: Final = 4_096
+"""The longest expression (the text after ``=``), in characters."""
+MAX_EXPRESSION_DEPTH: Final = 100
+"""The deepest an expression may nest, counting brackets and the operators chained at one
+level (``1 + 1 + 1`` is three deep: CEL builds it as nested calls). The native CEL parser
+and evaluator recurse on that depth, and a deep enough expression crashes the process
+(about 10,000 chained ``+`` do, in a thread with a small stack far fewer), so it is
+checked, iteratively, before the parser sees the text."""
+_SHOWN = 40
 
 
 def _fn_min(*values: Any) -> Any:
@@ -89,6 +99,13 @@ class ExpressionSyntaxError(SeaError):
     def __init__(self, message: str, *, offset: int) -> None:
         super().__init__(message)
         self.offset = offset
+
+
+class ExpressionTooLarge(ExpressionSyntaxError):
+    """An expression is longer or nests deeper than the language allows
+    (:data:`MAX_EXPRESSION_LENGTH`, :data:`MAX_EXPRESSION_DEPTH`); it is never parsed."""
+
+    code = "SEA037"
 
 
 class ExpressionError(SeaError):
@@ -348,17 +365,105 @@ def _type_name(value: Any) -> str:
     )
 
 
+_BRACKETS_OPEN, _BRACKETS_CLOSE = "([{", ")]}"
+_OPERATORS = frozenset("+-*/%!?.<>=&|")
+_RUN_OPERATORS = frozenset("<>=&|")
+"""Characters of the operators written with two (``<=``, ``==``, ``&&``…): a run is one."""
+
+
+def _head(source: str) -> str:
+    """The start of ``source``, for a message about a long expression."""
+    return source if len(source) <= _SHOWN else source[:_SHOWN] + "…"
+
+
+def _token(source: str, i: int, end: int) -> tuple[str, int]:
+    """The kind of the token at ``i`` (``open``, ``close``, ``comma``, ``operator`` or
+    ``other``) and its length."""
+    char = source[i]
+    if char in _BRACKETS_OPEN:
+        return "open", 1
+    if char in _BRACKETS_CLOSE:
+        return "close", 1
+    if char == ",":
+        return "comma", 1
+    step = 1
+    if char.isalpha() or char == "_":
+        while i + step < end and (source[i + step].isalnum() or source[i + step] == "_"):
+            step += 1
+        return ("operator" if source[i : i + step] == "in" else "other"), step
+    if char not in _OPERATORS:
+        return "other", 1
+    if char == "." and 0 < i < end - 1 and source[i - 1].isdigit() and source[i + 1].isdigit():
+        return "other", 1  # a decimal point
+    while char in _RUN_OPERATORS and i + step < end and source[i + step] in _RUN_OPERATORS:
+        step += 1
+    return "operator", step
+
+
+def _depth(translation: _Translation, limit: int) -> int | None:
+    """The offset in the translated source where the nesting passes ``limit``, or None.
+
+    An upper bound of the depth of CEL's syntax tree, in one pass without recursion: every
+    open bracket is a level, and every operator (``+``, ``.``, ``?``, ``in``, a run such as
+    ``<=``) adds one at its level; a comma starts a new sibling at its level.
+    """
+    source = translation.source
+    levels = [0]
+    chained = 0  # the operators counted at every open level
+    for start, end in translation.code_spans:
+        i = start
+        while i < end:
+            kind, step = _token(source, i, end)
+            if kind == "open":
+                levels.append(0)
+            elif kind == "close" and len(levels) > 1:
+                chained -= levels.pop()
+            elif kind == "comma":
+                chained -= levels[-1]
+                levels[-1] = 0
+            elif kind == "operator":
+                levels[-1] += 1
+                chained += 1
+            if len(levels) - 1 + chained > limit:
+                return i
+            i += step
+    return None
+
+
+def _check_size(source: str, translation: _Translation) -> None:
+    """Raise :class:`ExpressionTooLarge` if ``source`` passes a limit of the language."""
+    deep_at = _depth(translation, MAX_EXPRESSION_DEPTH)
+    if deep_at is not None:
+        raise ExpressionTooLarge(
+            f"expression `={_head(source)}` nests more than {MAX_EXPRESSION_DEPTH} levels deep "
+            "(brackets and chained operators; the expression depth limit)",
+            offset=min(translation.original_offset(deep_at), len(source)),
+        )
+
+
 @lru_cache(maxsize=1024)
 def compile_expression(source: str) -> Expression:
     """Compile the text after a ``set`` value's leading ``=`` (once per text: the checks and
     the compiled graph share the program).
 
+    The limits of the language are checked first, without recursion, so that no text can
+    crash the parser.
+
     Raises:
+        ExpressionTooLarge: The text is longer than :data:`MAX_EXPRESSION_LENGTH` or nests
+            deeper than :data:`MAX_EXPRESSION_DEPTH` (a subclass of the next).
         ExpressionSyntaxError: The text does not parse (with the 0-based ``offset``).
     """
+    if len(source) > MAX_EXPRESSION_LENGTH:
+        raise ExpressionTooLarge(
+            f"expression `={_head(source)}` has {len(source):,} characters, more than "
+            f"{MAX_EXPRESSION_LENGTH:,} (the expression length limit)",
+            offset=MAX_EXPRESSION_LENGTH,
+        )
     translation = _translate(source)
     if not translation.source.strip():
         raise ExpressionSyntaxError(f"expression `={source}` is empty", offset=0)
+    _check_size(source, translation)
     try:
         program = _cel().compile(translation.source)
     except Exception as exc:

@@ -4,6 +4,12 @@ A playbook is validated once and cached by the sha256 of its file's bytes; editi
 is noticed on the next :meth:`PlaybookLibrary.get`. Calls between playbooks are checked
 against the library (subplay targets, arguments, callee outputs), so a library validates its
 playbooks with itself as the context.
+
+A directory scan reads only regular files of at most
+:data:`~sea.lang.loader.MAX_PLAYBOOK_BYTES` (a symlink is followed only to a regular file):
+a FIFO, a device or an oversized file named ``*.json`` is left out, and
+:meth:`PlaybookLibrary.skipped` says why. A file with odd values (``"input_schema": 1.5``)
+is still listed; its own check reports them, and its callers see no parameters.
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ from typing import Any
 
 import orjson
 
-from sea.errors import PlaybookError, SeaError
+from sea.errors import Diagnostic, PlaybookError, SeaError
 from sea.lang import codes
 from sea.lang.checks import CheckContext, Signature, ToolCatalogue
 from sea.lang.hints import did_you_mean
-from sea.lang.loader import LoadResult, check_document
+from sea.lang.loader import LoadResult, check_document, read_playbook_bytes, skipped
 from sea.lang.models import Playbook
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
@@ -47,11 +53,14 @@ def _parse(data: bytes) -> Any:
 
 
 def _signature(name: str, raw: Any) -> Signature:
+    """What callers need from a file's parsed JSON, read defensively: the file is not
+    validated yet, so any field may hold any JSON value (its own check reports it)."""
     params: dict[str, bool] = {}
     outputs: tuple[str, ...] = ()
     router = False
     if isinstance(raw, dict):
-        for param in raw.get("input_schema") or []:
+        declared_params = raw.get("input_schema")
+        for param in declared_params if isinstance(declared_params, list) else ():
             if isinstance(param, dict) and isinstance(param.get("name"), str):
                 required = param.get("required", True) is True and param.get("default") is None
                 params[param["name"]] = required
@@ -85,6 +94,7 @@ class PlaybookLibrary:
         self.types = types
         self._entries: dict[str, _Entry] | None = None
         self._shadowed: list[tuple[str, Path]] = []
+        self._skipped: list[Diagnostic] = []
         self._cache: dict[str, tuple[str, LoadResult]] = {}
         self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
@@ -104,14 +114,11 @@ class PlaybookLibrary:
         if self._entries is not None:
             return self._entries
         entries: dict[str, _Entry] = {}
+        self._skipped = []
         for directory in self._dirs:
-            if not directory.is_dir():
-                continue
-            for path in sorted(directory.glob("*.json")):
-                try:
-                    data = path.read_bytes()
-                except OSError:
-                    continue
+            found, left_out = scan_directory(directory)
+            self._skipped.extend(left_out)
+            for path, data in found:
                 raw = _parse(data)
                 name = raw.get("name") if isinstance(raw, dict) else None
                 name = name if isinstance(name, str) else path.stem
@@ -126,6 +133,13 @@ class PlaybookLibrary:
         """Forget the directory listing (validated playbooks stay cached by content)."""
         self._entries = None
         self._shadowed = []
+        self._skipped = []
+
+    def skipped(self) -> list[Diagnostic]:
+        """Warnings for the ``*.json`` entries of the directories that were left out (not a
+        regular file, too large, unreadable)."""
+        self._scan()
+        return list(self._skipped)
 
     def names(self) -> list[str]:
         """Every playbook name, sorted."""
@@ -156,14 +170,22 @@ class PlaybookLibrary:
         return self._digest(self.path(name))
 
     def _digest(self, path: Path, data: bytes | None = None) -> str:
-        """The file's sha256, read again only when its size, mtime or inode changed."""
-        stat = path.stat()
-        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        """The file's sha256, read again only when its size, mtime or inode changed.
+
+        Raises:
+            PlaybookError: the file cannot be read (see :func:`read_playbook_bytes`).
+        """
+        try:
+            stat = path.stat()
+        except OSError:
+            stat = None
+        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat is not None else None
         known = self._digests.get(path)
         if known is not None and known[0] == key and data is None:
             return known[1]
-        digest = hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()
-        self._digests[path] = (key, digest)
+        digest = hashlib.sha256(read_playbook_bytes(path) if data is None else data).hexdigest()
+        if key is not None:
+            self._digests[path] = (key, digest)
         return digest
 
     def signature(self, name: str) -> Signature | None:
@@ -176,13 +198,17 @@ class PlaybookLibrary:
         return CheckContext(library=self, tools=self._tools)
 
     def check(self, name: str) -> LoadResult:
-        """Validate a playbook (cached by content hash) and return every diagnostic."""
+        """Validate a playbook (cached by content hash) and return every diagnostic (a file
+        that can no longer be read gives its reason as the one diagnostic)."""
         path = self.path(name)
-        digest = self._digest(path)
-        cached = self._cache.get(name)
-        if cached is not None and cached[0] == digest:
-            return cached[1]
-        data = path.read_bytes()
+        try:
+            digest = self._digest(path)
+            cached = self._cache.get(name)
+            if cached is not None and cached[0] == digest:
+                return cached[1]
+            data = read_playbook_bytes(path)
+        except PlaybookError as exc:
+            return LoadResult(None, list(exc.diagnostics))
         digest = self._digest(path, data)
         result = check_document(data, file=str(path), context=self.context(), types=self.types)
         self._cache[name] = (digest, result)
@@ -212,3 +238,21 @@ class PlaybookLibrary:
             if result.playbook is not None:
                 found.append(result.playbook)
         return found
+
+
+def scan_directory(directory: Path) -> tuple[list[tuple[Path, bytes]], list[Diagnostic]]:
+    """The ``*.json`` files of ``directory`` (not recursive), sorted, with their bytes; and a
+    warning for each entry left out (not a regular file, too large, unreadable). A directory
+    that does not exist or cannot be listed has no files."""
+    found: list[tuple[Path, bytes]] = []
+    left_out: list[Diagnostic] = []
+    try:
+        paths = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    except OSError:
+        paths = []
+    for path in paths:
+        try:
+            found.append((path, read_playbook_bytes(path)))
+        except PlaybookError as exc:
+            left_out.extend(skipped(d) for d in exc.diagnostics)
+    return found, left_out

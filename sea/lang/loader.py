@@ -3,13 +3,20 @@
 Every problem becomes a :class:`~sea.errors.Diagnostic` with the file, the JSON pointer, the
 line:column in the source text, a stable code and a hint. All problems are reported, errors
 first, each in source order. Bad input never raises from :func:`check_document`.
+
+Files are read by :func:`read_playbook_bytes` only: a regular file (a symlink is followed
+only to one) of at most :data:`MAX_PLAYBOOK_BYTES`, so a FIFO, a device such as
+``/dev/zero`` or a huge file named ``*.json`` never hangs or exhausts the process.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import re
+import stat
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from pydantic import ValidationError as ModelError
@@ -103,6 +110,69 @@ def _parse(text: str, file: str | None) -> tuple[Any, list[Diagnostic]]:
 MAX_DEPTH = 64
 """Deepest nesting of objects and arrays a document may have (playbooks need far less)."""
 
+MAX_PLAYBOOK_BYTES: Final = 1024 * 1024
+"""The largest playbook file that is read: 1 MiB (the bundled playbooks are a few KiB).
+A larger file is not read; it is reported as ``SEA007`` (an error when the file was named,
+a warning when a directory scan skipped it)."""
+
+_MEMBER_END = re.compile(r'"[ \t\n\r]*:')
+"""A quote, then a colon: the end of an object member's name, unless the quote is escaped."""
+
+
+def _member_count(text: str) -> int:
+    """An upper bound of the object members of a JSON text: its unescaped quotes followed by
+    a colon (one per member; a string value adds one only when it starts with a colon)."""
+    count = 0
+    for match in _MEMBER_END.finditer(text):
+        start = end = match.start()
+        while start > 0 and text[start - 1] == "\\":
+            start -= 1
+        count += (end - start) % 2 == 0
+    return count
+
+
+def _key_count(document: Any) -> int:
+    """How many keys the decoded objects of ``document`` have in all (iterative walk)."""
+    count = 0
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return count
+
+
+def _duplicate_keys(
+    text: str, document: Any, file: str | None, locator: Locator
+) -> list[Diagnostic]:
+    """``SEA008`` for every member name repeated in its object (the parser keeps the last
+    silently). The source is scanned again only when there are more members than decoded
+    keys, which only a repeated name (or a string value starting with a colon) causes."""
+    if _member_count(text) <= _key_count(document):
+        return []
+    found = []
+    for pointer, first, again in locator.duplicate_keys():
+        name = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        first_line, _ = locator.line_column(first)
+        line, column = locator.line_column(again)
+        found.append(
+            Diagnostic(
+                code=codes.DUPLICATE_KEY,
+                severity=Severity.ERROR,
+                message=f"`{name}` is given twice in this object (first on line {first_line}); "
+                "JSON keeps only the last one",
+                file=file,
+                pointer=pointer,
+                line=line,
+                column=column,
+                hint="remove one of them, or merge what they say into one member",
+            )
+        )
+    return found
+
 
 def _too_deep(document: Any) -> str | None:
     """Pointer to a value nested deeper than :data:`MAX_DEPTH`, if any (iterative walk)."""
@@ -124,6 +194,33 @@ def _too_deep(document: Any) -> str | None:
                 if isinstance(v, (dict, list))
             )
     return None
+
+
+MAX_DIAGNOSTICS: Final = 100
+"""The most diagnostics reported for one file; the rest are counted in one more."""
+
+
+def capped(diagnostics: list[Diagnostic], file: str | None) -> list[Diagnostic]:
+    """The first :data:`MAX_DIAGNOSTICS` of the sorted ``diagnostics`` (errors come first),
+    then, when there were more, a ``SEA090`` that counts the rest ("and N more")."""
+    if len(diagnostics) <= MAX_DIAGNOSTICS:
+        return diagnostics
+    rest = diagnostics[MAX_DIAGNOSTICS:]
+    errors = sum(1 for d in rest if d.severity is Severity.ERROR)
+    counts = ", ".join(
+        f"{n:,} {word}{'s' if n != 1 else ''}"
+        for n, word in ((errors, "error"), (len(rest) - errors, "warning"))
+        if n
+    )
+    summary = Diagnostic(
+        code=codes.TOO_MANY_DIAGNOSTICS,
+        severity=Severity.ERROR if errors else Severity.WARNING,
+        message=f"and {len(rest):,} more problems in this file ({counts}), not listed",
+        file=file,
+        hint=f"only the first {MAX_DIAGNOSTICS} problems of a file are listed; fix them and "
+        "validate again",
+    )
+    return [*diagnostics[:MAX_DIAGNOSTICS], summary]
 
 
 def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, int, str]:
@@ -198,6 +295,7 @@ def check_document(
             hint="flatten the structure; playbooks and response schemas need far less nesting",
         )
         return LoadResult(None, [issue.diagnostic(file, locator)])
+    repeated = _duplicate_keys(text, document, file, locator)
     validation = schema_validation(document, types)
     playbook, issues = _build(document, validation, types)
     issues = validation.issues + issues
@@ -209,9 +307,11 @@ def check_document(
             trimmed=bool(validation.trimmed),
         )
         issues += [placed for i in found if (placed := validation.place(i)) is not None]
-    diagnostics = sorted((i.diagnostic(file, locator) for i in issues), key=_sort_key)
+    diagnostics = sorted(
+        [*repeated, *(i.diagnostic(file, locator) for i in issues)], key=_sort_key
+    )
     ok = not any(d.severity is Severity.ERROR for d in diagnostics)
-    return LoadResult(playbook if ok else None, diagnostics)
+    return LoadResult(playbook if ok else None, capped(diagnostics, file))
 
 
 def load_playbook_file(
@@ -220,12 +320,10 @@ def load_playbook_file(
     """Load and check one playbook file.
 
     Raises:
-        PlaybookError: The file is missing, unreadable or has errors (all diagnostics).
+        PlaybookError: The file is missing, unreadable, not a regular file, too large
+            (see :func:`read_playbook_bytes`) or has errors (all diagnostics).
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from exc
+    data = read_playbook_bytes(path)
     result = check_document(data, file=str(path), context=context, types=types)
     if result.playbook is None:
         raise PlaybookError(result.diagnostics)
@@ -252,3 +350,87 @@ def unreadable(path: Path, exc: OSError) -> Diagnostic:
         file=str(path),
         hint=_missing_hint(path) if missing else None,
     )
+
+
+def _not_read(path: Path, code: str, message: str, hint: str) -> PlaybookError:
+    return PlaybookError([
+        Diagnostic(code=code, severity=Severity.ERROR, message=message, file=str(path), hint=hint)
+    ])
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes:
+    """The bytes of a playbook file, read only if it is a regular file (a symlink is followed
+    only to one) of at most ``limit`` bytes: a FIFO, a device (``/dev/zero``) or a socket
+    named ``*.json`` is never opened for a blocking read, and no more than ``limit + 1``
+    bytes are ever read.
+
+    Raises:
+        PlaybookError: with one error diagnostic: ``SEA001`` (missing or unreadable),
+            ``SEA006`` (not a regular file) or ``SEA007`` (larger than ``limit``).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError as exc:
+        if os.path.islink(path):
+            raise _not_read(path, codes.FILE_UNREADABLE,
+                            f"the file is a symbolic link to {os.readlink(path)}, which does "
+                            "not exist", "fix or remove the link") from None
+        raise PlaybookError([unreadable(path, exc)]) from None
+    except OSError as exc:
+        raise PlaybookError([unreadable(path, exc)]) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise _not_read(path, codes.NOT_A_FILE,
+                        f"the path is {_kind(info.st_mode)}, not a regular file; it was not read",
+                        "a playbook is a regular .json file")
+    if info.st_size > limit:
+        raise _too_large(path, f"{info.st_size:,} bytes", limit)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise PlaybookError([unreadable(path, exc)]) from None
+    try:
+        opened = os.fstat(fd)  # the file may have been swapped since the first look
+        if not stat.S_ISREG(opened.st_mode):
+            raise _not_read(path, codes.NOT_A_FILE,
+                            f"the path is {_kind(opened.st_mode)}, not a regular file; "
+                            "it was not read", "a playbook is a regular .json file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise PlaybookError([unreadable(path, exc)]) from None
+    finally:
+        os.close(fd)
+    if size > limit:  # it grew after the first look
+        raise _too_large(path, f"more than {limit:,} bytes", limit)
+    return b"".join(chunks)
+
+
+def _too_large(path: Path, shown: str, limit: int) -> PlaybookError:
+    return _not_read(path, codes.FILE_TOO_LARGE,
+                     f"the file is {shown}, larger than the {limit:,}-byte limit for a "
+                     "playbook; it was not read",
+                     "a playbook is small; split it into playbooks that call each other")
+
+
+def skipped(diagnostic: Diagnostic) -> Diagnostic:
+    """A file a directory scan leaves out: the reason as a warning (the file was not named,
+    so it fails the scan only with ``--strict``)."""
+    message = diagnostic.message.removesuffix("; it was not read")
+    return replace(diagnostic, severity=Severity.WARNING, message=f"{message}; skipped")

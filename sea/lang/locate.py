@@ -44,20 +44,35 @@ class Locator:
     text: str
     _entries: dict[str, _Entry] | None = field(default=None, repr=False)
     _line_starts: list[int] = field(default_factory=list, repr=False)
+    _duplicates: list[tuple[str, int, int]] = field(default_factory=list, repr=False)
 
     def _index(self) -> dict[str, _Entry]:
         if self._entries is None:
             self._entries = {}
             self._line_starts = [0] + [i + 1 for i, c in enumerate(self.text) if c == "\n"]
+            scanner = _Scanner(self.text, self._entries)
             try:
-                _Scanner(self.text, self._entries).document()
+                scanner.document()
             except (IndexError, ValueError):
                 pass  # not valid JSON: keep what was found
+            self._duplicates = scanner.duplicates
         return self._entries
 
     def _line_col(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """``(line, column)`` of a source offset."""
+        self._index()
+        return self._line_col(offset)
+
+    def duplicate_keys(self) -> list[tuple[str, int, int]]:
+        """``(pointer, first, again)`` for each member name repeated in its object, in
+        source order: the member's pointer, and the source offsets of the name's first and
+        repeated occurrence (a JSON parser keeps only the last value)."""
+        self._index()
+        return list(self._duplicates)
 
     def offset(self, pointer: str, *, key: bool = False) -> int:
         """Source offset of the value at ``pointer`` (or its member name with ``key=True``).
@@ -112,6 +127,8 @@ class _Scanner:
         self.text = text
         self.pos = 0
         self.entries = entries
+        self.duplicates: list[tuple[str, int, int]] = []
+        """``(pointer, first key offset, repeated key offset)`` of repeated member names."""
 
     def _skip(self) -> None:
         text = self.text
@@ -189,7 +206,11 @@ class _Scanner:
             name = self._string()
             self._skip()
             self.pos += 1  # ':'
-            self.value(pointer + "/" + escape_pointer(name), key_offset, depth + 1)
+            member = pointer + "/" + escape_pointer(name)
+            earlier = self.entries.get(member)
+            if earlier is not None and earlier.key is not None:
+                self.duplicates.append((member, earlier.key, key_offset))
+            self.value(member, key_offset, depth + 1)
             self._skip()
             char = self.text[self.pos]
             self.pos += 1

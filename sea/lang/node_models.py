@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sea.lang.expressions import ExpressionSyntaxError, compile_expression
 from sea.lang.locate import escape_pointer
@@ -29,7 +29,17 @@ from sea.lang.node import (
     template_reads,
 )
 
-ContextProfile = Literal["conversation", "router", "worker", "worker_light"]
+ContextProfile = Literal[
+    "base_main_specialized", "base_main", "base_specialized",
+    "conversation", "router", "worker", "worker_light",
+]
+"""The context of a model call: one of seed 003's three prompt patterns, or an older name
+kept as an alias (``conversation`` = ``base_main``, ``router`` = ``base_main`` on the
+lightweight model, ``worker`` = ``base_specialized`` on the normal model, ``worker_light`` =
+``base_specialized``); see :mod:`sea.llm.patterns`."""
+WITH_SPECIALIZED = frozenset({"base_main_specialized", "base_specialized", "worker",
+                              "worker_light"})
+"""The profiles whose context holds Specialized (the guidelines a `specialized` names)."""
 ModelType = Literal["normal", "lightweight"]
 Role = Literal["user", "assistant", "system"]
 ParamType = Literal["string", "number", "integer", "boolean", "enum", "object", "array"]
@@ -38,9 +48,33 @@ _PROMPT = (
     "the prompt of an llm node is `action` (a template); the system prompt comes from the persona"
 )
 _MODEL = (
-    "models are chosen by the host: set `context_profile` (conversation, router, worker, "
-    "worker_light) or `model_type` (normal, lightweight)"
+    "models are chosen by the host: set `context_profile` (base_main_specialized, base_main, "
+    "base_specialized, or conversation, router, worker, worker_light) or `model_type` "
+    "(normal, lightweight)"
 )
+_PROFILE_DOC = (
+    "What the model sees (seed 003's prompt patterns): `base_main_specialized` (normal model; "
+    "system prompt, pinned items, short-term memory, history, the stage's guidelines), "
+    "`base_main` (normal model; the same without guidelines), `base_specialized` "
+    "(lightweight model; system prompt and guidelines only). Older names, kept as aliases: "
+    "`conversation` = base_main, `router` = base_main on the lightweight model, `worker` = "
+    "base_specialized on the normal model, `worker_light` = base_specialized."
+)
+_SPECIALIZED_DOC = (
+    "The Specialized guidelines of this call (for a profile with Specialized): a stage, "
+    "`planning`, `execution`, `review`, `summary` or `extraction` (the bundled guidelines), "
+    "or the path of a text file of your own. Without it, the stage of the persona's active "
+    "plan is used, if it has one."
+)
+
+
+def _specialized_fits(profile: str | None, specialized: str | None) -> None:
+    """Refuse a `specialized` on a node whose context has no Specialized part."""
+    if specialized is not None and (profile or "conversation") not in WITH_SPECIALIZED:
+        raise ValueError(
+            f"`specialized` needs a context_profile with Specialized (base_main_specialized, "
+            f"base_specialized, worker, worker_light), not {profile or 'conversation'!r}"
+        )
 _TEXT = "the text template of this node is `action`"
 _TOOL_NAME = "the tool name is `action`"
 _CALLEE = "the callee is `playbook`"
@@ -65,11 +99,9 @@ class LLMNode(FallibleNode):
         "`<system>…</system>`. Null: no prompt; the model continues the conversation.",
     )
     context_profile: ContextProfile | None = Field(
-        default=None,
-        description="What the model sees: `conversation` (normal model, system prompt + history "
-        "+ this pulse), `router` (lightweight model, same context), `worker` / `worker_light` "
-        "(system prompt + this prompt only).",
+        default=None, description=_PROFILE_DOC + " Default: `conversation`."
     )
+    specialized: str | None = Field(default=None, min_length=1, description=_SPECIALIZED_DOC)
     model_type: ModelType = Field(
         default="normal",
         description="`normal` or `lightweight` model; a `context_profile` decides it when given.",
@@ -123,6 +155,11 @@ class LLMNode(FallibleNode):
         "model": _MODEL,
         "temperature": "sampling settings belong to the host's model configuration",
     }
+
+    @model_validator(mode="after")
+    def _specialized_needs_it(self) -> LLMNode:
+        _specialized_fits(self.context_profile, self.specialized)
+        return self
 
     def offered_tools(self) -> list[str]:
         """``available_tools``."""
@@ -259,6 +296,9 @@ class ActionsNode(FallibleNode):
         description="What the model sees while planning (as on an `llm` node; default "
         "`conversation`).",
     )
+    specialized: str | None = Field(
+        default=None, min_length=1, description=_SPECIALIZED_DOC + " (As on an `llm` node.)"
+    )
     model_type: ModelType = Field(
         default="normal",
         description="`normal` or `lightweight` model; a `context_profile` decides it when given.",
@@ -276,6 +316,11 @@ class ActionsNode(FallibleNode):
         "response_schema": "an actions node builds its response schema from its tools",
         "model": _MODEL,
     }
+
+    @model_validator(mode="after")
+    def _specialized_needs_it(self) -> ActionsNode:
+        _specialized_fits(self.context_profile, self.specialized)
+        return self
 
     def offered_tools(self) -> list[str]:
         """``available_tools``."""

@@ -1,46 +1,69 @@
-"""The one LLM call path: context by profile, model choice, structured output, tools,
-streaming, and a record of every call.
+"""The one LLM call path: context by pattern, model choice with fallbacks, rate-limit
+backoff, structured output, tools, streaming, budgets, and a record of every call.
 
 Every call invokes the model with ``config={"metadata": {"sea_playbook", "sea_node",
 "sea_pulse_id"}}``. Failures raise :class:`sea.llm.errors.ModelError` (or its subclass
-:class:`sea.errors.StructuredOutputError`) carrying the call's record;
-``asyncio.CancelledError`` and :class:`sea.errors.PulseCancelled` (raised by an ``on_token``
-callback) propagate untouched; the record, with outcome ``cancelled`` and the text streamed so
-far, goes to ``on_record``.
+:class:`sea.errors.StructuredOutputError`) carrying the call's record; a call past a budget
+raises :class:`sea.llm.errors.BudgetExceeded`; ``asyncio.CancelledError`` and
+:class:`sea.errors.PulseCancelled` (raised by an ``on_token`` callback) propagate untouched;
+the record, with outcome ``cancelled`` and the text streamed so far, goes to ``on_record``.
+
+A call tries the models of its chain (:meth:`sea.llm.models.ModelSet.chain`) in order: when
+one fails (the provider raised, it kept answering with rate limits, or its structured answer
+was still invalid after the retries) and nothing was streamed yet, the next is tried once;
+the record names the model that answered (``fallback``) and why the others failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from saimemory import ROOT_SCOPE, HistoryBudget, MessageStore, Persona
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import MemoryStoreError
-from sea.errors import PulseCancelled, SeaError
-from sea.llm.context import build_messages
-from sea.llm.errors import ModelError, StructuredOutputError
+from sea.errors import PulseCancelled, SeaError, SizeLimitExceeded
+from sea.llm.assemble import ContextAssembler, ContextRequest, specialized_label
+from sea.llm.attempt import (
+    ESTIMATED_TOKENS,
+    Answer,
+    AnswerCheck,
+    StructuredAsk,
+    TokenCallback,
+    ask_plain,
+    ask_structured,
+)
+from sea.llm.budget import Budget, Meter
+from sea.llm.errors import BudgetExceeded, ModelError, ScriptExhausted, StructuredOutputError
+from sea.llm.messages import estimate_tokens
 from sea.llm.models import ModelSet, model_name
+from sea.llm.options import LLMOptions
+from sea.llm.patterns import DEFAULT_PROFILE, profile_named
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
-from sea.llm.structured import StructuredOutcome, check_schema, run_structured, with_playbook_enum
+from sea.llm.resilience import is_rate_limit
+from sea.llm.structured import Usage, check_schema, with_playbook_enum
 
-__all__ = ["LLMCallRecord", "LLMCaller", "LLMRequest", "LLMResult", "ToolCallRequest"]
+__all__ = [
+    "ESTIMATED_TOKENS",
+    "LLMCallRecord",
+    "LLMCaller",
+    "LLMRequest",
+    "LLMResult",
+    "ToolCallRequest",
+    "estimate_tokens",
+]
 
-DEFAULT_CONTEXT_PROFILE = "conversation"
+DEFAULT_CONTEXT_PROFILE = DEFAULT_PROFILE
 """The context of a node without ``context_profile``: system prompt, history and pulse."""
 
-TokenCallback = Callable[[str], Awaitable[None]]
-AnswerCheck = Callable[[Any], "str | None"]
 RecordCallback = Callable[[LLMCallRecord], None]
 
 
@@ -65,6 +88,9 @@ class LLMRequest:
         check: For a structured answer: what else is wrong with a value (beyond the
             schema), in words for the model, or None when it is usable. A problem it finds
             is sent back like a schema violation, and takes its place.
+        specialized: The node's Specialized guidelines: a stage name or a file path (None:
+            the current plan's stage, if any).
+        refresh_short_term: Bring the short-term memory up to date when it is behind.
     """
 
     playbook: str
@@ -80,6 +106,8 @@ class LLMRequest:
     pulse_id: str | None = None
     scope: str = ROOT_SCOPE
     check: AnswerCheck | None = None
+    specialized: str | None = None
+    refresh_short_term: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +128,20 @@ class LLMResult:
 
 
 class LLMCaller:
-    """Makes every LLM call of a runtime.
+    """Makes every LLM call of a pulse (or of a host that calls models itself).
 
     Args:
-        models: The normal and lightweight models.
+        models: The normal and lightweight models, and the fallback chain.
         store: The message store the context is read from.
         max_retries: How many times a rejected structured answer is asked again.
         history_budget: How much earlier conversation a context may hold.
         on_record: Receives the record of every call: ok, failed and cancelled.
         clock: Monotonic seconds (for latency).
+        max_answer_chars: The longest answer a call accepts (``Limits.max_answer_chars``
+            when a runtime makes the caller; None: no limit). A longer answer fails the
+            call with :class:`~sea.errors.SizeLimitExceeded`; a stream is cut off there.
+        options: Prices, backoff, safety rules, short-term memory, guidelines.
+        budget: What the calls may use together (``Limits.budget``); :attr:`meter` counts.
     """
 
     def __init__(
@@ -120,16 +153,24 @@ class LLMCaller:
         history_budget: HistoryBudget = DEFAULT_BUDGET,
         on_record: RecordCallback | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        max_answer_chars: int | None = None,
+        options: LLMOptions | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be 0 or more")
         self._models = models
         self._store = store
         self._max_retries = max_retries
-        self._budget = history_budget
         self._on_record = on_record
         self._clock = clock
         self._checked_schemas: dict[bytes, str | None] = {}
+        self._max_answer = max_answer_chars
+        self.options = options or LLMOptions()
+        """The host's settings of the call path."""
+        self.meter = Meter(budget)
+        """What this caller's calls have spent, against the budget."""
+        self._assembler = ContextAssembler(store, history_budget, self.options)
 
     async def call(
         self, request: LLMRequest, *, on_token: TokenCallback | None = None
@@ -141,18 +182,26 @@ class LLMCaller:
             on_token: Receives each streamed text chunk (only when ``request.stream``).
 
         Raises:
-            ModelError: the model failed or its answer is unusable (``record`` attached).
+            ModelError: every model of the chain failed, or the answer is unusable
+                (``record`` attached).
             StructuredOutputError: the answer did not match the schema after every retry.
+            SizeLimitExceeded: the answer was longer than ``max_answer_chars``.
+            BudgetExceeded: the pulse's budget has no room for the call, or the call took
+                it past a budget.
         """
         tracker = CallTracker(request.playbook, request.node, self._clock)
         try:
             return await self._run(request, tracker, on_token)
         except (asyncio.CancelledError, PulseCancelled):
-            self._emit(tracker.finish("cancelled", error="cancelled"))
+            self._settle(tracker.finish("cancelled", error="cancelled"))
+            raise
+        except BudgetExceeded as exc:
+            if exc.playbook is None:
+                raise BudgetExceeded(exc.detail, budget=exc.budget, playbook=request.playbook,
+                                     node=request.node) from exc
             raise
         except ModelError as exc:
-            record = tracker.finish("error", error=exc.detail)
-            self._emit(record)
+            record = self._settle(tracker.finish("error", error=exc.detail))
             if exc.playbook is None and exc.node is None:
                 located = type(exc)(
                     exc.detail, playbook=request.playbook, node=request.node, record=record
@@ -160,6 +209,11 @@ class LLMCaller:
                 raise located from exc.__cause__
             exc.record = record
             raise
+        except SizeLimitExceeded as exc:
+            self._settle(tracker.finish("error", error=exc.detail))
+            raise SizeLimitExceeded(
+                exc.detail, limit=exc.limit, playbook=request.playbook, node=request.node
+            ) from exc
         except (SeaError, MemoryStoreError) as exc:
             raise self._failed(tracker, request, str(exc)) from exc
         except Exception as exc:  # the provider's own failure, with its type and message
@@ -169,9 +223,111 @@ class LLMCaller:
     async def _run(
         self, request: LLMRequest, tracker: CallTracker, on_token: TokenCallback | None
     ) -> LLMResult:
-        model = self._models.select(request.profile, request.model_type)
-        tracker.model = model_name(model)
-        tracker.messages = await asyncio.to_thread(self._messages, request)  # store I/O
+        profile = profile_named(request.profile or DEFAULT_CONTEXT_PROFILE)
+        kind = self._models.kind_for(request.profile, request.model_type)
+        tracker.pattern = profile.pattern
+        chain = self._models.chain(kind)
+        tracker.model, tracker.model_kind = model_name(chain[0][0]), chain[0][1]
+        context = ContextRequest(
+            request.persona, profile, request.node, request.prompt, request.pulse_id,
+            request.scope, request.specialized, request.refresh_short_term,
+        )
+
+        async def summarize(node: str, prompt: str) -> str:
+            update = LLMRequest(
+                playbook=request.playbook, node=node, persona=request.persona,
+                profile="base_specialized", prompt=prompt, pulse_id=request.pulse_id,
+                scope=request.scope, specialized="summary", refresh_short_term=False,
+            )
+            return (await self.call(update)).text
+
+        composition = await self._assembler.assemble(context, summarize, tracker.warnings)
+        tracker.messages = composition.messages
+        tracker.context = composition.parts_json()
+        tracker.stage = specialized_label(composition)
+        self.meter.before_call()
+        ask = self._structured_ask(request)
+        answer = await self._through_chain(chain, request, tracker, ask, on_token)
+        return self._ok(tracker, answer)
+
+    def _structured_ask(self, request: LLMRequest) -> StructuredAsk | None:
+        if request.response_schema is None:
+            return None
+        if request.tools:
+            raise ModelError("a node cannot ask for both a response_schema and tools")
+        schema = with_playbook_enum(request.response_schema, request.playbook_enum)
+        problem = self._schema_problem(schema)
+        if problem is not None:
+            raise StructuredOutputError(f"response_schema is not a valid JSON Schema: {problem}")
+        return StructuredAsk(schema, self._max_retries, self._models.structured, request.check,
+                             self._max_answer)
+
+    async def _through_chain(
+        self,
+        chain: list[tuple[BaseChatModel, str]],
+        request: LLMRequest,
+        tracker: CallTracker,
+        ask: StructuredAsk | None,
+        on_token: TokenCallback | None,
+    ) -> Answer:
+        """Try each model of the chain until one answers."""
+        base = list(tracker.messages)
+        for index, (model, kind) in enumerate(chain):
+            tracker.model, tracker.model_kind = model_name(model), kind
+            try:
+                answer = await self._with_backoff(model, request, tracker, ask, base, on_token)
+            except Exception as exc:
+                last = index == len(chain) - 1
+                if last or not _falls_back(exc) or tracker.partial_text:
+                    raise
+                tracker.fallback_errors.append(f"{tracker.model}: {_reason(exc)}")
+                tracker.warnings.append(
+                    f"model {tracker.model!r} failed ({_reason(exc)}); trying "
+                    f"{model_name(chain[index + 1][0])!r}"
+                )
+                continue
+            if index > 0:
+                tracker.fallback = tracker.model
+            return answer
+        raise AssertionError("a model chain is never empty")
+
+    async def _with_backoff(
+        self,
+        model: BaseChatModel,
+        request: LLMRequest,
+        tracker: CallTracker,
+        ask: StructuredAsk | None,
+        messages: list[Any],
+        on_token: TokenCallback | None,
+    ) -> Answer:
+        """One model's try, asked again after a rate-limit answer (bounded backoff)."""
+        backoff = self.options.backoff
+        refusals = 0
+        while True:
+            try:
+                return await self._try(model, request, tracker, ask, messages, on_token)
+            except Exception as exc:
+                if not is_rate_limit(exc) or refusals >= backoff.retries or tracker.partial_text:
+                    raise
+                delay = backoff.delay(refusals)
+                refusals += 1
+                tracker.rate_limited += 1
+                tracker.warnings.append(
+                    f"model {tracker.model!r} is rate limited; asking again in {delay:.2f}s "
+                    f"({refusals} of {backoff.retries})"
+                )
+                await backoff.sleep(delay)
+
+    async def _try(
+        self,
+        model: BaseChatModel,
+        request: LLMRequest,
+        tracker: CallTracker,
+        ask: StructuredAsk | None,
+        messages: list[Any],
+        on_token: TokenCallback | None,
+    ) -> Answer:
+        """One request to one model; what it used is counted even when it fails."""
         config: RunnableConfig = {
             "metadata": {
                 "sea_playbook": request.playbook,
@@ -179,93 +335,20 @@ class LLMCaller:
                 "sea_pulse_id": request.pulse_id,
             }
         }
-        if request.response_schema is not None:
-            if request.tools:
-                raise ModelError("a node cannot ask for both a response_schema and tools")
-            return await self._structured(model, request, tracker, config)
-        return await self._plain(model, request, tracker, config, on_token)
-
-    def _messages(self, request: LLMRequest) -> list[BaseMessage]:
-        return build_messages(
-            self._store,
-            request.persona,
-            profile=request.profile or DEFAULT_CONTEXT_PROFILE,
-            pulse_id=request.pulse_id,
-            scope=request.scope,
-            prompt=request.prompt,
-            budget=self._budget,
-        )
-
-    async def _structured(
-        self,
-        model: BaseChatModel,
-        request: LLMRequest,
-        tracker: CallTracker,
-        config: RunnableConfig,
-    ) -> LLMResult:
-        assert request.response_schema is not None
-        schema = with_playbook_enum(request.response_schema, request.playbook_enum)
-        schema_problem = self._schema_problem(schema)
-        if schema_problem is not None:
-            raise StructuredOutputError(
-                f"response_schema is not a valid JSON Schema: {schema_problem}"
-            )
-        outcome = StructuredOutcome(usage=tracker.usage)
+        usage = Usage()
         try:
-            await run_structured(
-                model,
-                tracker.messages,
-                schema,
-                config=config,
-                max_retries=self._max_retries,
-                outcome=outcome,
-                memory=self._models.structured,
-                check=request.check,
+            if ask is not None:
+                return await ask_structured(model, messages, ask, tracker, usage, config)
+            return await ask_plain(
+                model, messages, request.tools, tracker, usage, config,
+                stream=request.stream, on_token=on_token, limit=self._max_answer,
             )
         finally:
-            tracker.messages = outcome.messages or tracker.messages
-            tracker.attempts = [attempt.answer for attempt in outcome.attempts]
-        tracker.warnings.extend(f"structured output method refused: {r}" for r in outcome.refused)
-        if outcome.method == "prompt":
-            tracker.warnings.append("no native structured output: JSON extracted from the text")
-        elif outcome.method == "json_mode":
-            tracker.warnings.append("structured output in JSON mode: the schema was in the prompt")
-        if not outcome.accepted:
-            raise StructuredOutputError(
-                f"the answer did not match response_schema after {len(outcome.attempts)} "
-                f"attempt(s): {outcome.problem}"
+            tracker.usage.tokens_in += usage.tokens_in
+            tracker.usage.tokens_out += usage.tokens_out
+            tracker.cost += self.options.prices.cost(
+                tracker.model, model._llm_type, usage.tokens_in, usage.tokens_out
             )
-        record = self._ok(tracker, outcome.value)
-        return LLMResult(text=outcome.text, parsed=outcome.value, tool_call=None, record=record)
-
-    async def _plain(
-        self,
-        model: BaseChatModel,
-        request: LLMRequest,
-        tracker: CallTracker,
-        config: RunnableConfig,
-        on_token: TokenCallback | None,
-    ) -> LLMResult:
-        runnable = _with_tools(model, request.tools, tracker.model)
-        if request.stream:
-            message: AIMessage = await _stream(runnable, tracker, config, on_token)
-        else:
-            message = await runnable.ainvoke(tracker.messages, config=config)
-        text = str(message.text)
-        if message.usage_metadata:
-            tracker.usage.add(message)
-        else:  # e.g. a server that sends no usage while streaming: an estimate, said so
-            tracker.usage.tokens_in += estimate_tokens(str(m.text) for m in tracker.messages)
-            tracker.usage.tokens_out += estimate_tokens([text])
-            tracker.warnings.append(ESTIMATED_TOKENS)
-        tool_call = _tool_call(message, request.tools, tracker)
-        if tool_call is None and not text:
-            tracker.warnings.append("the model returned an empty answer")
-        response: Any = text
-        if tool_call is not None:
-            response = {"tool_calls": [tool_call.to_json()], "content": text}
-        record = self._ok(tracker, response)
-        return LLMResult(text=text, parsed=None, tool_call=tool_call, record=record)
 
     def _schema_problem(self, schema: Mapping[str, Any]) -> str | None:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS, default=str)
@@ -273,85 +356,43 @@ class LLMCaller:
             self._checked_schemas[key] = check_schema(schema)
         return self._checked_schemas[key]
 
-    def _ok(self, tracker: CallTracker, response: Any) -> LLMCallRecord:
-        record = tracker.finish("ok", response)
+    def _ok(self, tracker: CallTracker, answer: Answer) -> LLMResult:
+        record = tracker.finish("ok", answer.response)
+        self.meter.add(record.tokens_in, record.tokens_out, record.cost)
+        try:
+            self.meter.after_call()
+        except BudgetExceeded as exc:
+            self._emit(replace(record, outcome="error", error=exc.detail))
+            raise
         self._emit(record)
-        return record
+        return LLMResult(answer.text, answer.parsed, answer.tool_call, record)
 
     def _failed(self, tracker: CallTracker, request: LLMRequest, problem: str) -> ModelError:
-        record = tracker.finish("error", error=problem)
-        self._emit(record)
+        record = self._settle(tracker.finish("error", error=problem))
         return ModelError(problem, playbook=request.playbook, node=request.node, record=record)
+
+    def _settle(self, record: LLMCallRecord) -> LLMCallRecord:
+        """Count a call that was made (whatever its outcome) and report its record."""
+        self.meter.add(record.tokens_in, record.tokens_out, record.cost)
+        self._emit(record)
+        return record
 
     def _emit(self, record: LLMCallRecord) -> None:
         if self._on_record is not None:
             self._on_record(record)
 
 
-ESTIMATED_TOKENS = "token counts estimated: the provider reported none"
-"""The warning of a record whose token counts are estimates (about four characters each)."""
+def _falls_back(exc: BaseException) -> bool:
+    """A failure the next model of the chain may not have."""
+    if isinstance(exc, ScriptExhausted | SizeLimitExceeded | BudgetExceeded | PulseCancelled):
+        return False
+    if isinstance(exc, ModelError):
+        return True
+    return not isinstance(exc, SeaError | MemoryStoreError | asyncio.CancelledError)
 
 
-def estimate_tokens(texts: Iterable[str]) -> int:
-    """About how many tokens ``texts`` hold (four characters a token, at least one each)."""
-    return sum(max(1, -(-len(text) // 4)) for text in texts)
-
-
-def _with_tools(
-    model: BaseChatModel, tools: Sequence[BaseTool], name: str
-) -> Runnable[Any, AIMessage]:
-    if not tools:
-        return model
-    try:
-        return model.bind_tools(list(tools))
-    except NotImplementedError as exc:
-        raise ModelError(f"model {name!r} cannot call tools (the node offers tools)") from exc
-
-
-async def _stream(
-    runnable: Runnable[Any, Any],
-    tracker: CallTracker,
-    config: RunnableConfig,
-    on_token: TokenCallback | None,
-) -> AIMessage:
-    total: AIMessage | None = None
-    async for chunk in runnable.astream(tracker.messages, config=config):
-        if not isinstance(chunk, AIMessage):
-            raise ModelError(f"model {tracker.model!r} streamed {type(chunk).__name__}, not text")
-        if isinstance(chunk, AIMessageChunk) and isinstance(total, AIMessageChunk):
-            total = total + chunk
-        else:  # the first chunk, or a whole answer from a model that cannot stream
-            total = chunk
-        text = str(chunk.text)
-        if text:
-            tracker.partial_text += text
-            if on_token is not None:
-                await on_token(text)
-    if total is None:
-        return AIMessage(content="")
-    return AIMessage(
-        content=total.content,
-        tool_calls=total.tool_calls,
-        usage_metadata=total.usage_metadata,
-    )
-
-
-def _tool_call(
-    message: AIMessage, tools: Sequence[BaseTool], tracker: CallTracker
-) -> ToolCallRequest | None:
-    if not message.tool_calls:
-        return None
-    first = message.tool_calls[0]
-    offered = [tool.name for tool in tools]
-    if first["name"] not in offered:
-        known = ", ".join(offered) or "none"
-        raise ModelError(
-            f"the model called tool {first['name']!r}, which was not offered ({known})"
-        )
-    if len(message.tool_calls) > 1:
-        extra = ", ".join(c["name"] for c in message.tool_calls[1:])
-        tracker.warnings.append(
-            f"the model asked for several tool calls; only the first runs ({extra} ignored)"
-        )
-    call_id = first.get("id") or f"call_{uuid.uuid4().hex[:12]}"
-    return ToolCallRequest(name=first["name"], args=dict(first["args"]), id=call_id)
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SeaError):
+        text = exc.detail if isinstance(exc, ModelError) else exc.message
+        return text.splitlines()[0][:300] if text else type(exc).__name__
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"

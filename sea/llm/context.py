@@ -1,64 +1,39 @@
 """Context assembly by profile: the message list an LLM node sends to its model.
 
-Base = the persona's system prompt; Main = the pulse rule's history (``conversation`` and
-``router`` profiles only); Specialized = the node's own prompt as a user message wrapped in
-``<system>``. Building a context reads the store and has no other effect.
+The profiles and their patterns are in :mod:`sea.llm.patterns`; composing a context from
+its parts (Base, Main, Specialized) is :mod:`sea.llm.compose`. This module keeps the
+simple entry point: :func:`build_messages` composes a profile's context from the store,
+with the persona's pinned items but without short-term memory or guidelines (the call
+path, :class:`sea.llm.call.LLMCaller`, adds those). Building a context reads the store and
+has no other effect.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
-from saimemory.errors import UnknownProfileError
-from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, HistoryBudget, Message, Persona
-from sea.lang.trust import neutralize
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Persona
+from sea.llm.base import base_prompt, to_chat_message, wrap_system
+from sea.llm.compose import compose, read_main
+from sea.llm.patterns import PROFILES, profile_named
 
-PROFILE_MODEL: Mapping[str, str] = {
-    "conversation": "normal",
-    "router": "lightweight",
-    "worker": "normal",
-    "worker_light": "lightweight",
-}
+__all__ = [
+    "PROFILES_WITH_HISTORY",
+    "PROFILE_MODEL",
+    "base_prompt",
+    "build_messages",
+    "to_chat_message",
+    "wrap_system",
+]
+
+PROFILE_MODEL: Mapping[str, str] = {name: p.model for name, p in PROFILES.items()}
 """Which model (``normal`` or ``lightweight``) each context profile uses."""
 
-PROFILES_WITH_HISTORY = frozenset({"conversation", "router"})
-
-
-def wrap_system(text: str) -> str:
-    """``text`` inside ``<system>`` tags, unless it already starts with ``<system>``."""
-    if text.lstrip().startswith("<system>"):
-        return text
-    return f"<system>\n{text}\n</system>"
-
-
-def base_prompt(persona: Persona) -> str:
-    """The persona's system prompt; names the persona when the prompt does not."""
-    prompt = persona.system_prompt.strip()
-    if not prompt:
-        return f"You are {persona.name}."
-    if persona.name and persona.name not in prompt:
-        return f"You are {persona.name}.\n\n{prompt}"
-    return prompt
-
-
-def to_chat_message(message: Message) -> BaseMessage:
-    """A stored message as the model sees it.
-
-    Only a message the engine wrote (``ENGINE_MEMO`` in its metadata) keeps its
-    ``<system>`` marker; in any other (typed input, a model's answer, an import) the tags
-    are neutralized (:mod:`sea.lang.trust`). A stored ``system`` row the engine wrote
-    becomes a ``<system>`` user message; any other is shown as ordinary text.
-    """
-    engine = message.role != "assistant" and message.metadata.get(ENGINE_MEMO) is True
-    content = message.content if engine else neutralize(message.content)
-    if message.role == "assistant":
-        return AIMessage(content=content)
-    if message.role == "system" and engine:
-        return HumanMessage(content=wrap_system(content))
-    return HumanMessage(content=content)
+PROFILES_WITH_HISTORY = frozenset(name for name, p in PROFILES.items() if p.has_main)
+"""The profiles whose context holds Main (the history)."""
 
 
 def build_messages(
@@ -76,14 +51,10 @@ def build_messages(
     Raises:
         UnknownProfileError: ``profile`` is not one of :data:`PROFILE_MODEL` (MEM007).
     """
-    if profile not in PROFILE_MODEL:
-        raise UnknownProfileError(
-            f"unknown context profile {profile!r}; expected one of {', '.join(PROFILE_MODEL)}"
-        )
-    messages: list[BaseMessage] = [SystemMessage(content=base_prompt(persona))]
-    if profile in PROFILES_WITH_HISTORY:
-        history = store.history(persona.id, pulse_id=pulse_id, scope=scope, budget=budget)
-        messages.extend(to_chat_message(message) for message in history)
-    if prompt:
-        messages.append(HumanMessage(content=wrap_system(prompt)))
-    return messages
+    chosen = profile_named(profile)
+    main = None
+    if chosen.has_main:
+        main = read_main(store, persona.id, pulse_id=pulse_id, scope=scope, budget=budget,
+                         fold_limit=0, short_term=False)
+    return compose(persona, chosen, main=main, summary=None, specialized=None,
+                   prompt=prompt).messages

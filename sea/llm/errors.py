@@ -41,3 +41,25 @@ class ScriptExhausted(ModelError):
     """A scripted chat model has no response left for the node that called it."""
 
     code = "SEA522"
+
+
+class BudgetExceeded(ExecutionError):
+    """A pulse's model calls went past a budget of the host's ``Limits.budget`` (calls,
+    tokens in, tokens out, cost); ``budget`` names it (``max_calls``...).
+
+    Like a size limit it is the node's failure: an ``error_next`` routes it.
+    """
+
+    code = "SEA566"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        budget: str,
+        playbook: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        super().__init__(message, playbook=playbook, node=node)
+        self.budget = budget
+        """The ``Budget`` field that was exceeded, e.g. ``max_tokens_in``."""

@@ -3,7 +3,7 @@ the ``usage_metadata`` our chat models attach to their answers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.ai import UsageMetadata
@@ -23,3 +23,8 @@ def usage_metadata(input_tokens: int, output_tokens: int) -> UsageMetadata:
         output_tokens=output_tokens,
         total_tokens=input_tokens + output_tokens,
     )
+
+
+def estimate_tokens(texts: Iterable[str]) -> int:
+    """About how many tokens ``texts`` hold (four characters a token, at least one each)."""
+    return sum(max(1, -(-len(text) // 4)) for text in texts)

@@ -54,6 +54,18 @@ class LLMCallRecord:
         error: What went wrong, when the outcome is not ``ok``.
         attempts: Each answer of a structured call, in the scripted response form.
         warnings: Things that did not fail the call but should be seen.
+        pattern: The prompt pattern of the context (``base_main_specialized``,
+            ``base_main``, ``base_specialized``).
+        model_kind: The kind of the model that answered (or was tried last): ``light``,
+            ``normal``, or ``fallback`` (a model of the ``ModelSet``'s fallback chain).
+        cost: What the call cost (the host's price table; the local model costs 0).
+        fallback: The name of the model that answered after the first one failed (None:
+            no fallback was needed).
+        fallback_errors: Why each model before the one that answered failed.
+        rate_limited: How many times a rate-limited request was asked again.
+        context: The parts of the composed context and their sizes, in order
+            (``[{"part", "tokens", "detail"}]``).
+        stage: The Specialized part's stage (``PLANNING``...) or ``file:PATH``, if any.
     """
 
     playbook: str
@@ -69,6 +81,14 @@ class LLMCallRecord:
     error: str | None = None
     attempts: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    model_kind: str | None = None
+    cost: float = 0.0
+    fallback: str | None = None
+    fallback_errors: list[str] = field(default_factory=list)
+    rate_limited: int = 0
+    context: list[dict[str, Any]] = field(default_factory=list)
+    stage: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready dict."""
@@ -86,6 +106,14 @@ class LLMCallRecord:
             "error": self.error,
             "attempts": self.attempts,
             "warnings": self.warnings,
+            "pattern": self.pattern,
+            "model_kind": self.model_kind,
+            "cost": self.cost,
+            "fallback": self.fallback,
+            "fallback_errors": self.fallback_errors,
+            "rate_limited": self.rate_limited,
+            "context": self.context,
+            "stage": self.stage,
         }
 
 
@@ -101,8 +129,17 @@ class CallTracker:
     messages: Sequence[BaseMessage] = ()
     usage: Usage = field(default_factory=Usage)
     partial_text: str = ""
+    retries: int = 0
     attempts: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    model_kind: str | None = None
+    cost: float = 0.0
+    fallback: str | None = None
+    fallback_errors: list[str] = field(default_factory=list)
+    rate_limited: int = 0
+    context: list[dict[str, Any]] = field(default_factory=list)
+    stage: str | None = None
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -120,9 +157,17 @@ class CallTracker:
             latency_s=max(0.0, self.clock() - self.started),
             tokens_in=self.usage.tokens_in,
             tokens_out=self.usage.tokens_out,
-            retries=max(0, len(self.attempts) - 1),
+            retries=self.retries,
             outcome=outcome,
             error=error,
             attempts=list(self.attempts),
             warnings=list(self.warnings),
+            pattern=self.pattern,
+            model_kind=self.model_kind,
+            cost=self.cost,
+            fallback=self.fallback,
+            fallback_errors=list(self.fallback_errors),
+            rate_limited=self.rate_limited,
+            context=list(self.context),
+            stage=self.stage,
         )

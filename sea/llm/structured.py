@@ -30,9 +30,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
-from sea.errors import SeaError
-from sea.jsontypes import json_text
+from sea.errors import SeaError, SizeLimitExceeded
+from sea.jsontypes import json_size, json_text
+from sea.lang.jsonschemas import schema_problems, validator
 from sea.lang.trust import neutralize
+from sea.llm.resilience import is_rate_limit
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_PROBLEMS = 3
@@ -144,19 +146,23 @@ def with_playbook_enum(schema: Mapping[str, Any], names: Sequence[str] | None) -
 
 
 def check_schema(schema: Mapping[str, Any]) -> str | None:
-    """Why ``schema`` is not a usable JSON Schema (2020-12), or None when it is."""
+    """Why ``schema`` is not a usable JSON Schema (2020-12), or None when it is: the
+    metaschema's verdict, then a pattern the linear-time regex engine cannot run or a
+    ``$ref`` that does not resolve (:func:`sea.lang.jsonschemas.schema_problems`)."""
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path)
         return f"{exc.message} (at /{where})" if where else exc.message
+    for problem in schema_problems(schema)[:1]:
+        where = "/".join(str(p) for p in problem.path)
+        return f"{problem.message} (at /{where})"
     return None
 
 
 def validation_problem(schema: Mapping[str, Any], value: Any) -> str | None:
     """What is wrong with ``value`` for ``schema``, in words for the model; None when valid."""
-    validator = Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (list(e.path), e.message))
+    errors = sorted(validator(schema).iter_errors(value), key=lambda e: (list(e.path), e.message))
     if not errors:
         return None
     parts = []
@@ -249,11 +255,14 @@ async def run_structured(
     outcome: StructuredOutcome | None = None,
     memory: MethodMemory | None = None,
     check: Callable[[Any], str | None] | None = None,
+    max_answer_chars: int | None = None,
 ) -> StructuredOutcome:
     """Ask ``model`` for a value of ``schema``, retrying up to ``max_retries`` times.
 
     ``check`` judges a parsed answer beyond the schema (what else is wrong, in words for
     the model, or None); its problem replaces the schema's, being the more precise.
+    An answer longer than ``max_answer_chars`` raises :class:`SizeLimitExceeded` before it
+    is parsed or validated.
 
     Methods are tried in ``memory``'s order; a method the model refuses (it cannot build the
     request, or its first request fails) gives way to the next one. Provider exceptions
@@ -270,7 +279,7 @@ async def run_structured(
         last = index == len(candidates) - 1
         try:
             await _ask(model, runnable, method, messages, schema, config, max_retries, outcome,
-                       check)
+                       check, max_answer_chars)
         except _Refused as refused:
             if last:
                 raise refused.error from None
@@ -300,6 +309,7 @@ async def _ask(
     max_retries: int,
     outcome: StructuredOutcome,
     check: Callable[[Any], str | None] | None = None,
+    limit: int | None = None,
 ) -> None:
     outcome.method = method
     in_prompt = method in ("json_mode", "prompt")
@@ -312,11 +322,14 @@ async def _ask(
         outcome.messages = list(sent)
         try:
             if runnable is not None:
-                attempt = await _native_attempt(runnable, sent, schema, config, outcome.usage)
+                attempt = await _native_attempt(runnable, sent, schema, config, outcome.usage,
+                                                limit)
             else:
-                attempt = await _extraction_attempt(model, sent, schema, config, outcome.usage)
+                attempt = await _extraction_attempt(model, sent, schema, config, outcome.usage,
+                                                    limit)
         except Exception as exc:  # a SEA error (cancelled, script exhausted) is never a refusal
-            if attempt_index == 0 and not isinstance(exc, SeaError):
+            # nor is a rate limit: the method is fine, the provider wants us to wait
+            if attempt_index == 0 and not isinstance(exc, SeaError) and not is_rate_limit(exc):
                 raise _Refused(exc) from exc
             raise
         if check is not None and attempt.parsed:
@@ -337,11 +350,12 @@ async def _native_attempt(
     schema: Mapping[str, Any],
     config: RunnableConfig,
     usage: Usage,
+    limit: int | None = None,
 ) -> Attempt:
     result = await runnable.ainvoke(messages, config=config)
     if isinstance(result, BaseMessage):  # JSON mode bound directly: the answer is text
         usage.add(result)
-        return _judged(_text_of(result), schema)
+        return _judged(_text_of(result), schema, limit=limit)
     if isinstance(result, Mapping) and "raw" in result:
         raw = result.get("raw")
         parsed, parsing_error = result.get("parsed"), result.get("parsing_error")
@@ -353,7 +367,9 @@ async def _native_attempt(
         parsed = parsed.model_dump(mode="json")
     if parsed is None:  # the answer came as text rather than as a tool call
         reason = f" ({parsing_error})" if parsing_error else ""
-        return _judged(raw_text, schema, reason)
+        return _judged(raw_text, schema, reason, limit=limit)
+    if limit is not None:
+        _bounded(max(len(raw_text), json_size(parsed, limit)), limit)
     return Attempt(parsed, raw_text or json_text(parsed), validation_problem(schema, parsed))
 
 
@@ -363,14 +379,34 @@ async def _extraction_attempt(
     schema: Mapping[str, Any],
     config: RunnableConfig,
     usage: Usage,
+    limit: int | None = None,
 ) -> Attempt:
     raw = await model.ainvoke(messages, config=config)
     usage.add(raw)
-    return _judged(_text_of(raw), schema)
+    return _judged(_text_of(raw), schema, limit=limit)
 
 
-def _judged(text: str, schema: Mapping[str, Any], reason: str = "") -> Attempt:
-    """The attempt of an answer given as text: its first JSON value, validated."""
+def answer_too_large(limit: int) -> SizeLimitExceeded:
+    """The error of a model answer longer than ``limit`` (``Limits.max_answer_chars``)."""
+    return SizeLimitExceeded(
+        f"the model's answer has more than {limit:,} characters (Limits.max_answer_chars); "
+        "it was dropped",
+        limit="max_answer_chars",
+    )
+
+
+def _bounded(size: int, limit: int | None) -> None:
+    """Raise :func:`answer_too_large` if ``size`` passes ``limit`` (None: no limit)."""
+    if limit is not None and size > limit:
+        raise answer_too_large(limit)
+
+
+def _judged(
+    text: str, schema: Mapping[str, Any], reason: str = "", *, limit: int | None = None
+) -> Attempt:
+    """The attempt of an answer given as text: its first JSON value, validated (an answer
+    longer than ``limit`` raises :class:`SizeLimitExceeded` first)."""
+    _bounded(len(text), limit)
     parsed = extract_json(text, want_array=schema.get("type") == "array")
     if parsed is None:
         return Attempt(text, text, f"the answer contained no JSON value{reason}", parsed=False)

@@ -1,4 +1,5 @@
-"""Running one tool for a node: approval when the host asks for it, the call, its event."""
+"""Running one tool for a node: approval when the host asks for it, the call, its event, and
+the person's answer a gated tool's result waits for."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from sea.engine.approval import require_approval
+from sea.engine.approval import ask, require_approval
 from sea.engine.events import ToolCalled
+from sea.engine.gates import ToolGate
 from sea.engine.pulse import Frame
-from sea.errors import ExecutionError, NodeFailed
+from sea.errors import ExecutionError, NodeFailed, SeaError, SizeLimitExceeded, ToolFailed
+from sea.jsontypes import json_size
 
 
 async def run_tool(
@@ -23,16 +26,51 @@ async def run_tool(
     *,
     action_id: str | None = None,
     approved: bool = False,
+    resumed: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> Any:
     """Call tool ``name`` with ``args`` for ``node``; failures raise ExecutionError subclasses.
 
     ``action_id``: the pipeline action the call carries out (kept on its event);
     ``approved``: a person already approved this call (the host's approval policy is not
-    asked again).
+    asked again). A gated tool's result (:mod:`sea.engine.gates`) may make the pulse wait
+    for a person; the request then carries the result and ``context`` (what the caller
+    needs to go on without redoing anything), and when the pulse is resumed the tool is not
+    called again: its result is taken from the request (``resumed``: the request the caller
+    already took from the pulse, else it is taken here).
     """
     pulse = frame.pulse
     if name in pulse.approval_tools and not approved:
         require_approval(frame, node, f"tool {name!r}", {"tool": name, "args": dict(args)})
+    gate = pulse.gates.get(name)
+    if gate is None:
+        waited = resumed if resumed is not None else pulse.pending_request(frame.name, node)
+        if _asked_about(waited, name, action_id):
+            raise ToolFailed(
+                f"the pulse waited for a person's answer about tool {name!r}, and this "
+                "runtime cannot take it: it has no such tool that waits for answers (the plan "
+                "tools need the workspace the pulse ran with; resume with the same "
+                "--workspace)", playbook=frame.name, node=node)
+        return await _call(frame, node, name, args, action_id)
+    shown = resumed if resumed is not None else pulse.take_pending(frame.name, node)
+    if shown is not None and _asked_about(shown, name, action_id):
+        value = shown["result"]  # it ran before the pulse waited: not again
+    else:
+        value = await _call(frame, node, name, args, action_id)
+    return await _settle(frame, node, name, gate, value, action_id, context)
+
+
+def _asked_about(request: Mapping[str, Any] | None, name: str, action_id: str | None) -> bool:
+    """Whether ``request`` is a gated call's of tool ``name`` (for action ``action_id``)."""
+    return (request is not None and request.get("tool") == name
+            and request.get("action_id") == action_id and "result" in request)
+
+
+async def _call(
+    frame: Frame, node: str, name: str, args: Mapping[str, Any], action_id: str | None
+) -> Any:
+    """The call itself and its ``tool_call`` event."""
+    pulse = frame.pulse
     started = perf_counter()
     try:
         result = await pulse.toolbox.invoke(
@@ -51,6 +89,30 @@ async def run_tool(
     return value
 
 
+async def _settle(
+    frame: Frame,
+    node: str,
+    name: str,
+    gate: ToolGate,
+    value: Any,
+    action_id: str | None,
+    context: Mapping[str, Any] | None,
+) -> Any:
+    """Ask a person about a gated tool's result when its gate says so; the settled value."""
+    request = gate.request(value)
+    answer = None
+    if request is not None:
+        detail = {**request, "tool": name, "action_id": action_id, "result": value,
+                  **(context or {})}
+        answer = ask(frame, node, str(detail.pop("action", f"tool {name!r}")), detail)
+    try:
+        settled = await gate.settle(value, answer, playbook=frame.name, node=node)
+    except SeaError as exc:
+        raise ToolFailed(f"tool {name!r} could not take the answer: {exc}",
+                         playbook=frame.name, node=node) from exc
+    return state_value(settled, frame, node, name)
+
+
 def _default(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -63,10 +125,14 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
     """A tool's result as JSON data (what state, checkpoints and memory can keep).
 
     Tuples become lists, pydantic models their JSON form; anything else that is not JSON
-    data fails the node with a message that names the tool and the type.
+    data fails the node with a message that names the tool and the type. A result larger
+    than ``Limits.max_tool_result_chars`` fails it with :class:`SizeLimitExceeded`, measured
+    before it is copied (and again after, for what a model dump added).
     """
+    limit = frame.services.limits.max_tool_result_chars
+    _check_result_size(result, limit, frame, node, tool)
     try:
-        return orjson.loads(orjson.dumps(result, default=_default))
+        value = orjson.loads(orjson.dumps(result, default=_default))
     except TypeError as exc:
         raise NodeFailed(
             f"tool {tool!r} returned {type(result).__name__} data that is not JSON ({exc}); "
@@ -74,3 +140,17 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
             playbook=frame.name,
             node=node,
         ) from exc
+    _check_result_size(value, limit, frame, node, tool)
+    return value
+
+
+def _check_result_size(result: Any, limit: int, frame: Frame, node: str, tool: str) -> None:
+    """Raise :class:`SizeLimitExceeded` if ``result`` is larger than ``limit`` characters."""
+    if json_size(result, limit) > limit:
+        raise SizeLimitExceeded(
+            f"tool {tool!r} returned more than {limit:,} characters "
+            "(Limits.max_tool_result_chars); the result was dropped",
+            limit="max_tool_result_chars",
+            playbook=frame.name,
+            node=node,
+        )

@@ -6,9 +6,12 @@ catalogue (:mod:`sea.engine.actions.prompt`); what the schema cannot say (a ``re
 later action, a duplicate id) goes back to the model as a retry. The accepted plan is an
 ``actions_planned`` event; when one of its tools needs a person's approval the whole plan
 is shown and approved once, before anything runs (a resumed pulse runs the plan it showed,
-without asking the model again). Then :class:`~sea.engine.actions.dispatch.Dispatcher` runs
-the actions. ``output_key`` (and ``last``) receive the outcomes. The node fails (to
-``error_next``) only when the model call fails; a failed action is an outcome.
+without asking the model again). An action whose tool's result waits for a person (a gated
+tool, :mod:`sea.engine.gates`) makes the pulse wait with the plan and the outcomes so far;
+resumed, the node runs neither the model nor those actions again.
+:class:`~sea.engine.actions.dispatch.Dispatcher` runs the actions. ``output_key`` (and
+``last``) receive the outcomes. The node fails (to ``error_next``) only when the model call
+fails; a failed action is an outcome.
 """
 
 from __future__ import annotations
@@ -46,9 +49,10 @@ class ActionsKind:
         catalogue = catalogue_of(
             pulse.toolbox, node.available_tools, playbook=frame.name, node=node.id
         )
-        shown = pulse.pending_request(frame.name, node.id)
+        shown = pulse.take_pending(frame.name, node.id)
         if shown is not None and isinstance(shown.get("plan"), dict):
             plan: dict[str, Any] = shown["plan"]
+            pulse.caller.meter.credit(shown.get("spent"))  # the plan's call, before the wait
         else:
             plan = await self._plan(node, state, frame, catalogue)
         actions, reason = accepted_actions(plan)
@@ -61,6 +65,7 @@ class ActionsKind:
         dispatcher = Dispatcher(
             frame, node.id, {spec.name: spec for spec in catalogue}, run_tool,
             string_cap=frame.services.limits.ref_text_cap, approved=bool(asking),
+            context={"plan": plan}, resumed=shown,
         )
         outcomes = [outcome.to_json() for outcome in await dispatcher.run(actions)]
         values: dict[str, Any] = {"last": outcomes}
@@ -85,6 +90,7 @@ class ActionsKind:
             pulse_id=pulse.pulse_id,
             scope=frame.scope,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
+            specialized=node.specialized,
         )
         result = await pulse.caller.call(request)
         plan: dict[str, Any] = dict(result.parsed or {})

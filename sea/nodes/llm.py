@@ -51,6 +51,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         stream=node.speak,
         pulse_id=frame.pulse.pulse_id,
         scope=frame.scope,
+        specialized=node.specialized,
     )
 
 

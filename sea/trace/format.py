@@ -5,8 +5,8 @@ happened during the pulse carries ``seq``, its position in the pulse's event ord
 a replay can report the *first* point where it went another way.
 
 Fields added since version 1 was first published (the ``actions`` nodes' ``plans``,
-``actions`` and ``tools``, a tool call's ``action_id``) are optional, so traces written
-before them still load; such a trace simply has no pipelines to compare.
+``actions`` and ``tools``, a tool call's ``action_id``, ``plan_events``) are optional, so
+traces written before them still load; such a trace simply has no pipelines to compare.
 """
 
 from __future__ import annotations
@@ -69,6 +69,28 @@ class TraceLLMCall(_Entry):
     retries: int = Field(description="How many times the model was asked again.")
     outcome: str = Field(description="`ok`, `error` or `cancelled`.")
     error: str | None = Field(default=None, description="What went wrong, if anything.")
+    pattern: str | None = Field(
+        default=None,
+        description="The prompt pattern of the context: `base_main_specialized`, `base_main` "
+        "or `base_specialized`.",
+    )
+    stage: str | None = Field(
+        default=None, description="The Specialized guidelines' stage (or `file:PATH`), if any."
+    )
+    context: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The parts of the composed context, in order, each `{part, tokens, "
+        "detail}` (`part`: base, pins, short_term, specialized, history, prompt; `tokens` "
+        "estimated at four characters each).",
+    )
+    model_kind: str | None = Field(
+        default=None, description="`light`, `normal` or `fallback`: the model that answered."
+    )
+    cost: float = Field(default=0.0, description="What the call cost (the host's prices).")
+    fallback: str | None = Field(
+        default=None,
+        description="The model that answered after the first one failed (none: no fallback).",
+    )
 
 
 class TraceToolCall(_Entry):
@@ -166,6 +188,23 @@ class TraceMemoryWrite(_Entry):
     tags: list[str] = Field(description="Tags of the stored message.")
 
 
+class TracePlanEvent(_Entry):
+    """A plan event (seed 002's telemetry) of the pulse, kept for the reader: a replay
+    answers tools from the trace, so it makes no plan events and they are not compared."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str | None = Field(description="Playbook of the node whose tool call made it.")
+    node: str | None = Field(description="That node.")
+    event: str = Field(description="`plan_proposed`, `specs_set`, `approved`, ...")
+    plan_id: str = Field(description="The plan.")
+    actor: str = Field(description="`ai`, `user` or `system`.")
+    status: str = Field(description="The plan's status after it.")
+    at: str = Field(description="When (ISO 8601).")
+    reason: str = Field(default="", description="Why, when given.")
+    counts: dict[str, int] = Field(default_factory=dict, description="Specs, files, ...")
+    risk_score: float = Field(default=0.0, description="Risk score of the specs concerned.")
+
+
 class Trace(_Entry):
     """A recorded pulse."""
 
@@ -190,6 +229,11 @@ class Trace(_Entry):
         description="The earlier conversation the pulse could see, as SAIMemory JSON lines "
         "(a replay seeds a fresh store with it)."
     )
+    pins: list[str] = Field(
+        default_factory=list,
+        description="The persona's pinned items when the pulse started (a replay pins them "
+        "in its fresh store).",
+    )
     nodes: list[TraceNode] = Field(description="Nodes run, in order.")
     llm_calls: list[TraceLLMCall] = Field(description="Model calls, in order.")
     tool_calls: list[TraceToolCall] = Field(description="Tool calls, in order.")
@@ -205,6 +249,9 @@ class Trace(_Entry):
         "carry these descriptions and argument schemas).",
     )
     memory_writes: list[TraceMemoryWrite] = Field(description="Memory writes, in order.")
+    plan_events: list[TracePlanEvent] = Field(
+        default_factory=list, description="Plan events (seed 002's telemetry), in order."
+    )
     spoken: list[str] = Field(description="What the persona said.")
     status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")
     error: dict[str, Any] | None = Field(default=None, description="The pulse's error, if any.")

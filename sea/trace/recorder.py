@@ -25,6 +25,7 @@ from sea.engine.events import (
     LLMCalled,
     MemoryWritten,
     NodeStarted,
+    PlanChanged,
     PulseEnded,
     RefResolved,
     Spoken,
@@ -42,6 +43,7 @@ from sea.trace.format import (
     TraceNormalization,
     TracePersona,
     TracePlan,
+    TracePlanEvent,
     TraceTool,
     TraceToolCall,
 )
@@ -194,6 +196,7 @@ class TraceRecorder:
     history: list[dict[str, Any]]
     args: dict[str, Any] = field(default_factory=dict)
     playbook_dirs: list[str] = field(default_factory=list)
+    pins: list[str] = field(default_factory=list)
     recorded_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     _seq: int = 0
     _nodes: list[TraceNode] = field(default_factory=list)
@@ -202,6 +205,7 @@ class TraceRecorder:
     _writes: list[TraceMemoryWrite] = field(default_factory=list)
     _spoken: list[str] = field(default_factory=list)
     _plans: list[TracePlan] = field(default_factory=list)
+    _plan_events: list[TracePlanEvent] = field(default_factory=list)
     _actions: _Actions = field(default_factory=_Actions)
     _offered: dict[str, TraceTool] = field(default_factory=dict)
     _end: PulseEnded | None = None
@@ -230,6 +234,8 @@ class TraceRecorder:
             self._actions.observe(self._seq, event)
         elif isinstance(event, MemoryWritten):
             self._writes.append(_memory_write(self._seq, event))
+        elif isinstance(event, PlanChanged):
+            self._plan_events.append(_plan_event(self._seq, event))
         elif isinstance(event, Spoken):
             self._spoken.append(event.text)
         elif isinstance(event, PulseEnded):
@@ -253,6 +259,7 @@ class TraceRecorder:
             args=_plain(self.args),
             playbook_dirs=self.playbook_dirs,
             history=self.history,
+            pins=list(self.pins),
             nodes=self._nodes,
             llm_calls=self._llm,
             tool_calls=self._tools,
@@ -260,6 +267,7 @@ class TraceRecorder:
             actions=self._actions.entries(),
             tools=self._offered,
             memory_writes=self._writes,
+            plan_events=self._plan_events,
             spoken=self._spoken,
             status=end.status if end else "incomplete",
             error=_plain(end.error) if end and end.error else None,
@@ -301,6 +309,12 @@ def _llm_call(seq: int, record: Any) -> TraceLLMCall:
         retries=record.retries,
         outcome=record.outcome,
         error=record.error,
+        pattern=record.pattern,
+        stage=record.stage,
+        context=_plain(record.context),
+        model_kind=record.model_kind,
+        cost=record.cost,
+        fallback=record.fallback,
     )
 
 
@@ -315,6 +329,22 @@ def _tool_call(seq: int, event: ToolCalled) -> TraceToolCall:
         result=_plain(event.result),
         error=_plain(event.error) if event.error else None,
         action_id=event.action_id,
+    )
+
+
+def _plan_event(seq: int, event: PlanChanged) -> TracePlanEvent:
+    return TracePlanEvent(
+        seq=seq,
+        playbook=event.playbook,
+        node=event.node,
+        event=event.event,
+        plan_id=event.plan_id,
+        actor=event.actor,
+        status=event.status,
+        at=event.at,
+        reason=event.reason,
+        counts=dict(event.counts),
+        risk_score=event.risk_score,
     )
 
 

@@ -216,6 +216,8 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
         store = SQLiteStore(Path(tmp) / "memory.sqlite")
         try:
             seed_history(store, trace)
+            for text in trace.pins:
+                store.pin(trace.persona.id, text)
             model = scripted_model(trace)
             runtime = Runtime(
                 store,
@@ -227,7 +229,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             )
             recorder = TraceRecorder(
                 persona, trace.playbook, trace.input, trace.pulse_id, trace.history,
-                args=dict(trace.args),
+                args=dict(trace.args), pins=list(trace.pins),
             )
             async for event in runtime.astream_pulse(
                 persona, trace.playbook, trace.input, pulse_id=trace.pulse_id, args=trace.args

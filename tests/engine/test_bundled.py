@@ -40,7 +40,7 @@ def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: P
     assert len(recall) == 1 and "My cat is called Mochi." in recall[0]["content"]
     assert speak.messages[-1] == recall[0]
     tools = [e.tool for e in result.events if e.kind == "tool_call"]
-    assert tools == ["list_available_playbooks", "memory_search"]
+    assert tools == ["list_available_playbooks", "plan_memory", "memory_search"]
 
 
 def test_meta_agentic_loops_until_the_router_is_done(

@@ -51,3 +51,40 @@ def test_many_concurrent_pulses_of_one_runtime_all_end_ok(
 
     results = asyncio.run(all_of_them())
     assert [(r.status, r.outputs["count"]) for r in results] == [("ok", k + 1) for k in range(6)]
+
+
+def test_the_checkpoint_file_gives_back_the_space_of_ended_pulses(
+    tmp_path: Path, persona: Persona
+) -> None:
+    import json
+
+    from langchain_core.tools import tool
+
+    from saimemory.sqlite import SQLiteStore
+    from sea.chat.scripted import ScriptedChatModel
+    from sea.host.runtime import Runtime
+    from sea.lang.library import PlaybookLibrary
+    from sea.llm.models import ModelSet
+
+    @tool
+    def big() -> str:
+        """Return a large text."""
+        return "x" * 900_000
+
+    books = tmp_path / "books"
+    books.mkdir()
+    (books / "heavy.json").write_text(json.dumps({
+        "name": "heavy", "description": "Holds a large value.", "start_node": "get",
+        "nodes": [{"id": "get", "type": "tool", "action": "big", "output_key": "blob",
+                   "next": "done"},
+                  {"id": "done", "type": "set", "assignments": {"size": "=size({blob})"}}],
+    }))
+    path = tmp_path / "checkpoints.sqlite"
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    model = ModelSet.single(ScriptedChatModel.from_mapping({}))
+    with Runtime(store, model, tools=[big], library=PlaybookLibrary([books]),
+                 checkpoint_path=path) as runtime:
+        for _ in range(3):
+            result = runtime.run_pulse(persona, "heavy", "go")
+            assert result.status == "ok", result.error
+    assert path.stat().st_size < 500_000  # megabytes were written, and given back

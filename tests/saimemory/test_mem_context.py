@@ -75,5 +75,7 @@ def test_unknown_profile_is_an_error(store: SqlStore) -> None:
 
 def test_profile_models() -> None:
     assert PROFILE_MODEL == {"conversation": "normal", "router": "lightweight",
-                             "worker": "normal", "worker_light": "lightweight"}
+                             "worker": "normal", "worker_light": "lightweight",
+                             "base_main_specialized": "normal", "base_main": "normal",
+                             "base_specialized": "lightweight"}
     assert wrap_system("x") == "<system>\nx\n</system>"

@@ -44,7 +44,8 @@ def test_round_trip_into_another_persona(store: SqlStore) -> None:
     fill(store)
     buffer = io.BytesIO()
     assert export_jsonl(store, "alice", buffer) == 3
-    imported = import_jsonl(store, buffer.getvalue().splitlines(), persona="bob")
+    imported = import_jsonl(store, buffer.getvalue().splitlines(), persona="bob",
+                            allow_system=True)
     assert len(imported.written) == 3 and imported.skipped == 0
     original = list(store.iter_messages("alice"))
     copied = list(store.iter_messages("bob"))
@@ -65,7 +66,7 @@ def test_import_into_the_same_persona_after_delete(store: SqlStore) -> None:
     dump = list(export_lines(store, "alice"))
     before = snapshot(store, "alice")
     store.delete_persona("alice")
-    assert len(import_jsonl(store, dump).written) == 3
+    assert len(import_jsonl(store, dump, allow_system=True).written) == 3
     assert snapshot(store, "alice") == before
 
 
@@ -79,10 +80,10 @@ def snapshot(store: SqlStore, persona: str) -> tuple[list[tuple[str, str, str]],
 def test_importing_one_export_twice_writes_it_once(store: SqlStore, target: str) -> None:
     fill(store)
     dump = list(export_lines(store, "alice"))
-    first = import_jsonl(store, dump, persona=target)
+    first = import_jsonl(store, dump, persona=target, allow_system=True)
     assert (len(first.written), first.skipped) == ((0, 3) if target == "alice" else (3, 0))
     before = snapshot(store, target)
-    again = import_jsonl(store, dump, persona=target)
+    again = import_jsonl(store, dump, persona=target, allow_system=True)
     assert (again.written, again.skipped) == ([], 3)
     assert snapshot(store, target) == before
     assert before[1] == 2 and len(before[0]) == 3
@@ -90,11 +91,12 @@ def test_importing_one_export_twice_writes_it_once(store: SqlStore, target: str)
 
 def test_a_later_export_adds_only_what_is_new_in_the_same_threads(store: SqlStore) -> None:
     fill(store)
-    import_jsonl(store, list(export_lines(store, "alice")), persona="bob")
+    import_jsonl(store, list(export_lines(store, "alice")), persona="bob", allow_system=True)
     side = [t for t in store.threads("alice") if t.title == "research"][0]
     store.append(NewMessage("alice", "user", "more research", thread=side.id, created_at=T))
     store.append(NewMessage("alice", "user", "more talk", tags=(CONVERSATION_TAG,)))
-    result = import_jsonl(store, list(export_lines(store, "alice")), persona="bob")
+    result = import_jsonl(store, list(export_lines(store, "alice")), persona="bob",
+                          allow_system=True)
     assert [m.content for m in result.written] == ["more research", "more talk"]
     assert result.skipped == 3
     bob_side = [t for t in store.threads("bob") if t.title == "research"]

@@ -66,8 +66,9 @@ def call(box: ToolBox, name: str, args: dict[str, Any], pulse_id: str | None = N
     return asyncio.run(box.invoke(name, args, playbook="pb", node="n", pulse_id=pulse_id))
 
 
-def test_the_three_builtin_tools_are_there(box: ToolBox) -> None:
-    assert box.names() == ["list_available_playbooks", "memory_recent", "memory_search"]
+def test_the_four_builtin_tools_are_there(box: ToolBox) -> None:
+    assert box.names() == ["list_available_playbooks", "memory_recent", "memory_search",
+                           "plan_memory"]
 
 
 def test_list_available_playbooks_gives_router_callable_names_and_descriptions(
@@ -75,7 +76,7 @@ def test_list_available_playbooks_gives_router_callable_names_and_descriptions(
 ) -> None:
     listed = call(box, "list_available_playbooks", {})
     assert [p["name"] for p in listed] == [
-        "basic_chat", "memory_recall", "memory_research", "sub_act"
+        "basic_chat", "memory_recall", "memory_research", "sub_act", "sub_plan"
     ]
     assert all(p["description"] for p in listed)
     assert set(listed[0]) == {"name", "description"}

@@ -26,7 +26,8 @@ def test_run_json_prints_one_object_with_the_pulse(sea: Sea) -> None:
     assert done.code == 0, done.err
     result = orjson.loads(done.out)
     assert set(result) == {
-        "pulse_id", "status", "spoken", "error", "handled_errors", "llm_calls", "memory_writes"
+        "pulse_id", "status", "spoken", "error", "handled_errors", "llm_calls", "memory_writes",
+        "plan_events",
     }
     assert result["handled_errors"] == []
     assert result["status"] == "ok" and result["error"] is None

@@ -139,3 +139,82 @@ def test_on_a_postgresql_store_another_process_resumes_from_its_checkpoints(sea:
     finally:
         with psycopg.connect(DSN, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_sigterm_cancels_the_pulse_like_ctrl_c_and_leaves_no_checkpoints(sea: Sea) -> None:
+    import signal
+    import sqlite3
+    import time
+
+    script = {"responses": {
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "hi"}],
+        "sub_speak.compose": [" ".join(["word"] * 200)],
+    }, "chunk_delay_s": 0.05}
+    db = sea.root / "memory.sqlite"
+    env = {**os.environ, "SEA_HOME": str(sea.root / "home")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sea", "run", "--input", "Hello", "--db", str(db),
+         "--model", sea.script(script), "--events", "jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # wait until the reply streams
+            if '"kind":"token"' in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 130, proc.stderr.read() if proc.stderr else ""
+    time.sleep(0.1)
+    with sqlite3.connect(db) as conn:
+        replies = conn.execute("SELECT count(*) FROM messages WHERE role = 'assistant'").fetchone()
+    assert replies == (0,)  # the partial reply was not stored as complete
+    with sqlite3.connect(sea.root / "memory.checkpoints.sqlite") as conn:
+        left = conn.execute("SELECT count(*) FROM checkpoints").fetchone()
+    assert left == (0,)
+
+
+def test_a_killed_pulse_s_checkpoints_are_swept_and_a_waiting_one_is_kept(sea: Sea) -> None:
+    import signal
+    import sqlite3
+
+    directory = playbooks(sea)
+    db = sea.root / "memory.sqlite"
+    waiting = run_waiting(sea, directory, "--db", str(db))
+    script = {"responses": {
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "hi"}],
+        "sub_speak.compose": [" ".join(["word"] * 400)],
+    }, "chunk_delay_s": 0.05}
+    env = {**os.environ, "SEA_HOME": str(sea.root / "home")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sea", "run", "--input", "Hello", "--db", str(db),
+         "--model", sea.script(script), "--events", "jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if '"kind":"token"' in line:
+                break
+        proc.send_signal(signal.SIGKILL)  # no cleanup can run
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    checkpoints = sea.root / "memory.checkpoints.sqlite"
+
+    def threads() -> set[str]:
+        with sqlite3.connect(checkpoints) as conn:
+            return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+    before = threads()
+    assert waiting in before and len(before) == 2  # the killed pulse left its checkpoints
+    done = sea("run", "--input", "Hi", "--model", sea.script(), "--db", str(db), "--json")
+    assert done.code == 0, done.err
+    assert threads() == {waiting}  # swept; the waiting pulse kept
+    resumed = sea("resume", waiting, "--approve", "--db", str(db), "--playbooks",
+                  str(directory), "--model", sea.script(), "--json")
+    assert resumed.code == 0, resumed.err

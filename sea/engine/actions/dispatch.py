@@ -50,6 +50,8 @@ class CallTool(Protocol):
         *,
         action_id: str | None = None,
         approved: bool = False,
+        resumed: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Awaitable[Any]:
         """The tool's result (JSON data); failures raise ExecutionError subclasses."""
         ...
@@ -81,6 +83,18 @@ class Outcome:
         ]
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Outcome:
+        """The outcome :meth:`to_json` gave (for a resumed pulse's earlier actions)."""
+        normalized = [
+            Normalization(str(n["parameter"]), str(n["rule"]), str(n["from_type"]),
+                          str(n["to_type"]), n.get("detail"))
+            for n in data.get("normalized") or []
+        ]
+        status: Status = data["status"]
+        return cls(str(data["action_id"]), str(data["tool"]), status, data.get("result"),
+                   data.get("error"), normalized)
+
 
 @dataclass(frozen=True, slots=True)
 class Dispatcher:
@@ -93,6 +107,12 @@ class Dispatcher:
         call: How a tool call is made.
         string_cap: The most characters a string parameter may receive through a ref.
         approved: A person approved the plan (tools are not asked about again).
+        context: What a person's approval request made by one of the actions carries
+            besides the action's own result (the plan), so that the resumed node needs
+            neither the model nor the actions before it again.
+        resumed: The request the pulse waited on at this node, when it is resumed: the
+            actions it lists as done (``done``, in order, ok) are not run again (their
+            outcomes are taken as they were), and the action that asked gets the answer.
     """
 
     frame: Frame
@@ -101,17 +121,23 @@ class Dispatcher:
     call: CallTool
     string_cap: int | None = None
     approved: bool = False
+    context: Mapping[str, Any] = field(default_factory=dict)
+    resumed: Mapping[str, Any] | None = None
 
     async def run(self, actions: Sequence[PlannedAction]) -> list[Outcome]:
         """Run ``actions`` in order; every action has an outcome."""
         results: dict[str, Any] = {}
         outcomes: list[Outcome] = []
         failed: Outcome | None = None
-        for action in actions:
+        done = list((self.resumed or {}).get("done") or [])
+        for index, action in enumerate(actions):
             if failed is not None:
                 outcomes.append(self._skip(action, failed))
                 continue
-            outcome = await self._run_one(action, results)
+            if index < len(done) and done[index].get("action_id") == action.action_id:
+                outcome = Outcome.from_json(done[index])  # ran before the pulse waited
+            else:
+                outcome = await self._run_one(action, results, outcomes)
             outcomes.append(outcome)
             if outcome.status == "ok":
                 results[action.action_id] = outcome.result
@@ -119,7 +145,9 @@ class Dispatcher:
                 failed = outcome
         return outcomes
 
-    async def _run_one(self, action: PlannedAction, results: Mapping[str, Any]) -> Outcome:
+    async def _run_one(
+        self, action: PlannedAction, results: Mapping[str, Any], before: Sequence[Outcome]
+    ) -> Outcome:
         frame, pulse = self.frame, self.frame.pulse
         frame.emit(ActionStarted(pulse.pulse_id, frame.name, self.node, action.action_id,
                                  action.tool, dict(action.parameters)))
@@ -127,9 +155,12 @@ class Dispatcher:
         outcome = Outcome(action.action_id, action.tool, "ok")
         try:
             args = self._prepare(action, results, outcome)
+            asked = self.resumed if self.resumed is not None and self.resumed.get(
+                "action_id") == action.action_id else None
             outcome.result = await self.call(
                 frame, self.node, action.tool, args, action_id=action.action_id,
-                approved=self.approved,
+                approved=self.approved, resumed=asked,
+                context={**self.context, "done": [o.to_json() for o in before]},
             )
         except RefProblem as problem:
             outcome.status = "failed"

@@ -20,11 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.tools.refs import REF_PREFIX, ref_target
 from sea.jsontypes import json_text
+from sea.lang.jsonschemas import validator
 
 ACTION_ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 """An action id: a letter, then letters, digits and ``_`` (at most 64 characters)."""
@@ -235,9 +234,8 @@ def _ref_problem(
 def _literal_problems(label: str, spec: ToolSpec, literal: Mapping[str, Any]) -> list[str]:
     """Schema violations of the parameters that are not refs (required ones not asked)."""
     schema = {key: value for key, value in spec.parameters.items() if key != "required"}
-    validator = Draft202012Validator(schema)
     problems = []
-    for error in sorted(validator.iter_errors(dict(literal)), key=lambda e: list(e.path)):
+    for error in sorted(validator(schema).iter_errors(dict(literal)), key=lambda e: list(e.path)):
         where = "/".join(str(p) for p in error.absolute_path)
         if not where:
             continue  # unknown and missing parameters are reported above

@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from sea.errors import ToolArgumentError
 from sea.jsontypes import json_text, json_type
+from sea.lang.jsonschemas import SchemaValidator, validator
 
 TEXT_FIELDS = ("content", "text", "response")
 """Fields of a structured result that carry its text, in order of preference."""
@@ -68,8 +68,12 @@ def prepare_arguments(
     *,
     playbook: str | None,
     node: str | None,
+    check: SchemaValidator | None = None,
 ) -> dict[str, Any]:
     """Normalize ``args`` for ``schema`` and check them; the arguments to call the tool with.
+
+    ``check`` is the schema's validator when the caller keeps one (building it costs more
+    than most checks).
 
     Raises:
         ToolArgumentError: an argument is unknown, missing or of the wrong type.
@@ -90,7 +94,7 @@ def prepare_arguments(
         if value is None and name not in required and types and "null" not in types:
             continue
         prepared[name] = normalize_value(value, types)
-    problem = _first_problem(tool_name, schema, prepared)
+    problem = _first_problem(tool_name, schema, prepared, check or validator(schema))
     if problem is not None:
         raise ToolArgumentError(problem, playbook=playbook, node=node)
     return prepared
@@ -130,9 +134,13 @@ def normalize_value(value: Any, types: frozenset[str]) -> Any:
     return value
 
 
-def _first_problem(tool_name: str, schema: Mapping[str, Any], args: dict[str, Any]) -> str | None:
+def _first_problem(
+    tool_name: str, schema: Mapping[str, Any], args: dict[str, Any], check: SchemaValidator
+) -> str | None:
+    if check.is_valid(args):
+        return None
     errors = sorted(
-        Draft202012Validator(schema).iter_errors(args),
+        check.iter_errors(args),
         key=lambda e: (list(e.absolute_path), e.validator != "type"),
     )
     if not errors:

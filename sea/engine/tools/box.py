@@ -2,13 +2,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ValidationError
 
 from sea.engine.tools.arguments import prepare_arguments, tool_schema
 from sea.errors import ToolFailed, ToolNotFound, UsageError
+from sea.lang.jsonschemas import SchemaValidator, validator
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A tool's argument schema and its validator, worked out once per tool object."""
+
+    tool: BaseTool
+    schema: dict[str, Any]
+    check: SchemaValidator
+
+    @classmethod
+    def of(cls, tool: BaseTool) -> Signature:
+        """The signature of ``tool``."""
+        schema = tool_schema(tool)
+        check = validator(schema)
+        model = tool.args_schema
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            check = _ModelFirst(model, check)
+        return cls(tool, schema, check)
+
+
+class _ModelFirst:
+    """A validator that asks the tool's own pydantic model first (strict, compiled, and what
+    the tool itself will check), and the JSON Schema validator only when the model refuses:
+    for the verdict, and for the words of every error."""
+
+    def __init__(self, model: type[BaseModel], schema: SchemaValidator) -> None:
+        self._model = model
+        self._schema = schema
+
+    def is_valid(self, instance: Any) -> bool:
+        """Whether ``instance`` passes."""
+        try:
+            self._model.model_validate(instance, strict=True)
+        except ValidationError:
+            return self._schema.is_valid(instance)
+        return True
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        """The JSON Schema validator's errors."""
+        return iter(self._schema.iter_errors(instance))
+
+
+def signatures(tools: Iterable[BaseTool]) -> dict[str, Signature]:
+    """Name → signature of ``tools`` (what a runtime keeps for the tools it lives with)."""
+    return {tool.name: Signature.of(tool) for tool in tools}
 
 
 class ToolBox:
@@ -16,17 +65,36 @@ class ToolBox:
 
     Args:
         tools: The tools; names must be unique.
+        known: Signatures worked out before (e.g. by the runtime, once for its life), used
+            for the very tool objects they were made of.
 
     Raises:
         UsageError: two tools share a name.
     """
 
-    def __init__(self, tools: Iterable[BaseTool] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[BaseTool] = (), *, known: Mapping[str, Signature] | None = None
+    ) -> None:
         self._tools: dict[str, BaseTool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise UsageError(f"two tools are named {tool.name!r}; tool names must be unique")
             self._tools[tool.name] = tool
+        self._signatures: dict[str, Signature] = {
+            name: signature for name, signature in (known or {}).items()
+            if self._tools.get(name) is signature.tool
+        }
+
+    def signature(self, name: str) -> Signature:
+        """The argument schema and validator of a tool (worked out on first use).
+
+        Raises:
+            ToolNotFound: no tool has that name.
+        """
+        found = self._signatures.get(name)
+        if found is None:
+            found = self._signatures[name] = Signature.of(self.get(name))
+        return found
 
     def names(self) -> list[str]:
         """The tool names, sorted."""
@@ -61,7 +129,7 @@ class ToolBox:
 
     def schema(self, name: str) -> dict[str, Any]:
         """The JSON Schema of a tool's arguments."""
-        return tool_schema(self.get(name))
+        return self.signature(name).schema
 
     def check(
         self,
@@ -77,8 +145,11 @@ class ToolBox:
             ToolNotFound: no tool has that name.
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
         """
-        tool = self.get(name, playbook=playbook, node=node)
-        return prepare_arguments(name, tool_schema(tool), args, playbook=playbook, node=node)
+        self.get(name, playbook=playbook, node=node)
+        known = self.signature(name)
+        return prepare_arguments(
+            name, known.schema, args, playbook=playbook, node=node, check=known.check
+        )
 
     async def invoke(
         self,
@@ -101,7 +172,10 @@ class ToolBox:
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
         """
         tool = self.get(name, playbook=playbook, node=node)
-        prepared = prepare_arguments(name, tool_schema(tool), args, playbook=playbook, node=node)
+        known = self.signature(name)
+        prepared = prepare_arguments(
+            name, known.schema, args, playbook=playbook, node=node, check=known.check
+        )
         try:
             metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
             return await tool.ainvoke(prepared, config={"metadata": metadata})

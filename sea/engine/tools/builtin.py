@@ -5,6 +5,9 @@
   query (``match="any"``: one word suffices, punctuation is ignored, rare words rank first),
   or with ``match="all"`` every word as written.
 * ``memory_recent``: the persona's newest messages.
+* ``plan_memory``: the persona's plan in progress, summarized with seed 001's instruction
+  for a router's or planner's prompt (:func:`sea.engine.plans.memory.plan_memory`); it reads
+  the store only, so it is there with or without a workspace.
 
 Memory results are ``[{role, content, created_at}]``, oldest first for ``memory_recent`` and
 best first for ``memory_search``. When the call's metadata names the current pulse
@@ -21,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
 from saimemory import Message, MessageStore
+from sea.engine.plans.memory import plan_memory
 from sea.engine.tools.signatures import ARGUMENTS
 from sea.lang.models import Playbook
 
@@ -47,6 +51,7 @@ def builtin_tools(
         _list_playbooks_tool(library),
         _memory_search_tool(store, persona_id),
         _memory_recent_tool(store, persona_id),
+        _plan_memory_tool(store, persona_id),
     ]
 
 
@@ -96,6 +101,19 @@ def _memory_recent_tool(store: MessageStore, persona_id: str) -> BaseTool:
         run,
         name="memory_recent",
         description="The persona's most recent messages, oldest first.",
+    )
+
+
+def _plan_memory_tool(store: MessageStore, persona_id: str) -> BaseTool:
+    def run() -> dict[str, Any]:
+        return plan_memory(store.current_plan(persona_id))
+
+    return _tool(
+        run,
+        name="plan_memory",
+        description="The persona's plan in progress (title, status, next specs), or that "
+        "there is none, with what to do about it: {active, plan_id, title, status, "
+        "next_specs, summary, instruction, note}.",
     )
 
 

@@ -92,7 +92,6 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from sea.engine.tools.arguments import (
@@ -103,6 +102,7 @@ from sea.engine.tools.arguments import (
 )
 from sea.errors import SeaError
 from sea.jsontypes import json_text, json_type
+from sea.lang.jsonschemas import validator
 
 REF_PREFIX = "ref:"
 """What a parameter value starts with when it is a ref to an earlier action's result."""
@@ -560,7 +560,7 @@ def _problems(
     for key in ("$defs", "definitions"):
         if key in root and key not in schema:
             schema[key] = root[key]
-    return list(Draft202012Validator(schema).iter_errors(value))
+    return list(validator(schema).iter_errors(value))
 
 
 def _accepts(types: frozenset[str], value: object) -> bool:

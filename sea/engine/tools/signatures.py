@@ -1,16 +1,18 @@
 """The built-in tools' names and arguments, without the tools (and without LangChain), so
 that ``sea validate`` knows them and stays quick to start.
 
-Two catalogues: :data:`ARGUMENTS`, the tools every runtime has (:func:`builtin_tool_schemas`),
-and :data:`WORKSPACE_ARGUMENTS`, the workspace tools a runtime has only when its host gives it
+Three catalogues: :data:`ARGUMENTS`, the tools every runtime has (:func:`builtin_tool_schemas`);
+:data:`WORKSPACE_ARGUMENTS`, the workspace tools a runtime has only when its host gives it
 a workspace directory (:func:`workspace_tool_schemas`;
-:func:`sea.engine.tools.workspace.workspace_tools` builds them from these same models)."""
+:func:`sea.engine.tools.workspace.workspace_tools` builds them from these same models); and
+:data:`PLAN_ARGUMENTS`, the plan tools, present with a workspace too
+(:func:`plan_tool_schemas`; :mod:`sea.engine.plans.tools` builds them)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_LIMIT = 50
 
@@ -41,6 +43,7 @@ ARGUMENTS: dict[str, type[BaseModel]] = {
     "list_available_playbooks": _NoArgs,
     "memory_search": _SearchArgs,
     "memory_recent": _RecentArgs,
+    "plan_memory": _NoArgs,
 }
 """Built-in tool name → its arguments (one entry per tool :func:`builtin_tools` makes)."""
 
@@ -116,3 +119,121 @@ def workspace_tool_schemas() -> dict[str, dict[str, Any]]:
     """Name → argument JSON Schema of every workspace tool (for a validator whose runtime has a
     workspace; :func:`builtin_tool_schemas` leaves them out)."""
     return {name: model.model_json_schema() for name, model in WORKSPACE_ARGUMENTS.items()}
+
+
+
+
+def _plan_id() -> Any:
+    return Field(
+        min_length=1, max_length=200,
+        description="The plan's id (what plan_propose returned as plan_id).",
+        json_schema_extra={"x-sea-ref": ["plan_id"]},  # a ref gives its plan_id
+    )
+
+
+class _PlanSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["create", "write", "mkdir", "read", "analyze", "run", "delete"] = Field(
+        description="`create` a new file, `write` (overwrite) a file, `mkdir` a folder, "
+        "`read` a file, `analyze` (think, no change), `run` an allowed command, `delete` a "
+        "file or an empty folder."
+    )
+    path: str = Field(default="", description="The file or folder. " + _PATH)
+    content: str | None = Field(
+        default=None,
+        description="The whole text a `create` or `write` puts in the file; for `run`, the "
+        "command line. Leave it out for the other kinds.",
+    )
+    description: str = Field(default="", max_length=500, description="What the step is for.")
+    optional: bool = Field(default=False, description="The plan goes on if this step fails.")
+
+
+class _PlanSelection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    all: bool = Field(default=False, description="Every spec of the plan.")
+    ids: list[str] = Field(default_factory=list, description="The spec ids, e.g. [\"1\", \"3\"].")
+
+
+class _ProposeArgs(BaseModel):
+    title: str = Field(min_length=1, max_length=200, description="A short title of the plan.")
+    content: str = Field(
+        max_length=20_000, description="The plan itself: its goal and its steps, in words."
+    )
+    rationale: str = Field(default="", max_length=2000, description="Why this plan.")
+    tags: list[str] = Field(default_factory=list, description="Labels, e.g. `game`.")
+
+
+class _SetSpecsArgs(BaseModel):
+    plan_id: str = _plan_id()
+    specs: list[_PlanSpec] = Field(
+        min_length=1, max_length=100,
+        description="The concrete steps, in order (they replace any earlier specs).",
+    )
+
+
+class _PreviewArgs(BaseModel):
+    plan_id: str = _plan_id()
+    selection: _PlanSelection | None = Field(
+        default=None, description="Which specs (default: the plan's selection, else all)."
+    )
+
+
+class _RequestApprovalArgs(BaseModel):
+    plan_id: str = _plan_id()
+    selection: _PlanSelection = Field(
+        default_factory=lambda: _PlanSelection(all=True),
+        description="Which specs to ask about (default: all).",
+    )
+    reason: str = Field(default="", max_length=500, description="Why they should be approved.")
+
+
+class _PlanIdArgs(BaseModel):
+    plan_id: str = _plan_id()
+
+
+class _StepArgs(BaseModel):
+    step_id: str = Field(
+        min_length=1, max_length=300,
+        description="A step id, `<plan_id>:<spec id>` (plan_propose's first_step_id).",
+        json_schema_extra={"x-sea-ref": ["step_id", "first_step_id"]},
+    )
+
+
+class _ListPlansArgs(BaseModel):
+    status: Literal[
+        "proposed", "pending_review", "approved", "scheduled", "executing", "completed",
+        "aborted",
+    ] | None = Field(default=None, description="Only plans in this status.")
+
+
+class _MarkPendingArgs(BaseModel):
+    plan_id: str = _plan_id()
+    pending: bool = Field(
+        default=True,
+        description="true: queue the approved plan for later; false: take it off the queue.",
+    )
+
+
+PLAN_ARGUMENTS: dict[str, type[BaseModel]] = {
+    "plan_propose": _ProposeArgs,
+    "plan_set_action_specs": _SetSpecsArgs,
+    "plan_preview": _PreviewArgs,
+    "plan_request_approval": _RequestApprovalArgs,
+    "plan_execute": _PlanIdArgs,
+    "plan_get_state": _PlanIdArgs,
+    "plan_get_step": _StepArgs,
+    "plan_get_current": _NoArgs,
+    "plan_list": _ListPlansArgs,
+    "plan_mark_pending": _MarkPendingArgs,
+    "plan_clear_current": _NoArgs,
+}
+"""Plan tool name → its arguments (one entry per tool :mod:`sea.engine.plans.tools` makes).
+Present, like the workspace tools, only when the host gives a workspace."""
+
+
+def plan_tool_schemas() -> dict[str, dict[str, Any]]:
+    """Name → argument JSON Schema of every plan tool (for a validator whose runtime has a
+    workspace)."""
+    return {name: model.model_json_schema() for name, model in PLAN_ARGUMENTS.items()}

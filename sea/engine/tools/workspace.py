@@ -26,7 +26,7 @@
 Paths are relative to the root, ``/``-separated; results give them the same way (through the
 links they were found by), so any result path can be passed to another workspace tool.
 
-Confinement (one helper, :meth:`_Workspace.locate`, for all three tools): an absolute path, a
+Confinement (one helper, :meth:`Workspace.locate`, for all three tools): an absolute path, a
 path with ``..`` and a path through a symbolic link that resolves outside the root are refused
 with a :class:`WorkspaceError` naming the path and the reason; symbolic links that stay inside
 are followed. A missing path is a :class:`WorkspaceError` too ("no such file or directory in
@@ -45,7 +45,7 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath, PurePosixPath
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, overload
 
 from langchain_core.tools import BaseTool, StructuredTool
 
@@ -84,7 +84,7 @@ def workspace_tools(root: Path) -> list[BaseTool]:
     Raises:
         UsageError: ``root`` is not an existing directory.
     """
-    workspace = _Workspace(root)
+    workspace = Workspace(root)
     return [
         _tool(
             workspace.list_files,
@@ -136,9 +136,10 @@ def _tool(run: Callable[..., dict[str, Any]], *, name: str, description: str) ->
     )
 
 
-class _Workspace:
+class Workspace:
     """One workspace root and the three tools' work, every path going through
-    :meth:`locate`."""
+    :meth:`locate` (public, so that whatever else works in the workspace, plans say,
+    confines its paths the same way)."""
 
     def __init__(self, root: Path) -> None:
         try:
@@ -202,20 +203,39 @@ class _Workspace:
 
     # -- confinement ---------------------------------------------------------------------------
 
-    def locate(self, path: str) -> tuple[Path, str, os.stat_result]:
+    @overload
+    def locate(self, path: str) -> tuple[Path, str, os.stat_result]: ...
+
+    @overload
+    def locate(
+        self, path: str, *, missing_ok: Literal[True]
+    ) -> tuple[Path, str, os.stat_result | None]: ...
+
+    def locate(
+        self, path: str, *, missing_ok: bool = False
+    ) -> tuple[Path, str, os.stat_result | None]:
         """Where ``path`` (relative to the root) really is, how results show it and its status.
 
         The real path has no symbolic link in it and lies inside the root.
 
+        With ``missing_ok`` (for a file or folder about to be made), a path that does not
+        exist is no error: its status is ``None`` and its real path is that of its deepest
+        existing folder (links followed and checked as above) joined with the missing rest,
+        so it lies inside the root too. A symbolic link that leads nowhere is refused then,
+        since making the path would make the link's target.
+
         Raises:
             WorkspaceError: ``path`` is absolute, has ``..``, has a NUL character, goes through
-                a symbolic link that resolves outside the root, or does not exist.
+                a symbolic link that resolves outside the root, or does not exist (unless
+                ``missing_ok``).
         """
         parts = _parts(path)
         real, info = self.root, _stat(self.root, path)
         for index, part in enumerate(parts):
             here = _join_parts(parts[: index + 1])
             followed = self._follow(real / part, path, here)
+            if followed is None and missing_ok:
+                return _missing(real, parts[index:], path, here), _join_parts(parts), None
             if followed is None:
                 raise WorkspaceError(f"no such file or directory in the workspace: {path!r}")
             real, info = followed
@@ -282,7 +302,7 @@ class _Workspace:
 class _Search:
     """One ``search_files`` call: a walk in path order, each real file and folder once."""
 
-    def __init__(self, workspace: _Workspace, query: str) -> None:
+    def __init__(self, workspace: Workspace, query: str) -> None:
         self.workspace = workspace
         self.needle = query.casefold()
         self.matches: list[dict[str, Any]] = []
@@ -333,6 +353,20 @@ class _Search:
                     self.matches.append({"path": shown, "line": number, "text": text})
         except (WorkspaceError, OSError):
             return  # binary, vanished or unreadable: not searched
+
+
+def _missing(real: Path, rest: tuple[str, ...], path: str, here: str) -> Path:
+    """The real path of a missing ``path`` whose first missing component is ``rest[0]`` in
+    the real folder ``real``.
+
+    Raises:
+        WorkspaceError: that component is a symbolic link leading nowhere.
+    """
+    if (real / rest[0]).is_symlink():
+        raise WorkspaceError(
+            f"path {path!r} is refused: {here!r} is a symbolic link that leads nowhere"
+        )
+    return real.joinpath(*rest)
 
 
 def _parts(path: str) -> tuple[str, ...]:

@@ -3,13 +3,13 @@ itself comes from :mod:`sea.lang.graph`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from sea.lang import codes
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.graph import Graph, cycles, reachable, successors
-from sea.lang.hints import did_you_mean, suggest
+from sea.lang.hints import Suggester
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import join_pointer
 from sea.lang.models import Playbook
@@ -20,9 +20,15 @@ _EDGE_CODES = {
 }
 
 
-def _target_hint(target: str, ids: Iterable[str]) -> str:
-    shown = ", ".join(f"`{i}`" for i in ids)
-    return suggest(target, ids) + f"node ids: {shown}"
+_SHOWN_IDS = 30
+"""Node ids a hint lists at most (a hint's length must not grow with the playbook)."""
+
+
+def _target_hint(target: str, ids: Sequence[str], hints: Suggester) -> str:
+    shown = ", ".join(f"`{i}`" for i in ids[:_SHOWN_IDS])
+    if len(ids) > _SHOWN_IDS:
+        shown += f" and {len(ids) - _SHOWN_IDS} more"
+    return hints.suggest(target) + f"node ids: {shown}"
 
 
 def _duplicates(playbook: Playbook) -> list[Issue]:
@@ -60,6 +66,7 @@ def check_ids_and_targets(playbook: Playbook, context: CheckContext) -> list[Iss
     and ``next`` beside ``conditional_next`` (ignored)."""
     ids = list(dict.fromkeys(node.id for node in playbook.nodes))
     known = set(ids)
+    hints = Suggester(ids)
     issues = _duplicates(playbook)
     if playbook.start_node not in known:
         issues.append(
@@ -67,7 +74,7 @@ def check_ids_and_targets(playbook: Playbook, context: CheckContext) -> list[Iss
                 codes.MISSING_START,
                 f"start_node `{playbook.start_node}` names no node",
                 "/start_node",
-                hint=_target_hint(playbook.start_node, ids),
+                hint=_target_hint(playbook.start_node, ids, hints),
             )
         )
     for index, node in indexed(playbook):
@@ -81,7 +88,7 @@ def check_ids_and_targets(playbook: Playbook, context: CheckContext) -> list[Iss
                     f"{field} of node `{node.id}` goes to `{edge.target}`, which is not a node",
                     node_pointer(index) + "/" + edge.field,
                     node_id=node.id,
-                    hint=_target_hint(edge.target, ids),
+                    hint=_target_hint(edge.target, ids, hints),
                 )
             )
         if node.conditional_next is not None and node.next is not None:
@@ -126,13 +133,13 @@ def _unbounded_loops(playbook: Playbook, graph: Graph) -> list[Issue]:
 
 def _meant_targets(graph: Graph) -> set[str]:
     """Nodes a misspelt edge target probably meant (not reported as unreachable too)."""
-    ids = list(graph)
+    hints = Suggester(graph)
     return {
         close
         for edges_ in graph.values()
         for edge in edges_
         if edge.target is not None and edge.target not in graph
-        for close in [did_you_mean(edge.target, ids)]
+        for close in [hints.close(edge.target)]
         if close is not None
     }
 

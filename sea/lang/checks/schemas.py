@@ -1,4 +1,5 @@
-"""``response_schema`` must be a valid JSON Schema (2020-12)."""
+"""``response_schema`` must be a valid JSON Schema (2020-12) that SEA can run: its patterns
+compile on the linear-time regex engine and its ``$ref``s resolve within it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.issues import Issue, error, warning
+from sea.lang.jsonschemas import SchemaProblem, schema_problems
 from sea.lang.locate import escape_pointer, join_pointer
 from sea.lang.metaschema import metaschema
 from sea.lang.models import Playbook
@@ -94,7 +96,33 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
                 hint="see https://json-schema.org/understanding-json-schema/",
             )
         )
+    for problem in schema_problems(schema):
+        pointer = base + join_pointer(*problem.path)
+        if not any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
+            issues.append(_runnable_issue(node, pointer, problem))
     return issues
+
+
+_RE2_HINT = (
+    "patterns run on RE2, in time linear in the text, so no answer can stall the host; it "
+    "has no backreferences (`\\1`) or lookarounds (`(?=`, `(?!`, `(?<=`, `(?<!`): rewrite "
+    "the pattern without them, or check the value in a later node"
+)
+
+
+def _runnable_issue(node: LLMNode, pointer: str, problem: SchemaProblem) -> Issue:
+    """The issue of a schema the metaschema accepts but SEA cannot run."""
+    at_key = problem.path[-2:-1] == ("patternProperties",)
+    if problem.kind == "unsupported_pattern":
+        return error(codes.UNSUPPORTED_PATTERN, f"response_schema: {problem.message}", pointer,
+                     node_id=node.id, at_key=at_key, hint=_RE2_HINT)
+    hint = (
+        "a `$ref` points into the schema itself, e.g. `#/$defs/name` with `$defs` beside it"
+        if problem.kind == "unresolved_ref"
+        else "JSON Schema patterns are regular expressions (ECMA-262, as RE2 reads them)"
+    )
+    return error(codes.BAD_RESPONSE_SCHEMA, f"response_schema: {problem.message}", pointer,
+                 node_id=node.id, at_key=at_key, hint=hint)
 
 
 def _declared(schema: Any, path: list[str]) -> bool:

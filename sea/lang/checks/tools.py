@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from sea.lang import codes
 from sea.lang.checks.arguments import Callee, argument_issues
 from sea.lang.checks.context import CheckContext, ToolCatalogue
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
+from sea.lang.jsonschemas import validator
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
 from sea.lang.node_models import ToolNode
@@ -34,7 +33,7 @@ def _literal_issue(
 ) -> Issue | None:
     if isinstance(value, str) and references(value):
         return None
-    problems = list(Draft202012Validator(dict(schema)).iter_errors(value))
+    problems = list(validator(dict(schema)).iter_errors(value))
     if not problems:
         return None
     return error(

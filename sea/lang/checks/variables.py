@@ -7,7 +7,7 @@ from sea.lang.checks.context import CheckContext
 from sea.lang.checks.dataflow import Definitions, Read, definitions, node_reads, root_of
 from sea.lang.checks.nodes import indexed
 from sea.lang.graph import failure_targets, reachable, successors
-from sea.lang.hints import suggest
+from sea.lang.hints import Suggester
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import join_pointer
 from sea.lang.models import Playbook
@@ -21,9 +21,9 @@ def _error_scope(playbook: Playbook) -> set[str]:
     return reachable(successors(playbook.nodes), failure_targets(playbook.nodes))
 
 
-def _issue(read: Read, defs: Definitions, known: set[str]) -> Issue:
+def _issue(read: Read, defs: Definitions, hints: Suggester) -> Issue:
     ref = f"`{{{read.path or read.root}}}`" if read.char_offset is not None else f"`{read.path}`"
-    suggestion = suggest(read.root, known)
+    suggestion = hints.suggest(read.root)
     if defs.uncertain:
         code, make = codes.UNCERTAIN_VARIABLE, warning
         message = (
@@ -77,6 +77,7 @@ def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
     defs = definitions(playbook, context)
     known = set(defs.names) | ALWAYS_DEFINED
     error_scope: set[str] | None = None
+    hints = Suggester(known)  # one lookup per unknown name, a bounded number of them
     issues: list[Issue] = _outputs(playbook, defs, known)
     for index, node in indexed(playbook):
         for read in node_reads(index, node):
@@ -99,5 +100,5 @@ def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
                     )
                 )
                 continue
-            issues.append(_issue(read, defs, known))
+            issues.append(_issue(read, defs, hints))
     return issues

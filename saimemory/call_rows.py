@@ -1,0 +1,90 @@
+"""Call records over an open transaction (table ``call_records`` of migration 5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from saimemory.calls import CALL_KINDS, CALL_OUTCOMES, CallKind, CallOutcome, CallRecord
+from saimemory.errors import InvalidMessageError
+from saimemory.prepare import check_identifier, from_micros, to_micros
+from saimemory.tx import Row, Tx
+
+_COLUMNS = (
+    "id, persona, kind, name, outcome, pulse_id, playbook, node, pattern, model_kind, "
+    "latency_s, tokens_in, tokens_out, retries, cost, fallback, error, created_us"
+)
+MAX_ERROR_CHARS = 2_000
+"""The longest error text a record keeps (the rest is cut)."""
+
+
+def check_call(record: CallRecord) -> None:
+    """Refuse a record the store cannot keep (:class:`InvalidMessageError`)."""
+    check_identifier(record.persona, "persona")
+    check_identifier(record.name, "call name")
+    if record.kind not in CALL_KINDS:
+        raise InvalidMessageError(f"call kind must be model or tool, got {record.kind!r}")
+    if record.outcome not in CALL_OUTCOMES:
+        raise InvalidMessageError(f"call outcome must be ok, error or cancelled, "
+                                  f"got {record.outcome!r}")
+    for name in ("pulse_id", "playbook", "node", "pattern", "model_kind"):
+        check_identifier(getattr(record, name), name, optional=True)
+    for name in ("tokens_in", "tokens_out", "retries"):
+        value = getattr(record, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidMessageError(f"{name} must be an integer >= 0, got {value!r}")
+    for name in ("latency_s", "cost"):
+        value = getattr(record, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value >= 0
+        ):
+            raise InvalidMessageError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
+    """Write the records (already checked)."""
+    for r in records:
+        error = None if r.error is None else r.error.replace("\x00", "")[:MAX_ERROR_CHARS]
+        tx.run(
+            "INSERT INTO call_records (persona, kind, name, outcome, pulse_id, playbook, node, "
+            "pattern, model_kind, latency_s, tokens_in, tokens_out, retries, cost, fallback, "
+            "error, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.persona, r.kind, r.name, r.outcome, r.pulse_id, r.playbook, r.node, r.pattern,
+             r.model_kind, float(r.latency_s), r.tokens_in, r.tokens_out, r.retries,
+             float(r.cost), 1 if r.fallback else 0, error, now_us),
+        )
+
+
+def _record(row: Row) -> CallRecord:
+    return CallRecord(
+        id=int(row[0]), persona=row[1], kind=cast(CallKind, row[2]), name=row[3],
+        outcome=cast(CallOutcome, row[4]), pulse_id=row[5], playbook=row[6], node=row[7],
+        pattern=row[8], model_kind=row[9], latency_s=float(row[10]), tokens_in=int(row[11]),
+        tokens_out=int(row[12]), retries=int(row[13]), cost=float(row[14]),
+        fallback=bool(row[15]), error=row[16], created_at=from_micros(row[17]),
+    )
+
+
+def read_calls(
+    tx: Tx, persona: str | None, since: datetime | None, pulse_id: str | None
+) -> list[CallRecord]:
+    """The records of ``persona`` (every persona when None), from ``since`` on (inclusive),
+    of one pulse when ``pulse_id`` is given; oldest first."""
+    where: list[str] = []
+    params: list[Any] = []
+    if persona is not None:
+        where.append("persona = ?")
+        params.append(persona)
+    if since is not None:
+        if since.tzinfo is None:
+            raise InvalidMessageError(f"since must be timezone-aware, got {since!r}")
+        where.append("created_us >= ?")
+        params.append(to_micros(since))
+    if pulse_id is not None:
+        where.append("pulse_id = ?")
+        params.append(pulse_id)
+    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    rows = tx.fetch(f"SELECT {_COLUMNS} FROM call_records {clause}ORDER BY id", params)
+    return [_record(row) for row in rows]

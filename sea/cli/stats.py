@@ -1,0 +1,126 @@
+"""``sea stats``: statistics over the model and tool calls kept in SAIMemory.
+
+Every pulse's calls are stored when it ends (``call_records``). The tables show, per
+``playbook.node``, per prompt pattern and per model, the model calls: how many, failures and
+failure rate, retries, fallbacks, latency p50/p95, tokens in and out, cost; and the tool calls
+per tool. ``--json`` prints one object: the totals of the model calls at the top level
+(``calls``, ``failures``, ``retries``, ``tokens_in``, ``tokens_out``, ``cost``...) and the
+tables beneath them (``by_node``, ``by_pattern``, ``by_model``, ``tools``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from saimemory import MemoryStoreError, open_store
+from sea.cli._setup import add_db_argument, store_location
+from sea.cli._text import printable
+from sea.errors import SeaError, UsageError
+from sea.llm.stats import Statistics, StatsRow, statistics
+
+_AGO = re.compile(r"(?P<count>\d+)(?P<unit>[smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sea stats``."""
+    parser = subparsers.add_parser(
+        "stats", help="statistics of model and tool calls (per node, pattern, model, tool)"
+    )
+    add_db_argument(parser)
+    parser.add_argument("--persona", help="only this persona's calls (default: every persona)")
+    parser.add_argument("--since", help="only calls from then on: an ISO 8601 time with a UTC "
+                        "offset, or a time ago such as 30m, 24h, 7d")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=_stats)
+
+
+def since_time(text: str | None, now: datetime) -> datetime | None:
+    """The moment ``--since`` names (None when not given).
+
+    Raises:
+        UsageError: neither a time ago (``24h``) nor an ISO 8601 time with an offset.
+    """
+    if text is None:
+        return None
+    ago = _AGO.fullmatch(text.strip())
+    if ago is not None:
+        return now - timedelta(**{_UNITS[ago["unit"]]: int(ago["count"])})
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--since {text!r} is neither a time ago (30m, 24h, 7d) nor an "
+                         "ISO 8601 time", code="SEA321") from None
+    if moment.tzinfo is None:
+        raise UsageError(f"--since {text!r} needs a UTC offset, e.g. {text}+00:00",
+                         code="SEA321")
+    return moment
+
+
+def _stats(args: argparse.Namespace) -> int:
+    since = since_time(args.since, datetime.now(UTC))
+    try:
+        store = open_store(store_location(args.db))
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    try:
+        records = store.call_records(args.persona, since=since)
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    finally:
+        store.close()
+    found = statistics(records)
+    if args.json:
+        print(orjson.dumps(found.to_json()).decode())
+        return 0
+    console = Console(highlight=False)
+    if not console.is_terminal:  # piped: wide enough for every column
+        console = Console(highlight=False, width=200)
+    if not found.total.calls and not found.tools:
+        console.print("no calls recorded" + (f" since {args.since}" if args.since else ""))
+        return 0
+    _print_tables(console, found)
+    return 0
+
+
+def _print_tables(console: Console, found: Statistics) -> None:
+    t = found.total
+    console.print(printable(
+        f"{t.calls} model calls, {t.failures} failed ({t.failure_rate:.0%}), {t.retries} "
+        f"retries, {t.fallbacks} fallbacks, {t.tokens_in} tokens in, {t.tokens_out} out, "
+        f"cost {t.cost:.4f}"
+    ))
+    for title, rows in (("playbook.node", found.by_node), ("pattern", found.by_pattern),
+                        ("model", found.by_model)):
+        if rows:
+            console.print(stats_table(title, rows, tokens=True))
+    if found.tools:
+        console.print(stats_table("tool", found.tools, tokens=False))
+
+
+def stats_table(title: str, rows: list[StatsRow], *, tokens: bool) -> Table:
+    """One table: a row per key with its calls, failures (and rate), retries, fallbacks,
+    latency p50/p95 and, for model calls, tokens and cost."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    headers = [title, "calls", "failed", "retries", "p50", "p95"]
+    if tokens:
+        headers += ["fallbacks", "in", "out", "cost"]
+    for index, header in enumerate(headers):
+        table.add_column(header, no_wrap=True, justify="left" if index == 0 else "right")
+    for row in rows:
+        cells = [str(row.calls), f"{row.failures} ({row.failure_rate:.0%})", str(row.retries),
+                 f"{row.latency_p50_s:.2f}s", f"{row.latency_p95_s:.2f}s"]
+        if tokens:
+            cells += [str(row.fallbacks), str(row.tokens_in), str(row.tokens_out),
+                      f"{row.cost:.4f}"]
+        table.add_row(Text(printable(row.key)), *cells)
+    return table

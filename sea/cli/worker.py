@@ -1,0 +1,100 @@
+"""``sea worker``: run queued pulses and schedules until stopped (SIGINT or SIGTERM).
+
+Any number of workers, on any machines, share one PostgreSQL database: each runs up to
+``--concurrency`` pulses at once, a persona's pulses one at a time in submission order.
+A worker that dies (SIGKILL, a crash, a lost connection) stops sending heartbeats; after
+``--stall-timeout`` seconds another worker continues its pulses from their last
+checkpoints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from saimemory import open_store
+from sea.cli._setup import store_location
+from sea.cli.run import add_busy_arguments, add_model_arguments, models_of, runtime_of
+from sea.lang.library import PlaybookLibrary
+
+
+def register(subparsers: Any) -> None:
+    """Add ``sea worker``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "worker", help="run queued pulses and schedules (PostgreSQL) until stopped"
+    )
+    add_model_arguments(parser)
+    add_busy_arguments(parser, timeout=600.0)
+    parser.add_argument("--concurrency", type=_positive_int, default=1,
+                        help="pulses run at once (default: 1)")
+    parser.add_argument("--attempts", type=_positive_int, default=3,
+                        help="starts of a pulse before it ends failed (default: 3)")
+    parser.add_argument("--stall-timeout", type=_positive, default=30.0, metavar="SECONDS",
+                        help="a worker silent this long is taken for dead and its pulses "
+                        "go to other workers (default: 30)")
+    parser.add_argument("--heartbeat", type=_positive, default=5.0, metavar="SECONDS",
+                        help="seconds between this worker's heartbeats (default: 5)")
+    parser.add_argument("--retry-wait", type=_positive, default=1.0, metavar="SECONDS",
+                        help="wait before a failed pulse is tried again, doubled at each "
+                        "attempt (default: 1)")
+    parser.add_argument("--tick", type=_positive, default=1.0, metavar="SECONDS",
+                        help="seconds between looks at the schedules (default: 1)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not print a line per pulse that ends")
+    parser.set_defaults(func=worker_command)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    """Handler of ``sea worker``."""
+    from sea.cli.run import search_dirs
+    from sea.queue import PulseQueue, Worker, WorkerOptions
+
+    options = WorkerOptions(
+        concurrency=args.concurrency, attempts=args.attempts,
+        stall_timeout=args.stall_timeout, heartbeat=args.heartbeat,
+        retry_wait=args.retry_wait, tick=args.tick,
+    )
+    location = store_location(args.db)
+    queue = PulseQueue(location, pool_size=args.concurrency + 4)
+    library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
+    models = models_of(args)
+
+    def report(line: str) -> None:
+        if not args.quiet:
+            print(f"sea worker: {line}", file=sys.stderr, flush=True)
+
+    async def work() -> None:
+        store = open_store(location)
+        try:
+            runtime = runtime_of(args, store, models, library, location, keep_checkpoints=True)
+            async with queue:
+                worker = Worker(queue, runtime, options, report=report)
+                report(f"{worker.name} runs up to {options.concurrency} pulse(s) at once")
+                await worker.run()
+        finally:
+            store.close()
+
+    asyncio.run(work())
+    return 0

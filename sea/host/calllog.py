@@ -1,0 +1,99 @@
+"""Keeping a pulse's call records in SAIMemory (the ``call_records`` table), for ``sea stats``.
+
+A :class:`CallLog` watches the events of one drive of a pulse, turns each model call
+(``llm_call``) and tool call (``tool_call``) into a :class:`saimemory.calls.CallRecord`, and
+writes them in one transaction when the drive ends (ended, failed, cancelled or waiting), so
+the store is not written once per call while the pulse runs. A store that refuses them costs
+the pulse nothing but a warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from saimemory.base import MessageStore
+from saimemory.calls import CallRecord
+from saimemory.errors import MemoryStoreError
+from sea.engine.events import Event, LLMCalled, ToolCalled, WarningRaised
+from sea.llm.records import LLMCallRecord
+
+
+def model_call(persona: str, pulse_id: str, record: LLMCallRecord) -> CallRecord:
+    """The stored form of a model call's record."""
+    return CallRecord(
+        persona=persona,
+        kind="model",
+        name=record.model or "unknown",
+        outcome=record.outcome,
+        pulse_id=pulse_id,
+        playbook=record.playbook or None,
+        node=record.node or None,
+        pattern=record.pattern,
+        model_kind=record.model_kind,
+        latency_s=max(0.0, record.latency_s),
+        tokens_in=max(0, record.tokens_in),
+        tokens_out=max(0, record.tokens_out),
+        retries=max(0, record.retries) + max(0, record.rate_limited),
+        cost=max(0.0, record.cost),
+        fallback=record.fallback is not None,
+        error=record.error,
+    )
+
+
+def tool_call(persona: str, event: ToolCalled) -> CallRecord:
+    """The stored form of a tool call's event."""
+    error = None
+    if event.error is not None:
+        error = str(event.error.get("message") or event.error.get("code") or "failed")
+    return CallRecord(
+        persona=persona,
+        kind="tool",
+        name=event.tool,
+        outcome="ok" if event.ok else "error",
+        pulse_id=event.pulse_id,
+        playbook=event.playbook or None,
+        node=event.node or None,
+        latency_s=max(0.0, event.duration_s),
+        error=error,
+    )
+
+
+class CallLog:
+    """Collects one drive's calls and stores them when it ends."""
+
+    def __init__(self, store: MessageStore) -> None:
+        self._store = store
+        self._records: list[CallRecord] = []
+
+    def watch(
+        self, sink: Callable[[Event | None], None], persona: Callable[[], str | None]
+    ) -> Callable[[Event | None], None]:
+        """A sink that notes the calls, then passes every event on to ``sink``;
+        ``persona`` says whose pulse it is (None until the drive has loaded it)."""
+
+        def noting(event: Event | None) -> None:
+            if isinstance(event, LLMCalled | ToolCalled):
+                whose = persona()
+                if whose is not None:
+                    self._note(whose, event)
+            sink(event)
+
+        return noting
+
+    def _note(self, persona: str, event: LLMCalled | ToolCalled) -> None:
+        if isinstance(event, LLMCalled):
+            self._records.append(model_call(persona, event.pulse_id, event.record))
+        else:
+            self._records.append(tool_call(persona, event))
+
+    async def flush(self, pulse_id: str, sink: Callable[[Event | None], None]) -> None:
+        """Store the calls noted so far (then forget them); a refusal becomes a warning."""
+        records, self._records = self._records, []
+        if not records:
+            return
+        try:
+            await asyncio.to_thread(self._store.record_calls, records)
+        except MemoryStoreError as exc:
+            sink(WarningRaised(pulse_id, "call_records", f"the call records of this drive "
+                               f"were not stored ({exc.code}): {exc.message}"))

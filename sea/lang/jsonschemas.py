@@ -1,0 +1,371 @@
+"""JSON Schema validation with linear-time patterns: the one place SEA builds a validator.
+
+Model answers and tool arguments are hostile input, and the schemas they are checked against
+(``response_schema``, tool argument schemas) may hold ``pattern`` and ``patternProperties``.
+jsonschema runs those with Python's ``re``, which backtracks: ``^(a+)+$`` against thirty
+``a`` and a ``!`` holds the GIL for about a minute per match and freezes the whole host
+(other pulses, cancellation). :func:`validator`
+builds a Draft 2020-12 validator whose regular expressions run on RE2 (``google-re2``),
+whose time is linear in the text: every keyword that matches a regex is replaced
+(``pattern``, ``patternProperties``, and ``additionalProperties`` and
+``unevaluatedProperties``, which also match the ``patternProperties`` regexes). A pattern
+RE2 cannot compile (a backreference, a lookaround) never falls back to ``re``: the value is
+rejected with an error naming the pattern, and :func:`schema_problems` reports it before
+anything runs (``sea validate``, the call path). The validator never fetches a remote
+``$ref`` (jsonschema's default would): only the schema itself and the JSON Schema
+metaschemas resolve.
+
+RE2 reads a pattern much as JSON Schema's ECMA-262 does, closer than Python's ``re`` (``\\d``
+and ``\\w`` are ASCII, ``$`` matches only at the end). jsonschema's ``format: regex`` is not
+asserted (no format checker), as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal, Protocol
+
+import re2
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+__all__ = [
+    "SchemaProblem",
+    "SchemaValidator",
+    "pattern_problem",
+    "schema_problems",
+    "validator",
+]
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is reported, not logged to stderr
+_SHOWN = 60
+"""Characters of an instance an error message shows."""
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Unusable:
+    """Why RE2 cannot run a pattern."""
+
+    reason: str
+    """What is wrong, said of the pattern (``is not a valid regular expression: …``)."""
+    unsupported: bool
+    """Python's ``re`` compiles it: a feature RE2 leaves out (backreference, lookaround)."""
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> Any:
+    """The RE2 program of ``pattern``, or an :class:`_Unusable` saying why there is none."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else str(exc)
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return _Unusable(f"is not a valid regular expression: {reason}", unsupported=False)
+    return _Unusable(
+        f"uses a feature the linear-time regex engine (RE2) does not have: {reason}",
+        unsupported=True,
+    )
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be used by SEA's validators (said of it: ``is not a valid
+    regular expression: …``, ``uses a feature … RE2 does not have: …``), or None."""
+    found = _compiled(pattern)
+    return found.reason if isinstance(found, _Unusable) else None
+
+
+def _shown(text: str) -> str:
+    """``text`` for an error message: its repr, cut after :data:`_SHOWN` characters."""
+    return repr(text) if len(text) <= _SHOWN else repr(text[:_SHOWN]) + f"… ({len(text)} chars)"
+
+
+def _search(pattern: str, text: str) -> bool | str:
+    """Whether ``pattern`` matches somewhere in ``text``; the problem when it cannot run."""
+    found = _compiled(pattern)
+    if isinstance(found, _Unusable):
+        return f"the pattern {pattern!r} cannot be used: it {found.reason}"
+    return found.search(text) is not None
+
+
+# -- keywords (each the same as jsonschema's, with RE2 in place of `re`) ---------------------
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    matched = _search(pattern, instance)
+    if isinstance(matched, str):
+        yield ValidationError(matched)
+    elif not matched:
+        yield ValidationError(f"{_shown(instance)} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            matched = _search(pattern, key)
+            if isinstance(matched, str):
+                yield ValidationError(matched)
+                break
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _matches_any(patterns: Any, key: str) -> bool:
+    """Whether one of the ``patternProperties`` regexes matches ``key``."""
+    return isinstance(patterns, Mapping) and any(_search(p, key) is True for p in patterns)
+
+
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = [k for k in instance if k not in properties and not _matches_any(patterns, k)]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        shown = ", ".join(repr(each) for each in sorted(extras))
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            regexes = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{shown} {verb} not match any of the regexes: {regexes}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({shown} {verb} "
+                                  "unexpected)")
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    rejected = [
+        key
+        for key in instance
+        if key not in evaluated
+        and next(validator.descend(instance[key], unevaluated, path=key, schema_path=key), None)
+        is not None
+    ]
+    if not rejected:
+        return
+    shown = ", ".join(repr(each) for each in sorted(rejected, key=str))
+    verb = "was" if len(rejected) == 1 else "were"
+    if unevaluated is False:
+        yield ValidationError(f"Unevaluated properties are not allowed ({shown} {verb} "
+                              "unexpected)")
+    else:
+        yield ValidationError(f"Unevaluated properties are not valid under the given schema "
+                              f"({shown} {verb} unevaluated and invalid)")
+
+
+def _valid(errors: Iterator[ValidationError]) -> bool:
+    """Whether a validation yields no error (only the first is computed)."""
+    return next(errors, None) is None
+
+
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
+    """The keys of ``instance`` that ``schema`` evaluates (jsonschema's own walk, with
+    ``patternProperties`` matched by RE2)."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys = _referenced_keys(validator, instance, schema)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        subschema = schema.get(keyword)
+        if subschema is not None:
+            keys |= {k for k, v in instance.items() if _valid(validator.descend(v, subschema))}
+    patterns = schema.get("patternProperties")
+    if patterns:
+        keys |= {key for key in instance if _matches_any(patterns, key)}
+    for name, subschema in (schema.get("dependentSchemas") or {}).items():
+        if name in instance:
+            keys |= _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if _valid(validator.descend(instance, subschema)):
+                keys |= _evaluated_keys(validator, instance, subschema)
+    return keys | _conditional_keys(validator, instance, schema)
+
+
+def _referenced_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
+    """The keys the schemas of ``$ref`` and ``$dynamicRef`` evaluate."""
+    keys: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys |= _evaluated_keys(inner, instance, resolved.contents)
+    return keys
+
+
+def _conditional_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
+    """The keys ``if`` and the branch it chooses (``then``, ``else``) evaluate."""
+    if "if" not in schema:
+        return set()
+    if validator.evolve(schema=schema["if"]).is_valid(instance):
+        keys = _evaluated_keys(validator, instance, schema["if"])
+        if "then" in schema:
+            keys |= _evaluated_keys(validator, instance, schema["then"])
+        return keys
+    if "else" in schema:
+        return _evaluated_keys(validator, instance, schema["else"])
+    return set()
+
+
+_LinearValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator,
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+        "unevaluatedProperties": _unevaluated_properties,
+    },
+)
+_LOCAL_ONLY: Registry[Any] = Registry()
+"""No retrieval: a ``$ref`` resolves within the schema (and the metaschemas) or not at all."""
+
+
+class SchemaValidator(Protocol):
+    """What SEA uses of a validator (a jsonschema validator object)."""
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
+        """Every way ``instance`` fails the schema."""
+        ...
+
+    def is_valid(self, instance: Any) -> bool:
+        """Whether ``instance`` passes the schema."""
+        ...
+
+
+def validator(schema: Mapping[str, Any] | bool) -> SchemaValidator:
+    """A JSON Schema 2020-12 validator of ``schema`` whose patterns run on RE2.
+
+    Every validator of a schema SEA does not own (response schemas, tool argument schemas,
+    action plans built from them) comes from here. The schema is assumed valid; check it
+    with :func:`schema_problems` (and the metaschema) first.
+    """
+    built: SchemaValidator = _LinearValidator(schema, registry=_LOCAL_ONLY)
+    return built
+
+
+# -- static problems of a schema -------------------------------------------------------------
+
+_SINGLE = (
+    "additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
+    "not", "if", "then", "else", "unevaluatedItems",
+)
+_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """A problem of a schema found before it is used.
+
+    Attributes:
+        path: Where, as keys and indices from the schema's root.
+        message: What is wrong, in one sentence.
+        kind: ``unsupported_pattern`` (RE2 lacks a feature the pattern uses),
+            ``invalid_pattern`` (no regex at all) or ``unresolved_ref``.
+    """
+
+    path: Path
+    message: str
+    kind: Literal["unsupported_pattern", "invalid_pattern", "unresolved_ref"]
+
+
+def _subschemas(schema: Mapping[str, Any], path: Path) -> Iterator[tuple[Any, Path]]:
+    for key in _SINGLE:
+        if key in schema:
+            yield schema[key], (*path, key)
+    for key in _MAPS:
+        children = schema.get(key)
+        if isinstance(children, Mapping):
+            for name, child in children.items():
+                yield child, (*path, key, name)
+    for key in _LISTS:
+        children = schema.get(key)
+        if isinstance(children, list):
+            for i, child in enumerate(children):
+                yield child, (*path, key, i)
+
+
+def _pattern_issue(pattern: str, path: Path) -> SchemaProblem | None:
+    found = _compiled(pattern)
+    if not isinstance(found, _Unusable):
+        return None
+    kind: Literal["unsupported_pattern", "invalid_pattern"] = (
+        "unsupported_pattern" if found.unsupported else "invalid_pattern"
+    )
+    return SchemaProblem(path, f"the pattern `{pattern}` {found.reason}", kind)
+
+
+def _ref_issue(resolver: Any, ref: str, path: Path) -> SchemaProblem | None:
+    try:
+        resolver.lookup(ref)
+    except Unresolvable:
+        where = "outside the schema (remote references are not fetched)"
+        if ref.startswith("#"):
+            where = "within the schema"
+        return SchemaProblem(path, f"`$ref` `{ref}` does not resolve {where}", "unresolved_ref")
+    return None
+
+
+def schema_problems(schema: Any) -> list[SchemaProblem]:
+    """Patterns RE2 cannot run and ``$ref``s that do not resolve, anywhere in ``schema``.
+
+    Only the places that hold schemas are walked (not ``enum``, ``const``, ``default``…),
+    iteratively. The metaschema's own checks are not repeated here.
+    """
+    if not isinstance(schema, Mapping):
+        return []
+    root = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    problems: list[SchemaProblem] = []
+    stack: list[tuple[Any, Path, Any]] = [(schema, (), root)]
+    while stack:
+        node, path, resolver = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        if path and isinstance(node.get("$id"), str):
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and (found := _pattern_issue(pattern, (*path, "pattern"))):
+            problems.append(found)
+        patterns = node.get("patternProperties")
+        for key in patterns if isinstance(patterns, Mapping) else ():
+            if found := _pattern_issue(key, (*path, "patternProperties", key)):
+                problems.append(found)
+        ref = node.get("$ref")
+        if isinstance(ref, str) and (found := _ref_issue(resolver, ref, (*path, "$ref"))):
+            problems.append(found)
+        stack.extend((child, where, resolver) for child, where in _subschemas(node, path))
+    problems.sort(key=lambda p: [str(part) for part in p.path])
+    return problems

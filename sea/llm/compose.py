@@ -1,0 +1,182 @@
+"""Composing a call's context from its pattern's parts, and saying what went in.
+
+The messages are: one system message holding Base (the persona's prompt, the host's safety
+rules), Main's pinned items and short-term memory, and Specialized's guidelines, in that
+order; then Main's history (the pulse rule: earlier conversation within the budget, then this
+pulse's messages); then the node's prompt as a ``<system>`` user message. Each part is
+measured (:class:`ContextPart`, tokens estimated at four characters each) so the call record,
+and the trace, show which parts a call had and how large each was.
+
+Reading the store (:func:`read_main`) is kept apart from composing (:func:`compose`, pure),
+so the short-term memory can be brought up to date in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from saimemory.base import MessageStore
+from saimemory.pins import Pin, ShortTermMemory
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
+from sea.lang.trust import neutralize
+from sea.llm.base import base_prompt, to_chat_message, wrap_system
+from sea.llm.messages import estimate_tokens
+from sea.llm.patterns import Profile
+from sea.llm.specialized import Specialized
+
+PartName = Literal["base", "pins", "short_term", "specialized", "history", "prompt"]
+
+PINS_HEADING = "Pinned (keep these in mind):"
+SUMMARY_HEADING = "Earlier conversation, summarized (older than the messages below):"
+GUIDELINES_HEADING = "Guidelines for this task:"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPart:
+    """One part of a composed context and its size.
+
+    Attributes:
+        name: ``base``, ``pins``, ``short_term``, ``specialized``, ``history`` or ``prompt``.
+        tokens: Its size in tokens (estimated: four characters a token).
+        detail: What it holds, e.g. ``3 items``, ``PLANNING (plan)``, ``12 messages, cut``.
+    """
+
+    name: PartName
+    tokens: int
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"part", "tokens", "detail"}``."""
+        return {"part": self.name, "tokens": self.tokens, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class MainRead:
+    """What Main needs from the store for one call.
+
+    Attributes:
+        history: The pulse rule's messages (earlier conversation, then this pulse's).
+        pins: The persona's pinned items.
+        short_term: The stored short-term memory, if any.
+        cut: The history budget left out older conversation.
+        unfolded: The newest cut messages the short-term memory does not cover yet,
+            oldest first.
+    """
+
+    history: list[Message]
+    pins: list[Pin]
+    short_term: ShortTermMemory | None
+    cut: bool
+    unfolded: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """A composed context: the messages and the parts they were made of."""
+
+    profile: Profile
+    messages: list[BaseMessage]
+    parts: tuple[ContextPart, ...]
+    specialized: Specialized | None
+
+    def parts_json(self) -> list[dict[str, Any]]:
+        """The parts as JSON, in order."""
+        return [part.to_json() for part in self.parts]
+
+
+def read_main(
+    store: MessageStore,
+    persona: str,
+    *,
+    pulse_id: str | None,
+    scope: str = ROOT_SCOPE,
+    budget: HistoryBudget,
+    fold_limit: int,
+    short_term: bool = True,
+) -> MainRead:
+    """Read Main's parts: history by the pulse rule, pins, and (with ``short_term``) the
+    stored summary and the cut conversation it does not cover yet."""
+    history = store.history(persona, pulse_id=pulse_id, scope=scope, budget=budget)
+    pins = store.pins(persona)
+    if not short_term:
+        return MainRead(history, pins, None, False, [])
+    earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
+    before = min(earlier) if earlier else None
+    if before is None and budget.max_messages > 0:
+        return MainRead(history, pins, None, False, [])  # no earlier conversation at all
+    summary = store.short_term(persona)
+    covered = summary.through_id if summary is not None else 0
+    unfolded = store.conversation_before(
+        persona, before=before, after=covered, limit=max(1, fold_limit), exclude_pulse=pulse_id
+    )
+    cut = bool(unfolded)
+    if not cut and summary is not None:  # all it cut is in the summary already: was any?
+        cut = bool(store.conversation_before(persona, before=before, limit=1,
+                                             exclude_pulse=pulse_id))
+    return MainRead(history, pins, summary, cut, unfolded)
+
+
+def compose(
+    persona: Persona,
+    profile: Profile,
+    *,
+    main: MainRead | None,
+    summary: str | None,
+    specialized: Specialized | None,
+    prompt: str | None,
+    safety_rules: str = "",
+) -> Composition:
+    """The messages of a call with this ``profile`` and what they are made of.
+
+    ``summary`` is the short-term memory to show (only when the history was cut);
+    ``main`` is None for a pattern without Main.
+    """
+    blocks: list[str] = []
+    parts: list[ContextPart] = []
+    base = base_prompt(persona)
+    if safety_rules.strip():
+        base = f"{base}\n\n{safety_rules.strip()}"
+    blocks.append(base)
+    parts.append(ContextPart("base", estimate_tokens([base])))
+    history: list[BaseMessage] = []
+    if main is not None:
+        _main_blocks(main, summary, blocks, parts)
+        history = [to_chat_message(message) for message in main.history]
+    if specialized is not None:
+        text = f"{GUIDELINES_HEADING}\n{specialized.text}"
+        blocks.append(text)
+        detail = f"{specialized.label} ({specialized.source})"
+        parts.append(ContextPart("specialized", estimate_tokens([text]), detail))
+    messages: list[BaseMessage] = [SystemMessage(content="\n\n".join(blocks)), *history]
+    if main is not None:
+        shown = [str(m.text) for m in history]
+        detail = f"{len(shown)} messages" + (", cut" if main.cut else "")
+        parts.append(ContextPart("history", estimate_tokens(shown) if shown else 0, detail))
+    if prompt:
+        wrapped = wrap_system(prompt)
+        messages.append(HumanMessage(content=wrapped))
+        parts.append(ContextPart("prompt", estimate_tokens([wrapped])))
+    return Composition(profile, messages, tuple(parts), specialized)
+
+
+def _main_blocks(
+    main: MainRead, summary: str | None, blocks: list[str], parts: list[ContextPart]
+) -> None:
+    if main.pins:
+        text = pins_block(main.pins)
+        blocks.append(text)
+        parts.append(ContextPart("pins", estimate_tokens([text]), f"{len(main.pins)} items"))
+    if summary and main.cut:
+        text = f"{SUMMARY_HEADING}\n{neutralize(summary)}"
+        blocks.append(text)
+        parts.append(ContextPart("short_term", estimate_tokens([text])))
+
+
+def pins_block(pins: Sequence[Pin]) -> str:
+    """The pinned items as the system message shows them."""
+    lines = "\n".join(f"- {neutralize(pin.text)}" for pin in pins)
+    return f"{PINS_HEADING}\n{lines}"

@@ -1,0 +1,136 @@
+"""Intent analysis (seed 003, IntentAnalyzerLLM): the answer's schema, the rule that
+chooses a prompt pattern from it, and when the pulse should ask the user back instead.
+
+The bundled ``sub_intent`` playbook asks the light model for :data:`INTENT_SCHEMA` (the
+seed's fields, plus ``complexity``, which the seed's rule reads) and applies
+:func:`judge_intent` through the built-in ``judge_intent`` tool, whose threshold the host
+sets (:class:`IntentPolicy`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from sea.errors import UsageError
+from sea.llm.patterns import Pattern
+
+ActionType = Literal[
+    "file_operation", "plan_generation", "direct_response", "code_execution",
+    "summary_generation", "content_extraction",
+]
+ACTION_TYPES: tuple[ActionType, ...] = get_args(ActionType)
+Complexity = Literal["simple", "moderate", "complex"]
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)
+OPERATIONS = ("read", "write", "create", "delete", "list", "exists", "summarize", "extract",
+              "run")
+DOMAINS = ("file_analysis", "code_review", "planning", "execution", "review")
+
+INTENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action_type": {"type": "string", "enum": list(ACTION_TYPES)},
+        "complexity": {"type": "string", "enum": list(COMPLEXITIES)},
+        "prompt_pattern": {
+            "type": "string",
+            "enum": ["base_main_specialized", "base_main", "base_specialized"],
+        },
+        "tool_operations": {
+            "type": "array",
+            "maxItems": 4,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "operation": {"type": "string", "enum": list(OPERATIONS)},
+                    "args": {"type": "object"},
+                },
+                "required": ["operation"],
+            },
+        },
+        "file_target": {"type": ["string", "null"], "maxLength": 200},
+        "require_approval": {"type": "boolean"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "reasoning": {"type": "string", "maxLength": 300},
+        "specialized_domain": {"type": "string", "enum": list(DOMAINS)},
+    },
+    "required": ["action_type", "complexity", "confidence", "reasoning"],
+}
+"""The intent answer: seed 003's IntentAnalyzerLLM output, plus ``complexity``."""
+
+
+def select_prompt_pattern(action_type: str, complexity: str, confidence: float) -> Pattern:
+    """The prompt pattern for an intent (seed 003's selection rule).
+
+    1. Sure (``confidence > 0.9``) and ``simple``: ``base_specialized`` (light and fast).
+    2. Planning or running code (``plan_generation``, ``code_execution``), or ``complex``
+       work: ``base_main_specialized``.
+    3. Anything else: ``base_main``.
+
+    The first rule wins: a sure, simple plan request is ``base_specialized``.
+    """
+    if confidence > 0.9 and complexity == "simple":
+        return "base_specialized"
+    if action_type in ("plan_generation", "code_execution") or complexity == "complex":
+        return "base_main_specialized"
+    return "base_main"
+
+
+@dataclass(frozen=True, slots=True)
+class IntentPolicy:
+    """The host's policy for intents.
+
+    Attributes:
+        clarify_below: An intent with a lower ``confidence`` is not acted on: the pulse asks
+            the user a clarifying question instead (seed 003, flow step 6).
+    """
+
+    clarify_below: float = 0.5
+
+    def __post_init__(self) -> None:
+        value = self.clarify_below
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and 0 <= value <= 1
+        ):
+            raise UsageError(f"IntentPolicy.clarify_below must be between 0 and 1, got {value!r}")
+
+
+APPROVAL_OPERATIONS = frozenset({"write", "create", "delete", "run"})
+"""Operations that always need a person's approval (seed 003: writes, deletes, code)."""
+
+
+def judge_intent(intent: Mapping[str, Any], policy: IntentPolicy) -> dict[str, Any]:
+    """The intent as the seed's record, decided: its pattern by the seed's rule, and
+    whether to ask the user back.
+
+    Returns:
+        The seed's fields (``action_type``, ``prompt_pattern``, ``tool_operations``,
+        ``file_target``, ``require_approval``, ``confidence``, ``reasoning``,
+        ``specialized_domain``) and ``complexity``, ``clarify`` and ``threshold``.
+        ``prompt_pattern`` is :func:`select_prompt_pattern`'s (whatever the model said);
+        ``require_approval`` is also true when an operation writes, creates, deletes or
+        runs; ``clarify`` is true when the confidence is below ``policy.clarify_below``
+        (a missing or unusable confidence counts as 0).
+    """
+    raw = intent.get("confidence")
+    confidence = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else 0.0
+    if not math.isfinite(confidence):
+        confidence = 0.0
+    action_type = str(intent.get("action_type") or "direct_response")
+    complexity = str(intent.get("complexity") or "moderate")
+    operations = [op for op in intent.get("tool_operations") or [] if isinstance(op, Mapping)]
+    writes = any(op.get("operation") in APPROVAL_OPERATIONS for op in operations)
+    return {
+        "action_type": action_type,
+        "prompt_pattern": select_prompt_pattern(action_type, complexity, confidence),
+        "tool_operations": [dict(op) for op in operations],
+        "file_target": intent.get("file_target") or None,
+        "require_approval": bool(intent.get("require_approval")) or writes,
+        "confidence": confidence,
+        "reasoning": str(intent.get("reasoning") or ""),
+        "specialized_domain": intent.get("specialized_domain") or None,
+        "complexity": complexity,
+        "clarify": confidence < policy.clarify_below,
+        "threshold": policy.clarify_below,
+    }

@@ -1,0 +1,140 @@
+"""Statistics over stored call records (``sea stats``): per ``playbook.node``, per prompt
+pattern and per model for model calls, and per tool for tool calls.
+
+Each row counts calls, failures (outcome ``error``) and their rate, retries (rejected
+answers asked again and rate-limited requests), fallbacks, latency p50 and p95 (nearest
+rank), tokens in and out, and cost. The totals are those of the model calls, so every table
+of model calls adds up to them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from saimemory.calls import CallRecord
+
+
+@dataclass(frozen=True, slots=True)
+class StatsRow:
+    """The calls of one group (a node, a pattern, a model or a tool)."""
+
+    key: str
+    calls: int
+    failures: int
+    retries: int
+    fallbacks: int
+    latency_p50_s: float
+    latency_p95_s: float
+    tokens_in: int
+    tokens_out: int
+    cost: float
+
+    @property
+    def failure_rate(self) -> float:
+        """Failures per call (0 when there were no calls)."""
+        return self.failures / self.calls if self.calls else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as JSON (``failure_rate`` included)."""
+        return {
+            "key": self.key,
+            "calls": self.calls,
+            "failures": self.failures,
+            "failure_rate": self.failure_rate,
+            "retries": self.retries,
+            "fallbacks": self.fallbacks,
+            "latency_p50_s": self.latency_p50_s,
+            "latency_p95_s": self.latency_p95_s,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost": self.cost,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """Every table, and the totals of the model calls."""
+
+    total: StatsRow
+    by_node: list[StatsRow]
+    by_pattern: list[StatsRow]
+    by_model: list[StatsRow]
+    tools: list[StatsRow]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{calls, failures, retries, tokens_in, tokens_out, cost, ...tables}``: the
+        totals at the top level, the tables beneath them."""
+        t = self.total
+        return {
+            "calls": t.calls,
+            "failures": t.failures,
+            "failure_rate": t.failure_rate,
+            "retries": t.retries,
+            "fallbacks": t.fallbacks,
+            "tokens_in": t.tokens_in,
+            "tokens_out": t.tokens_out,
+            "cost": t.cost,
+            "latency_p50_s": t.latency_p50_s,
+            "latency_p95_s": t.latency_p95_s,
+            "by_node": [row.to_json() for row in self.by_node],
+            "by_pattern": [row.to_json() for row in self.by_pattern],
+            "by_model": [row.to_json() for row in self.by_model],
+            "tools": [row.to_json() for row in self.tools],
+        }
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The nearest-rank percentile (``share`` 0.5 is the median); 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(share * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summarize(key: str, records: Sequence[CallRecord]) -> StatsRow:
+    """One row over ``records``."""
+    latencies = [r.latency_s for r in records]
+    return StatsRow(
+        key=key,
+        calls=len(records),
+        failures=sum(1 for r in records if r.outcome == "error"),
+        retries=sum(r.retries for r in records),
+        fallbacks=sum(1 for r in records if r.fallback),
+        latency_p50_s=percentile(latencies, 0.5),
+        latency_p95_s=percentile(latencies, 0.95),
+        tokens_in=sum(r.tokens_in for r in records),
+        tokens_out=sum(r.tokens_out for r in records),
+        cost=math.fsum(r.cost for r in records),
+    )
+
+
+def table(records: Iterable[CallRecord], key: Callable[[CallRecord], str]) -> list[StatsRow]:
+    """One row per key, most calls first (then by key)."""
+    groups: dict[str, list[CallRecord]] = {}
+    for record in records:
+        groups.setdefault(key(record), []).append(record)
+    rows = [summarize(name, group) for name, group in groups.items()]
+    return sorted(rows, key=lambda row: (-row.calls, row.key))
+
+
+def node_key(record: CallRecord) -> str:
+    """``playbook.node`` of a record (``-`` for a part it lacks)."""
+    return f"{record.playbook or '-'}.{record.node or '-'}"
+
+
+def statistics(records: Iterable[CallRecord]) -> Statistics:
+    """Every table over ``records`` (model and tool calls mixed, as the store keeps them)."""
+    every = list(records)
+    models = [r for r in every if r.kind == "model"]
+    tools = [r for r in every if r.kind == "tool"]
+    return Statistics(
+        total=summarize("total", models),
+        by_node=table(models, node_key),
+        by_pattern=table(models, lambda r: r.pattern or "-"),
+        by_model=table(models, lambda r: r.name),
+        tools=table(tools, lambda r: r.name),
+    )

@@ -1,0 +1,137 @@
+"""The queue's database: a PostgreSQL schema holding procrastinate's tables and SEA's own.
+
+SEA's tables sit beside procrastinate's, in the schema the DSN names (``?schema=NAME``,
+as for the store; default ``public``):
+
+- ``sea_pulses``: one row per submitted pulse (who, what, its status, attempts, result or
+  error). The row is the record users read (``sea pulses``); procrastinate's job is the
+  plumbing that hands the pulse to a worker.
+- ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``).
+
+:func:`prepare` creates what is missing, under an advisory lock, so workers and
+submitters that start together do not race on the first ``CREATE``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from sea.errors import UsageError
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_SETUP_LOCK = 0x5EA5C5  # advisory lock id held while the queue's tables are created
+EXTRA_HINT = "pip install -e '.[workers]' (or pip install 'sea-runtime[workers]')"
+
+SEA_TABLES = """
+CREATE TABLE IF NOT EXISTS sea_pulses (
+    id text PRIMARY KEY,
+    seq bigserial NOT NULL,
+    persona text NOT NULL,
+    persona_json jsonb NOT NULL,
+    playbook text NOT NULL,
+    input text NOT NULL,
+    args jsonb NOT NULL DEFAULT '{}',
+    status text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    job_id bigint,
+    schedule_id text,
+    worker text,
+    result jsonb,
+    error jsonb,
+    submitted_at timestamptz NOT NULL DEFAULT now(),
+    started_at timestamptz,
+    ended_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS sea_pulses_persona_idx ON sea_pulses (persona, seq);
+CREATE INDEX IF NOT EXISTS sea_pulses_status_idx ON sea_pulses (status, seq);
+CREATE TABLE IF NOT EXISTS sea_schedules (
+    id text PRIMARY KEY,
+    persona text NOT NULL,
+    persona_json jsonb NOT NULL,
+    playbook text NOT NULL,
+    input text NOT NULL DEFAULT '',
+    every_s double precision NOT NULL CHECK (every_s > 0),
+    next_at timestamptz NOT NULL,
+    last_pulse text,
+    runs integer NOT NULL DEFAULT 0,
+    skipped integer NOT NULL DEFAULT 0,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS sea_schedules_due_idx ON sea_schedules (next_at);
+"""
+
+
+class QueueDsn:
+    """A ``postgresql://`` DSN split into the server's DSN and the schema of the queue.
+
+    Args:
+        dsn: The DSN, ``?schema=NAME`` allowed.
+
+    Raises:
+        UsageError: not a PostgreSQL DSN, or a bad schema name.
+    """
+
+    def __init__(self, dsn: str) -> None:
+        if not dsn.startswith(POSTGRES_SCHEMES):
+            raise UsageError(
+                f"the pulse queue needs PostgreSQL: give --db postgresql://... (got {dsn!r}); "
+                "on one machine without PostgreSQL, `sea run` runs pulses directly",
+                code="SEA361",
+            )
+        from saimemory.postgres import split_schema
+
+        self.full = dsn
+        self.server, schema = split_schema(dsn)
+        self.schema = schema or "public"
+        if not _SCHEMA_NAME.match(self.schema):
+            raise UsageError(
+                f"schema name {self.schema!r} must match {_SCHEMA_NAME.pattern}", code="SEA361"
+            )
+
+    @property
+    def options(self) -> str:
+        """The connection option that puts the queue's schema first on the search path."""
+        return f"-c search_path={self.schema},public"
+
+    def with_search_path(self) -> str:
+        """The server DSN with the queue's search path as a connection option."""
+        separator = "&" if "?" in self.server else "?"
+        return self.server + separator + urlencode({"options": self.options}, quote_via=quote)
+
+
+def require_procrastinate() -> None:
+    """Check that the workers extra is installed.
+
+    Raises:
+        UsageError: procrastinate (or psycopg) is missing.
+    """
+    try:
+        import procrastinate  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(
+            f"the pulse queue needs the workers extra: {EXTRA_HINT} ({exc})", code="SEA362"
+        ) from exc
+
+
+async def prepare(conn: Any, schema: str, procrastinate_sql: str) -> None:
+    """Create the schema, procrastinate's tables and SEA's, whichever are missing.
+
+    Args:
+        conn: An autocommit ``psycopg.AsyncConnection`` whose search path is the schema.
+        schema: The schema's name.
+        procrastinate_sql: Procrastinate's schema (applied once, when its tables are absent).
+    """
+    from psycopg import sql
+
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", [_SETUP_LOCK])
+        await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        found = await (await conn.execute(
+            "SELECT to_regclass(%s)", [f"{schema}.procrastinate_jobs"])).fetchone()
+        if found is None or found[0] is None:
+            await conn.execute(procrastinate_sql)
+        await conn.execute(SEA_TABLES)

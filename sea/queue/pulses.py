@@ -1,0 +1,294 @@
+"""The pulse queue: submit pulses and schedules, read how they went.
+
+A submitted pulse is a row of ``sea_pulses`` and a procrastinate job, written in one
+transaction (so a pulse is never recorded without its job, nor the reverse). The job's
+*lock* is the persona: procrastinate runs jobs of one lock one at a time, in the order
+they were submitted, so a persona's pulses run in submission order on whichever workers
+are free, and never two at once. The pulse id is the job's only argument; everything
+else is read from the row.
+
+:class:`PulseQueue` is async and opened with ``async with``. The worker
+(:mod:`sea.queue.worker`) registers the tasks that run what is submitted here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any
+
+from saimemory.records import Persona
+from sea.errors import UsageError
+from sea.queue.db import QueueDsn, prepare, require_procrastinate
+from sea.queue.records import (
+    PulseRecord,
+    PulseStatus,
+    Schedule,
+    persona_json,
+    persona_of,
+)
+
+PULSE_TASK = "sea.pulse"
+"""Runs (or continues) a submitted pulse: ``pulse_id``."""
+RESUME_TASK = "sea.resume"
+"""Answers a waiting pulse: ``pulse_id``, ``answer``."""
+
+_PULSE_COLUMNS = (
+    "id, persona_json, playbook, input, args, status, attempts, submitted_at, started_at, "
+    "ended_at, result, error, schedule_id, worker"
+)
+_SCHEDULE_COLUMNS = (
+    "id, persona_json, playbook, input, every_s, next_at, last_pulse, runs, skipped"
+)
+
+
+def persona_lock(persona: str) -> str:
+    """The procrastinate lock of a persona's jobs."""
+    return f"sea-persona:{persona}"
+
+
+class PulseQueue:
+    """Pulses and schedules in a PostgreSQL database (procrastinate underneath).
+
+    Args:
+        dsn: A ``postgresql://`` DSN (``?schema=NAME`` keeps the queue in that schema;
+            default ``public``). Use the store's DSN to keep everything in one place.
+        pool_size: The most connections this object opens at once.
+
+    Raises:
+        UsageError: not a PostgreSQL DSN (SEA361), or the workers extra is missing (SEA362).
+    """
+
+    def __init__(self, dsn: str, *, pool_size: int = 4) -> None:
+        self.dsn = QueueDsn(dsn)
+        require_procrastinate()
+        import procrastinate
+
+        connector = procrastinate.PsycopgConnector(
+            conninfo=self.dsn.server,
+            kwargs={"options": self.dsn.options},
+            min_size=1,
+            max_size=max(2, pool_size),
+        )
+        self.app = procrastinate.App(connector=connector)
+        """The procrastinate app (a worker registers its tasks on it)."""
+        self._connector = connector
+
+    async def __aenter__(self) -> PulseQueue:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Connect, and create the queue's tables if they are missing.
+
+        Raises:
+            UsageError: the server cannot be reached (SEA361).
+        """
+        import psycopg
+
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                self.dsn.server, options=self.dsn.options, autocommit=True
+            ) as conn:
+                await prepare(conn, self.dsn.schema, self.app.schema_manager.get_schema())
+            await self.app.open_async()
+        except psycopg.Error as exc:
+            raise UsageError(f"cannot use the pulse queue's database: {exc}",
+                             code="SEA361") from None
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self.app.close_async()
+
+    def connection(self) -> Any:
+        """A pooled connection (``async with queue.connection() as conn``); its block is
+        one transaction."""
+        return self._connector.pool.connection()
+
+    # -- pulses ---------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        persona: Persona,
+        playbook: str,
+        input: str = "",
+        *,
+        args: Mapping[str, Any] | None = None,
+        pulse_id: str | None = None,
+        schedule_id: str | None = None,
+        conn: Any = None,
+    ) -> str:
+        """Queue a pulse; its id. The persona's pulses run one at a time, in the order
+        they were submitted.
+
+        Args:
+            persona: Who thinks (the whole persona is kept: workers need no persona file).
+            playbook: The playbook's name, as the workers' library knows it.
+            input: What the user says ("" for an autonomous pulse).
+            args: The playbook's arguments.
+            pulse_id: The pulse's id (default: a new one).
+            schedule_id: The schedule that submits it, if any.
+            conn: A connection whose transaction the submission joins (default: its own).
+        """
+        from psycopg.types.json import Jsonb
+
+        pid = pulse_id or uuid.uuid4().hex
+        if conn is None:
+            async with self.connection() as own:
+                return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
+                                         schedule_id=schedule_id, conn=own)
+        await conn.execute(
+            "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
+            "schedule_id) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s)",
+            [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
+             Jsonb(dict(args or {})), schedule_id],
+        )
+        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn)
+        job_id = await job.defer_async(pulse_id=pid)
+        await conn.execute("UPDATE sea_pulses SET job_id = %s WHERE id = %s", [job_id, pid])
+        return pid
+
+    async def pulse(self, pulse_id: str) -> PulseRecord:
+        """One submitted pulse.
+
+        Raises:
+            UsageError: no pulse has this id (SEA364).
+        """
+        async with self.connection() as conn:
+            found = await (await conn.execute(
+                f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE id = %s", [pulse_id]
+            )).fetchone()
+        if found is None:
+            raise UsageError(f"no submitted pulse has the id {pulse_id!r}", code="SEA364")
+        return _pulse_record(found)
+
+    async def pulses(
+        self,
+        *,
+        persona: str | None = None,
+        status: PulseStatus | Sequence[PulseStatus] | None = None,
+        limit: int = 50,
+    ) -> list[PulseRecord]:
+        """The newest ``limit`` submitted pulses (of a persona, of some statuses), in
+        submission order."""
+        where: list[str] = ["TRUE"]
+        params: list[Any] = []
+        if persona is not None:
+            where.append("persona = %s")
+            params.append(persona)
+        if status is not None:
+            where.append("status = ANY(%s)")
+            params.append([status] if isinstance(status, str) else list(status))
+        async with self.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE {' AND '.join(where)} "
+                "ORDER BY seq DESC LIMIT %s", [*params, limit],
+            )).fetchall()
+        return [_pulse_record(row) for row in reversed(rows)]
+
+    async def resume(self, pulse_id: str, answer: Any) -> None:
+        """Hand a waiting pulse's answer to the workers (it runs in its persona's turn).
+
+        Raises:
+            UsageError: no such pulse, or it is not waiting (SEA364).
+        """
+
+        async with self.connection() as conn:
+            found = await (await conn.execute(
+                "UPDATE sea_pulses SET status = 'queued' WHERE id = %s AND status = 'waiting' "
+                "RETURNING persona", [pulse_id])).fetchone()
+            if found is None:
+                record = await self.pulse(pulse_id)
+                raise UsageError(f"pulse {pulse_id!r} is {record.status}, not waiting for an "
+                                 "answer", code="SEA364")
+            job = self.app.configure_task(RESUME_TASK, lock=persona_lock(found[0]),
+                                          connection=conn)
+            await job.defer_async(pulse_id=pulse_id, answer=answer)
+
+    # -- schedules ------------------------------------------------------------------------
+
+    async def add_schedule(
+        self,
+        persona: Persona,
+        playbook: str,
+        every_s: float,
+        *,
+        input: str = "",
+        first_at: datetime | None = None,
+    ) -> Schedule:
+        """Run ``playbook`` for ``persona`` every ``every_s`` seconds (first at
+        ``first_at``, default now), on the workers. A run that falls due while the
+        persona is busy is skipped, not queued up.
+
+        Raises:
+            UsageError: the interval is not positive (SEA363).
+        """
+        from psycopg.types.json import Jsonb
+
+        if not every_s > 0:
+            raise UsageError(f"a schedule's interval must be > 0 s, not {every_s}",
+                             code="SEA363")
+        sid = uuid.uuid4().hex[:12]
+        start = first_at or datetime.now(UTC)
+        async with self.connection() as conn:
+            row = await (await conn.execute(
+                "INSERT INTO sea_schedules (id, persona, persona_json, playbook, input, every_s, "
+                f"next_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_SCHEDULE_COLUMNS}",
+                [sid, persona.id, Jsonb(persona_json(persona)), playbook, input, every_s, start],
+            )).fetchone()
+        assert row is not None
+        return _schedule(row)
+
+    async def schedules(self, *, persona: str | None = None) -> list[Schedule]:
+        """The schedules (of a persona), by when they are next due."""
+        where, params = ("persona = %s", [persona]) if persona is not None else ("TRUE", [])
+        async with self.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_SCHEDULE_COLUMNS} FROM sea_schedules WHERE {where} "
+                "ORDER BY next_at, id", params)).fetchall()
+        return [_schedule(row) for row in rows]
+
+    async def remove_schedule(self, schedule_id: str) -> None:
+        """Stop a schedule (pulses it already submitted run as usual).
+
+        Raises:
+            UsageError: no schedule has this id (SEA364).
+        """
+        async with self.connection() as conn:
+            gone = await (await conn.execute(
+                "DELETE FROM sea_schedules WHERE id = %s RETURNING id", [schedule_id]
+            )).fetchone()
+        if gone is None:
+            raise UsageError(f"no schedule has the id {schedule_id!r}", code="SEA364")
+
+
+def next_due(due: datetime, every_s: float, now: datetime) -> datetime:
+    """When a schedule is due next: one interval on, or one interval from now when the
+    workers were away for longer (missed runs are not made up)."""
+    step = timedelta(seconds=every_s)
+    following = due + step
+    return following if following > now else now + step
+
+
+def _pulse_record(row: Sequence[Any]) -> PulseRecord:
+    return PulseRecord(
+        id=row[0], persona=persona_of(row[1]), playbook=row[2], input=row[3],
+        args=dict(row[4] or {}), status=row[5], attempts=int(row[6]), submitted_at=row[7],
+        started_at=row[8], ended_at=row[9], result=row[10], error=row[11],
+        schedule_id=row[12], worker=row[13],
+    )
+
+
+def _schedule(row: Sequence[Any]) -> Schedule:
+    return Schedule(
+        id=row[0], persona=persona_of(row[1]), playbook=row[2], input=row[3],
+        every_s=float(row[4]), next_at=row[5], last_pulse=row[6], runs=int(row[7]),
+        skipped=int(row[8]),
+    )

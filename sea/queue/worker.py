@@ -1,0 +1,415 @@
+"""A worker: runs queued pulses and schedules, and takes over the pulses of dead workers.
+
+One :class:`Worker` runs up to ``concurrency`` pulses at once on one
+:class:`~sea.host.runtime.Runtime` (whose checkpoints must be in the queue's PostgreSQL
+database and kept after a pulse ends, so any worker can go on with any pulse). Beside
+procrastinate's job loop it runs two loops of its own:
+
+- **Recovery.** Procrastinate records a heartbeat per worker. A job whose worker has
+  sent none for ``stall_timeout`` seconds (the worker was killed, or lost the database)
+  is sent back to the queue, first in its persona's line (it keeps its job id); the
+  worker that takes it *continues* the pulse from its last checkpoint
+  (``Runtime.arun_pulse(..., recover=True)``): node runs that finished are not run
+  again, and the input and memory writes, whose uids derive from the pulse id, are not
+  stored twice. After ``attempts`` starts a pulse ends ``failed`` with its last error.
+  One worker at a time does this (an advisory lock), so a job is never sent back twice.
+- **Schedules.** Every ``tick`` seconds, due schedules are claimed (row locks, so each
+  due run is claimed by one worker) and a pulse is submitted for each, unless its persona
+  is busy (a pulse of it queued or running, or its store lock held by another process):
+  then that run is skipped, not queued up.
+
+A pulse's steps, in order: claim its row (``running``), run or continue it, record how
+it ended (``done``/``waiting``/``failed`` with its result or error, or ``queued`` again
+for a retry), then remove its checkpoints. A crash between any two steps is repaired
+by running the job again: a recorded end is only tidied up, never run twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from sea.errors import PulseLost, UsageError
+from sea.host.result import PulseResult
+from sea.host.runtime import Runtime
+from sea.jsontypes import json_text
+from sea.queue.pulses import PULSE_TASK, RESUME_TASK, PulseQueue, next_due
+from sea.queue.records import PulseRecord, persona_of
+
+Report = Callable[[str], None]
+_RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
+_WAKE_CHANNEL = "procrastinate_any_queue_v1"
+_WAKE = '{"type": "job_inserted", "job_id": 0}'
+"""Procrastinate wakes its workers with this notification when a job is inserted; a worker
+sends it when a pulse's job has ended, so that the persona's next pulse, which waited
+for it, starts at once rather than at the next poll."""
+_FINAL_CODES = ("SEA0", "SEA1", "SEA3", "SEA570")
+"""Errors that another attempt cannot fix: the playbook documents, usage, and arguments
+the playbook does not take."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """How a worker runs.
+
+    Attributes:
+        concurrency: Pulses run at once (of different personas).
+        attempts: Starts of a pulse before it ends ``failed`` (a retry after an error or
+            after its worker died counts).
+        stall_timeout: Seconds without a heartbeat after which a worker is taken for dead
+            and its pulses go to other workers.
+        heartbeat: Seconds between this worker's heartbeats (well under ``stall_timeout``).
+        retry_wait: Seconds before a pulse that ended in error is tried again (doubled
+            at each further attempt).
+        tick: Seconds between looks at the schedules (and at stalled pulses, at most
+            every ``stall_timeout / 2``).
+    """
+
+    concurrency: int = 1
+    attempts: int = 3
+    stall_timeout: float = 30.0
+    heartbeat: float = 5.0
+    retry_wait: float = 1.0
+    tick: float = 1.0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "concurrency": self.concurrency >= 1,
+            "attempts": self.attempts >= 1,
+            "stall_timeout": self.stall_timeout > 0,
+            "heartbeat": 0 < self.heartbeat < self.stall_timeout,
+            "retry_wait": self.retry_wait >= 0,
+            "tick": self.tick > 0,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise UsageError(
+                f"worker option {bad[0]} = {getattr(self, bad[0])!r} is out of range "
+                "(concurrency and attempts >= 1; 0 < heartbeat < stall_timeout; tick > 0)",
+                code="SEA365",
+            )
+
+
+class PulseRetry(Exception):
+    """A pulse that ended in error goes back to the queue (procrastinate retries the job)."""
+
+    def __init__(self, message: str, wait_s: float) -> None:
+        super().__init__(message)
+        self.wait_s = wait_s
+
+
+class PulseFailed(Exception):
+    """A pulse ended ``failed``: its job fails too, and is not retried."""
+
+
+class Worker:
+    """Runs the queue's pulses on a runtime.
+
+    Args:
+        queue: The queue (opened by the caller).
+        runtime: Runs the pulses: ``keep_checkpoints=True`` and checkpoints in the
+            queue's PostgreSQL database (``checkpoint_path=<the DSN>``).
+        options: Concurrency, attempts and timings.
+        report: Called with one line per pulse that ends (default: nothing).
+
+    Raises:
+        UsageError: the runtime removes checkpoints of ended pulses (SEA365).
+    """
+
+    def __init__(
+        self,
+        queue: PulseQueue,
+        runtime: Runtime,
+        options: WorkerOptions | None = None,
+        *,
+        report: Report | None = None,
+    ) -> None:
+        if not runtime.keeps_checkpoints:
+            raise UsageError("a worker's runtime must keep checkpoints "
+                             "(Runtime(..., keep_checkpoints=True))", code="SEA365")
+        from procrastinate import BaseRetryStrategy, RetryDecision
+
+        self.queue = queue
+        self.runtime = runtime
+        self.options = options or WorkerOptions()
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        """How the pulse rows name this worker (host and process id)."""
+        self._report = report or (lambda _: None)
+        self._stop = asyncio.Event()
+        self._wakers: set[asyncio.Task[None]] = set()
+
+        class _Retry(BaseRetryStrategy):
+            def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+                if isinstance(exception, PulseRetry):
+                    later = datetime.now(UTC) + timedelta(seconds=exception.wait_s)
+                    return RetryDecision(retry_at=later)
+                return None
+
+        retry = _Retry()
+        queue.app.task(name=PULSE_TASK, pass_context=True, retry=retry)(self._pulse_job)
+        queue.app.task(name=RESUME_TASK, pass_context=True, retry=retry)(self._resume_job)
+
+    async def run(self, *, install_signal_handlers: bool = True) -> None:
+        """Work until :meth:`stop` (or SIGINT/SIGTERM with the signal handlers): running
+        pulses finish first."""
+        self._stop.clear()
+        loops = [asyncio.create_task(self._every(self._recover, self._recovery_interval())),
+                 asyncio.create_task(self._every(self._tick, self.options.tick))]
+        jobs = asyncio.create_task(self.queue.app.run_worker_async(
+            concurrency=self.options.concurrency,
+            name=self.name,
+            update_heartbeat_interval=self.options.heartbeat,
+            stalled_worker_timeout=self.options.stall_timeout,
+            install_signal_handlers=install_signal_handlers,
+            fetch_job_polling_interval=1.0,
+            abort_job_polling_interval=60.0,
+            delete_jobs="successful",
+        ))
+        stopped = asyncio.create_task(self._stop.wait())
+        try:
+            await asyncio.wait([jobs, stopped], return_when=asyncio.FIRST_COMPLETED)
+            if not jobs.done():  # stop(): let procrastinate finish the running pulses
+                jobs.cancel()
+                with suppress(asyncio.CancelledError):
+                    await jobs
+            else:
+                await jobs
+        finally:
+            stopped.cancel()
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, stopped, return_exceptions=True)
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to end (running pulses finish first)."""
+        self._stop.set()
+
+    def _recovery_interval(self) -> float:
+        return max(0.2, min(self.options.tick, self.options.stall_timeout / 2))
+
+    async def _every(self, step: Callable[[], Any], seconds: float) -> None:
+        while True:
+            try:
+                await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a loop must survive a lost connection
+                self._report(f"{step.__name__}: {type(exc).__name__}: {exc}")
+            await asyncio.sleep(seconds)
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def _wake_others_when_done(self) -> None:
+        """Once the running job is recorded as ended, wake the workers (the persona's
+        next job could not start before)."""
+        job_task = asyncio.current_task()
+        if job_task is None:
+            return
+
+        async def wake() -> None:
+            await asyncio.wait([job_task])
+            async with self.queue.connection() as conn:
+                await conn.execute("SELECT pg_notify(%s, %s)", [_WAKE_CHANNEL, _WAKE])
+
+        waker = asyncio.create_task(wake())
+        self._wakers.add(waker)
+        waker.add_done_callback(self._wakers.discard)
+
+    async def _pulse_job(self, context: Any, pulse_id: str) -> None:
+        self._wake_others_when_done()
+        attempt = int(context.job.attempts) + 1
+        record = await self._claim(pulse_id, attempt, ("queued", "running"))
+        if record is None:
+            await self._tidy(pulse_id)
+            return
+        result = await self.runtime.arun_pulse(
+            record.persona, record.playbook, record.input, pulse_id=pulse_id,
+            args=record.args, recover=True,
+        )
+        await self._settle(record, result, attempt)
+
+    async def _resume_job(self, context: Any, pulse_id: str, answer: Any) -> None:
+        self._wake_others_when_done()
+        attempt = int(context.job.attempts) + 1
+        record = await self._claim(pulse_id, None, ("queued", "running"))
+        if record is None:
+            await self._tidy(pulse_id)
+            return
+        result = None
+        if attempt > 1:  # its first try may have got the answer through before it died
+            result = await self.runtime.acontinue(pulse_id)
+        if result is None or result.status == "waiting":
+            result = await self.runtime.aresume(pulse_id, answer)
+        await self._settle(record, result, attempt)
+
+    async def _claim(
+        self, pulse_id: str, attempt: int | None, statuses: tuple[str, ...]
+    ) -> PulseRecord | None:
+        """Mark the pulse running (its row), unless it already ended or is unknown."""
+        async with self.queue.connection() as conn:
+            row = await (await conn.execute(
+                "UPDATE sea_pulses SET status = 'running', worker = %s, "
+                "attempts = COALESCE(%s, attempts + 1), started_at = now(), ended_at = NULL "
+                "WHERE id = %s AND status = ANY(%s) RETURNING persona_json, playbook, input, "
+                "args, attempts, submitted_at",
+                [self.name, attempt, pulse_id, list(statuses)],
+            )).fetchone()
+        if row is None:
+            return None
+        return PulseRecord(
+            id=pulse_id, persona=persona_of(row[0]), playbook=row[1], input=row[2],
+            args=dict(row[3] or {}), status="running", attempts=int(row[4]),
+            submitted_at=row[5], started_at=None, ended_at=None, result=None, error=None,
+            worker=self.name,
+        )
+
+    async def _tidy(self, pulse_id: str) -> None:
+        """A job of a pulse that had already ended: remove what is left of its run."""
+        async with self.queue.connection() as conn:
+            row = await (await conn.execute(
+                "SELECT status FROM sea_pulses WHERE id = %s", [pulse_id])).fetchone()
+        if row is not None and row[0] in ("done", "failed"):
+            await self.runtime.aforget(pulse_id)
+
+    async def _settle(self, record: PulseRecord, result: PulseResult, attempt: int) -> None:
+        """Record how the pulse's run ended; raise to have the job retried or failed."""
+        pulse_id = record.id
+        if result.status in ("ok", "waiting"):
+            status = "done" if result.status == "ok" else "waiting"
+            await self._record(pulse_id, status, _summary(result), None)
+            if status == "done":
+                await self.runtime.aforget(pulse_id)
+            self._report(f"pulse {pulse_id} ({record.persona.id}): {status}")
+            return
+        error = result.error or {"code": PulseLost.code, "message": "the pulse was cancelled "
+                                 "(its worker is stopping)", "playbook": None, "node": None}
+        final = str(error.get("code", "")).startswith(_FINAL_CODES)
+        if attempt < self.options.attempts and not final:
+            await self._record(pulse_id, "queued", None, error)
+            wait = self.options.retry_wait * 2 ** (attempt - 1)
+            self._report(f"pulse {pulse_id} ({record.persona.id}): attempt {attempt} failed "
+                         f"({error.get('code')}: {error.get('message')}); again in {wait:g}s")
+            raise PulseRetry(str(error.get("message")), wait)
+        await self._record(pulse_id, "failed", _summary(result), error)
+        await self.runtime.aforget(pulse_id)
+        self._report(f"pulse {pulse_id} ({record.persona.id}): failed after {attempt} "
+                     f"attempt(s): {error.get('code')}: {error.get('message')}")
+        raise PulseFailed(f"{error.get('code')}: {error.get('message')}")
+
+    async def _record(
+        self, pulse_id: str, status: str, result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+    ) -> None:
+        from psycopg.types.json import Jsonb
+
+        ended = status in ("done", "failed", "waiting")
+        async with self.queue.connection() as conn:
+            await conn.execute(
+                "UPDATE sea_pulses SET status = %s, result = COALESCE(%s, result), "
+                "error = %s, ended_at = CASE WHEN %s THEN now() END WHERE id = %s",
+                [status, None if result is None else Jsonb(result),
+                 None if error is None else Jsonb(_json(error)), ended, pulse_id],
+            )
+
+    # -- recovery -------------------------------------------------------------------------
+
+    async def _recover(self) -> None:
+        """Send the jobs of dead workers back to the queue (or fail them after the last
+        attempt), holding the recovery lock so no other worker does it at the same time."""
+        async with self.queue.connection() as conn:
+            got = await (await conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))",
+                [_RECOVERY_LOCK, self.queue.dsn.schema])).fetchone()
+            if got is None or not got[0]:
+                return
+            manager = self.queue.app.job_manager
+            stalled = await manager.get_stalled_jobs(
+                seconds_since_heartbeat=self.options.stall_timeout)
+            for job in stalled:
+                if job.task_name in (PULSE_TASK, RESUME_TASK) and job.id is not None:
+                    await self._take_over(job)
+
+    async def _take_over(self, job: Any) -> None:
+        from procrastinate.jobs import Status
+
+        manager = self.queue.app.job_manager
+        pulse_id = str(job.task_kwargs.get("pulse_id"))
+        attempt = int(job.attempts) + 1
+        error = {"code": PulseLost.code, "playbook": None, "node": None,
+                 "message": f"its worker stopped during attempt {attempt} of "
+                            f"{self.options.attempts} (no heartbeat for "
+                            f"{self.options.stall_timeout:g}s)"}
+        if attempt >= self.options.attempts:
+            await self._record(pulse_id, "failed", None, error)
+            await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
+            await self.runtime.aforget(pulse_id)
+            self._report(f"pulse {pulse_id}: failed: {error['message']}")
+            return
+        await self._record(pulse_id, "queued", None, error)
+        await manager.retry_job_by_id_async(job.id, retry_at=datetime.now(UTC))
+        self._report(f"pulse {pulse_id}: {error['message']}; back in the queue")
+
+    # -- schedules ------------------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        """Submit a pulse for each due schedule whose persona is free; skip the others."""
+        async with self.queue.connection() as conn:
+            rows = await (await conn.execute(
+                "SELECT id, persona_json, playbook, input, every_s, next_at, now() "
+                "FROM sea_schedules WHERE next_at <= now() ORDER BY next_at "
+                "FOR UPDATE SKIP LOCKED LIMIT 100")).fetchall()
+            for sid, persona_data, playbook, text, every_s, due, now in rows:
+                persona = persona_of(persona_data)
+                following = next_due(due, float(every_s), now)
+                if await self._busy(conn, persona.id):
+                    await conn.execute(
+                        "UPDATE sea_schedules SET next_at = %s, skipped = skipped + 1 "
+                        "WHERE id = %s", [following, sid])
+                    continue
+                pid = await self.queue.submit(persona, playbook, text, schedule_id=sid, conn=conn)
+                await conn.execute(
+                    "UPDATE sea_schedules SET next_at = %s, last_pulse = %s, runs = runs + 1 "
+                    "WHERE id = %s", [following, pid, sid])
+
+    async def _busy(self, conn: Any, persona: str) -> bool:
+        """A pulse of the persona is queued or running, or another process holds its
+        store lock (a ``sea run``)."""
+        row = await (await conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM sea_pulses WHERE persona = %s "
+            "AND status IN ('queued', 'running'))", [persona])).fetchone()
+        if row is not None and row[0]:
+            return True
+        if self.runtime.turns.busy(persona):
+            return True
+        lock = await asyncio.to_thread(self.runtime.services.store.persona_lock, persona)
+        try:
+            return not await asyncio.to_thread(lock.try_acquire)
+        finally:
+            await asyncio.to_thread(lock.release)
+
+
+def _summary(result: PulseResult) -> dict[str, Any]:
+    """What a pulse row keeps of a run's result."""
+    return _json({
+        "status": result.status,
+        "spoken": result.spoken,
+        "texts": result.texts,
+        "outputs": result.outputs,
+        "usage": result.usage,
+        "handled_errors": result.handled_errors,
+        "approval": result.approval,
+    })
+
+
+def _json(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with everything JSON cannot hold written as text."""
+    loaded: dict[str, Any] = orjson.loads(json_text(value))
+    return loaded

@@ -1,0 +1,86 @@
+"""Intent analysis: seed 003's selection rule as one function, the decision on an intent
+(pattern, approval, asking back below the host's threshold), and the bundled sub_intent
+playbook's schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sea.errors import UsageError
+from sea.llm.intent import (
+    ACTION_TYPES,
+    INTENT_SCHEMA,
+    IntentPolicy,
+    judge_intent,
+    select_prompt_pattern,
+)
+from sea.resources import bundled_playbooks_dir
+
+
+@pytest.mark.parametrize(
+    ("action_type", "complexity", "confidence", "pattern"),
+    [
+        ("summary_generation", "simple", 0.95, "base_specialized"),
+        ("plan_generation", "simple", 0.95, "base_specialized"),  # the first rule wins
+        ("summary_generation", "simple", 0.9, "base_main"),  # "> 0.9", not ">="
+        ("plan_generation", "simple", 0.5, "base_main_specialized"),
+        ("code_execution", "moderate", 0.99, "base_main_specialized"),
+        ("direct_response", "complex", 0.99, "base_main_specialized"),
+        ("file_operation", "moderate", 0.99, "base_main"),
+        ("direct_response", "simple", 0.3, "base_main"),
+        ("content_extraction", "moderate", 0.2, "base_main"),
+    ],
+)
+def test_the_seed_selection_rule(
+    action_type: str, complexity: str, confidence: float, pattern: str
+) -> None:
+    assert select_prompt_pattern(action_type, complexity, confidence) == pattern
+
+
+def test_judging_an_intent_fills_the_seed_record() -> None:
+    policy = IntentPolicy(clarify_below=0.6)
+    judged = judge_intent({
+        "action_type": "file_operation", "complexity": "simple", "confidence": 0.97,
+        "reasoning": "wants notes.md removed", "prompt_pattern": "base_main",
+        "tool_operations": [{"operation": "delete", "args": {"file_target": "notes.md"}}],
+        "file_target": "notes.md",
+    }, policy)
+    assert judged == {
+        "action_type": "file_operation",
+        "prompt_pattern": "base_specialized",  # the rule's, not the model's guess
+        "tool_operations": [{"operation": "delete", "args": {"file_target": "notes.md"}}],
+        "file_target": "notes.md",
+        "require_approval": True,  # a delete always needs a person
+        "confidence": 0.97,
+        "reasoning": "wants notes.md removed",
+        "specialized_domain": None,
+        "complexity": "simple",
+        "clarify": False,
+        "threshold": 0.6,
+    }
+
+
+@pytest.mark.parametrize(("confidence", "clarify"), [(0.59, True), (0.6, False), (None, True),
+                                                     ("high", True), (float("nan"), True)])
+def test_below_the_threshold_the_pulse_asks_back(confidence: object, clarify: bool) -> None:
+    judged = judge_intent({"action_type": "direct_response", "confidence": confidence},
+                          IntentPolicy(clarify_below=0.6))
+    assert judged["clarify"] is clarify
+
+
+def test_the_threshold_is_a_share() -> None:
+    with pytest.raises(UsageError):
+        IntentPolicy(clarify_below=1.5)
+
+
+def test_sub_intent_asks_for_the_seed_schema_and_returns_the_seed_fields() -> None:
+    document = json.loads((bundled_playbooks_dir() / "sub_intent.json").read_text("utf-8"))
+    analyze = next(node for node in document["nodes"] if node["id"] == "analyze")
+    assert analyze["response_schema"] == INTENT_SCHEMA
+    assert INTENT_SCHEMA["properties"]["action_type"]["enum"] == list(ACTION_TYPES)
+    seed_fields = {"action_type", "prompt_pattern", "tool_operations", "file_target",
+                   "require_approval", "confidence", "reasoning", "specialized_domain"}
+    assert seed_fields <= set(INTENT_SCHEMA["properties"])
+    assert seed_fields | {"clarify", "intent"} == set(document["output_schema"])

@@ -1,0 +1,1 @@
+"""Plan tests: the lifecycle, validation, execution and export of sea.engine.plans."""

@@ -1,0 +1,112 @@
+"""Continuing a pulse from its last checkpoint: after a cancel, after a kill inside a node."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from saimemory import Persona
+from saimemory.records import CONVERSATION_TAG, NewMessage
+from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.events import TokenChunk
+from sea.engine.pulse import write_uid
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from tests.workers.conftest import chat_script
+from tests.workers.crash_node import PERSONA, write_playbook
+
+AOI = Persona("aoi", "Aoi", "You are Aoi.")
+
+
+def _runtime(store: SQLiteStore, tmp_path: Path, **kwargs: Any) -> tuple[Runtime, Any]:
+    script = json.loads(chat_script(tmp_path / "s.json", 3, delay=0.05).read_text())
+    model = ScriptedChatModel.from_mapping(script)
+    made = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
+                   checkpoint_path=tmp_path / "checkpoints.sqlite", keep_checkpoints=True,
+                   **kwargs)
+    return made, model
+
+
+def test_a_stopped_pulse_goes_on_from_its_last_checkpoint(store: SQLiteStore,
+                                                         tmp_path: Path) -> None:
+    """Stopped while the persona speaks: started again with recover=True, the router's
+    finished call is not made again, and input and reply are stored once."""
+    runtime, model = _runtime(store, tmp_path)
+
+    async def stop_at_first_token() -> None:
+        stream = runtime.astream_pulse(AOI, "meta_user", "hello", pulse_id="p1", recover=True)
+        async for event in stream:
+            if isinstance(event, TokenChunk):
+                break
+        await stream.aclose()
+
+    try:
+        asyncio.run(stop_at_first_token())
+        assert [m.role for m in store.pulse_messages("aoi", "p1")] == ["user"]
+        result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", "hello", pulse_id="p1",
+                                                recover=True))
+        again = runtime.continue_pulse("p1")  # it ended: its end again, nothing re-run
+    finally:
+        runtime.close()
+    assert result.status == "ok", result.error
+    assert result.spoken == ["Glad to hear from you."] == again.spoken
+    keys = [call.key for call in model.calls]
+    assert keys == ["sub_router_user.decide", "sub_speak.compose", "sub_speak.compose"]
+    stored = store.pulse_messages("aoi", "p1")
+    assert [(m.role, m.content) for m in stored] == [
+        ("user", "hello"), ("assistant", "Glad to hear from you.")]
+    assert stored[0].uid == write_uid("p1", "input")
+
+
+def test_an_input_stored_before_a_crash_is_not_stored_again(store: SQLiteStore,
+                                                            tmp_path: Path) -> None:
+    """The process died after the input was written but before the first checkpoint."""
+    store.append(NewMessage("aoi", "user", "hello", tags=(CONVERSATION_TAG,), pulse_id="p2",
+                            uid=write_uid("p2", "input")))
+    runtime, _ = _runtime(store, tmp_path)
+    try:
+        result = runtime.run_pulse(AOI, "meta_user", "hello", pulse_id="p2", recover=True)
+    finally:
+        runtime.close()
+    assert result.status == "ok", result.error
+    assert [m.role for m in store.pulse_messages("aoi", "p2")] == ["user", "assistant"]
+
+
+def test_continue_needs_checkpoints(store: SQLiteStore, tmp_path: Path) -> None:
+    runtime, _ = _runtime(store, tmp_path)
+    try:
+        result = runtime.continue_pulse("nowhere")
+        runtime.forget("nowhere")  # nothing to remove: no error
+    finally:
+        runtime.close()
+    assert result.status == "error" and result.error is not None
+    assert result.error["code"] == "SEA300" and "one to continue" in result.error["message"]
+
+
+def test_a_pulse_killed_inside_a_node_writes_nothing_twice(tmp_path: Path) -> None:
+    """SIGKILL after a node wrote to memory and before its checkpoint: the node runs
+    again when the pulse goes on, and its write is recognised by its uid."""
+    write_playbook(tmp_path)
+    root = Path(__file__).parents[2]
+    killed = subprocess.run([sys.executable, "-m", "tests.workers.crash_node", str(tmp_path),
+                             "p3"], cwd=root, capture_output=True, text=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    try:
+        assert [m.content for m in store.pulse_messages(PERSONA.id, "p3")] == [
+            "go", "first note"]
+        done = subprocess.run([sys.executable, "-m", "tests.workers.crash_node",
+                               str(tmp_path), "p3"], cwd=root, capture_output=True,
+                              text=True, timeout=60)
+        assert done.stdout.strip() == "ok", (done.stdout, done.stderr)
+        contents = [m.content for m in store.pulse_messages(PERSONA.id, "p3")]
+    finally:
+        store.close()
+    assert contents == ["go", "first note", "second note"]
