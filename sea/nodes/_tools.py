@@ -132,7 +132,8 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
     limit = frame.services.limits.max_tool_result_chars
     _check_result_size(result, limit, frame, node, tool)
     try:
-        value = orjson.loads(orjson.dumps(result, default=_default))
+        text = orjson.dumps(result, default=_default)
+        value = orjson.loads(text)
     except TypeError as exc:
         raise NodeFailed(
             f"tool {tool!r} returned {type(result).__name__} data that is not JSON ({exc}); "
@@ -140,7 +141,8 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
             playbook=frame.name,
             node=node,
         ) from exc
-    _check_result_size(value, limit, frame, node, tool)
+    if len(text) > limit:  # bytes bound the characters: only then count them
+        _check_result_size(value, limit, frame, node, tool)
     return value
 
 
