@@ -62,7 +62,7 @@ from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
 from sea.engine.tools.model_tools import model_tools
 from sea.engine.tools.signatures import ARGUMENTS, PLAN_ARGUMENTS
 from sea.engine.tools.workspace import Workspace, workspace_tools
-from sea.errors import ExecutionError, SeaError, UsageError
+from sea.errors import ExecutionError, SeaError, SizeLimitExceeded, UsageError
 from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.calllog import CallLog
 from sea.host.checkpoints import (
@@ -417,6 +417,13 @@ class Runtime:
         assert run.persona is not None
         if not run.input:
             return
+        limit = self.services.limits.max_message_chars
+        if len(run.input) > limit:
+            raise SizeLimitExceeded(
+                f"the user's input has {len(run.input):,} characters, more than {limit:,} "
+                "(Limits.max_message_chars); nothing was stored",
+                limit="max_message_chars",
+            )
         uid = write_uid(run.pulse_id, "input") if run.recover else None
         if uid is not None and uid in run.stored_uids:
             return  # stored by an earlier start of this pulse

@@ -218,6 +218,20 @@ def test_a_huge_message_is_not_written_to_memory(
     assert not any("nnnn" in m.content for m in store.recent(persona.id, limit=50))
 
 
+def test_a_huge_typed_input_is_refused_before_it_is_stored(
+    store: SQLiteStore, persona: Persona, books: Path, tmp_path: Path
+) -> None:
+    _write(books, {"name": "hush", "description": "Does nothing.", "start_node": "s",
+                   "nodes": [{"id": "s", "type": "pass"}]})
+    model = ModelSet.single(ScriptedChatModel.from_mapping({}))
+    with Runtime(store, model, library=[books], limits=Limits(max_message_chars=1_000),
+                 checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
+        result = runtime.run_pulse(persona, "hush", "y" * 5_000)
+    assert result.status == "error" and result.error is not None
+    assert result.error["code"] == "SEA565" and "max_message_chars" in result.error["message"]
+    assert not any("yyyy" in m.content for m in store.recent(persona.id, limit=50))
+
+
 def test_size_limits_must_be_positive() -> None:
     with pytest.raises(UsageError, match="max_state_chars"):
         Limits(max_state_chars=0)
