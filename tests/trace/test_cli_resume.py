@@ -79,7 +79,8 @@ def test_a_waiting_pulse_is_approved_by_a_later_command(sea: Sea) -> None:
     events = lines(done.out)
     assert [e["text"] for e in events if e["kind"] == "spoken"] == ["I looked."]
     assert [e["tool"] for e in events if e["kind"] == "tool_call"] == ["memory_recent"]
-    again = sea("resume", pulse, "--approve", "--playbooks", str(directory))
+    again = sea("resume", pulse, "--approve", "--playbooks", str(directory), "--model",
+                sea.script())
     assert again.code == 2  # it ended: nothing waits any more
     assert "is not waiting" in again.err
 
@@ -88,7 +89,8 @@ def test_a_denial_is_routed_and_the_tool_never_runs(sea: Sea) -> None:
     directory = playbooks(sea)
     pulse = run_waiting(sea, directory)
     # the resuming command does not repeat --ask-before: the pulse keeps its own policy
-    done = sea("resume", pulse, "--deny", "--playbooks", str(directory), "--json")
+    done = sea("resume", pulse, "--deny", "--playbooks", str(directory), "--json",
+               "--model", sea.script())
     assert done.code == 0, done.err
     result = orjson.loads(done.out)
     assert result["spoken"] == ["Not allowed: SEA575"]
@@ -96,7 +98,7 @@ def test_a_denial_is_routed_and_the_tool_never_runs(sea: Sea) -> None:
 
 
 def test_resume_of_an_unknown_pulse_exits_2(sea: Sea) -> None:
-    done = sea("resume", "no-such-pulse", "--approve")
+    done = sea("resume", "no-such-pulse", "--approve", "--model", sea.script())
     assert done.code == 2
     assert "is not waiting" in done.err
 
