@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from saimemory import Persona
-from sea.errors import UsageError
+from saimemory import MessageStore, Persona
+from saimemory.errors import MemoryStoreError
+from sea.errors import SeaError, UsageError
 from sea.jsonfile import read_json
 
 DB_ENV = "SEA_DB"
@@ -114,3 +117,21 @@ def load_persona(file: str | None, persona_id: str | None) -> Persona:
     if not isinstance(name, str) or not isinstance(prompt, str):
         raise UsageError(f"{file}: 'name' and 'system_prompt' must be strings")
     return Persona(pid, name, prompt)
+
+
+@contextmanager
+def opened_store(db: str | None) -> Iterator[MessageStore]:
+    """The store of ``--db`` (see :func:`store_location`), closed at the end; a store that
+    cannot be opened or used is a clean :class:`~sea.errors.SeaError` with its own code."""
+    from saimemory import open_store
+
+    try:
+        store = open_store(store_location(db))
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    try:
+        yield store
+    except MemoryStoreError as exc:
+        raise SeaError(exc.message, code=exc.code) from None
+    finally:
+        store.close()

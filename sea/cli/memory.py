@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from saimemory import MemoryStoreError, Message, MessageStore, open_store
+from saimemory import MemoryStoreError, Message, MessageStore
 from saimemory.errors import ImportFormatError
 from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
-from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, store_location
+from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.errors import SeaError, UsageError
 
@@ -91,20 +90,6 @@ def _persona_id(text: str) -> str:
     return text
 
 
-@contextmanager
-def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
-    try:
-        store = open_store(store_location(args.db))
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    try:
-        yield store
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    finally:
-        store.close()
-
-
 def _format(message: Message) -> str:
     where = f"pulse {message.pulse_id}" if message.pulse_id else "no pulse"
     if message.scope:
@@ -129,13 +114,13 @@ def _print(messages: Sequence[Message], as_json: bool) -> None:
 def _recent(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise UsageError(f"--limit must be >= 0, got {args.limit}", code="SEA321")
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         _print(store.recent(args.persona, limit=args.limit, thread=args.thread), args.json)
     return 0
 
 
 def _pulse(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         messages = store.pulse_messages(args.persona, args.pulse_id)
         if not messages:
             print(printable(f"no messages of pulse {args.pulse_id!r} for {args.persona!r}"),
@@ -159,7 +144,7 @@ def _time(text: str | None, flag: str) -> datetime | None:
 
 def _search(args: argparse.Namespace) -> int:
     since, until = _time(args.since, "--since"), _time(args.until, "--until")
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         hits = store.search(args.persona, args.query, tags=args.tag, since=since, until=until,
                             limit=args.limit, match=args.match)
     if args.json:
@@ -173,7 +158,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         if args.output == "-":
             count = export_jsonl(store, args.persona, sys.stdout.buffer)
             sys.stdout.flush()
@@ -208,7 +193,7 @@ def _import(args: argparse.Namespace) -> int:
             lines = Path(args.file).read_bytes().splitlines()
         except OSError as exc:
             raise UsageError(f"cannot read {args.file}: {exc.strerror}", code="SEA322") from None
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         try:
             result = import_jsonl(store, lines, persona=args.persona,
                                   allow_system=args.allow_system)
@@ -223,7 +208,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _threads(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         for thread in store.threads(args.persona):
             parent = f" (in {thread.parent})" if thread.parent else ""
             print(printable(f"{thread.id}  {thread.title}{parent}  "
@@ -238,7 +223,7 @@ def _delete(args: argparse.Namespace) -> int:
             "(export it first with `sea memory export`)",
             code="SEA323",
         )
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         count = store.delete_persona(args.persona)
     print(f"deleted {count} messages of {args.persona!r}", file=sys.stderr)
     return 0
@@ -258,7 +243,7 @@ def _print_pins(store: MessageStore, persona: str, as_json: bool) -> None:
 
 
 def _pin(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         pinned = store.pin(args.persona, args.text)
         if not args.json:
             print(printable(f"pinned #{pinned.id} for {args.persona!r}"), file=sys.stderr)
@@ -267,7 +252,7 @@ def _pin(args: argparse.Namespace) -> int:
 
 
 def _unpin(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         if not store.unpin(args.persona, args.pin_id):
             print(printable(f"{args.persona!r} has no pinned item #{args.pin_id}"),
                   file=sys.stderr)
@@ -277,6 +262,6 @@ def _unpin(args: argparse.Namespace) -> int:
 
 
 def _pins(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         _print_pins(store, args.persona, args.json)
     return 0

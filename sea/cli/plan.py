@@ -20,24 +20,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from saimemory import MemoryStoreError, MessageStore, open_store
+from saimemory import MessageStore
 from saimemory.errors import NotFoundError
 from saimemory.plan_codec import plan_to_dict, to_jsonable
 from saimemory.plans import PLAN_STATUSES, RISKS, Plan
 from sea.cli._answers import approve_value
 from sea.cli._preview import event_line, history_lines, spec_line
-from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, store_location
+from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, export_plans
 from sea.engine.plans.state import succeeded
-from sea.errors import PlanApprovalError, PlanNotFound, SeaError, UsageError
+from sea.errors import PlanApprovalError, PlanNotFound, UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -101,20 +100,6 @@ def _ids(text: str) -> list[str]:
     return [item.strip() for item in value.split(",")]
 
 
-@contextmanager
-def _store(args: argparse.Namespace) -> Iterator[MessageStore]:
-    try:
-        store = open_store(store_location(args.db))
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    try:
-        yield store
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    finally:
-        store.close()
-
-
 def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
     from sea.cli.run import workspace_dir
 
@@ -156,7 +141,7 @@ def _print_json(value: Any) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         current = store.current_plan(args.persona)
         plans = store.list_plans(args.persona, status=args.status)
     for plan in plans:
@@ -178,7 +163,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         plan = _plan(args, store)
         current = store.current_plan(args.persona)
     is_current = current is not None and current.id == plan.id
@@ -235,7 +220,7 @@ def _selection(every: bool, ids: Sequence[str]) -> str:
 
 
 def _preview(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         plan = _plan(args, store)
         selection = None if args.ids is None else {"ids": args.ids}
         preview = _service(args, store).preview(plan.id, selection)
@@ -256,7 +241,7 @@ def _preview(args: argparse.Namespace) -> int:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         plan = _plan(args, store)
         ids = args.ids if args.up_to is None else _up_to(plan, args.up_to)
         selection = {"all": True} if ids is None else {"ids": ids}
@@ -285,7 +270,7 @@ def _up_to(plan: Plan, level: str) -> list[str]:
 
 
 def _reject(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         plan = _plan(args, store)
         state = _service(args, store).reject(plan.id, args.reason, actor="user")
     print(printable(f"plan {plan.id} sent back; it is {state.status}"))
@@ -293,7 +278,7 @@ def _reject(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         plan = _plan(args, store)
         result = _service(args, store).execute(plan.id, actor="user")
     if args.json:
@@ -316,7 +301,7 @@ def _export(args: argparse.Namespace) -> int:
     directory = Path(args.output).expanduser()
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"--output {args.output}: not a directory")
-    with _store(args) as store:
+    with opened_store(args.db) as store:
         if args.plan_id is None:
             written = export_plans(store, args.persona, directory)
         else:

@@ -21,10 +21,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from saimemory import MemoryStoreError, open_store
-from sea.cli._setup import add_db_argument, store_location
+from sea.cli._setup import add_db_argument, opened_store
 from sea.cli._text import printable
-from sea.errors import SeaError, UsageError
+from sea.errors import UsageError
 from sea.llm.stats import Statistics, StatsRow, statistics
 
 _AGO = re.compile(r"(?P<count>\d+)(?P<unit>[smhdw])")
@@ -68,16 +67,8 @@ def since_time(text: str | None, now: datetime) -> datetime | None:
 
 def _stats(args: argparse.Namespace) -> int:
     since = since_time(args.since, datetime.now(UTC))
-    try:
-        store = open_store(store_location(args.db))
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    try:
+    with opened_store(args.db) as store:
         records = store.call_records(args.persona, since=since)
-    except MemoryStoreError as exc:
-        raise SeaError(exc.message, code=exc.code) from None
-    finally:
-        store.close()
     found = statistics(records)
     if args.json:
         print(orjson.dumps(found.to_json()).decode())
