@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import statistics
 import tempfile
@@ -64,6 +63,7 @@ from typing import Any, TypedDict
 from unittest import mock
 
 import orjson
+from bench_engine import OneLibrary  # the same library port (run as a script from bench/)
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -326,23 +326,6 @@ def actions_playbook() -> bytes:
     )
 
 
-class _OneLibrary:
-    """The engine's library port over one in-memory playbook."""
-
-    def __init__(self, playbook: Playbook, source: bytes) -> None:
-        self._playbook = playbook
-        self._hash = hashlib.sha256(source).hexdigest()
-
-    def get(self, name: str) -> Playbook:
-        return self._playbook
-
-    def content_hash(self, name: str) -> str:
-        return self._hash
-
-    def router_callable(self) -> list[Playbook]:
-        return []
-
-
 @contextmanager
 def timed_dispatch(samples: list[Sample]) -> Iterator[None]:
     """``Dispatcher.run`` timed (span and tool-body time) for as long as the block runs."""
@@ -413,7 +396,7 @@ async def bench(n: int, pulses: int, sync_tools: bool, workdir: Path) -> Row:
         store,
         ModelSet.single(model),
         tools=list(tools.values()),
-        library=_OneLibrary(playbook, source),
+        library=OneLibrary(playbook, source),
         checkpointer=InMemorySaver(),
     )
     sea_samples: list[Sample] = []

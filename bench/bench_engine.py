@@ -38,8 +38,8 @@ from sea.lang.models import Playbook
 from sea.llm.models import ModelSet
 
 
-class _OneLibrary:
-    """The engine's library port over one in-memory playbook."""
+class OneLibrary:
+    """The engine's library port over one in-memory playbook (bench_actions uses it too)."""
 
     def __init__(self, playbook: Playbook, source: bytes) -> None:
         self._playbook = playbook
@@ -133,7 +133,7 @@ async def bench(n: int, pulses: int, kind: str, workdir: Path) -> tuple[float, f
     runtime = Runtime(
         store,
         models,
-        library=_OneLibrary(playbook, source),
+        library=OneLibrary(playbook, source),
         limits=limits,
         checkpointer=memory_saver,
         checkpoint_path=cp_path,
