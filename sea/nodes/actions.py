@@ -89,6 +89,7 @@ class ActionsKind:
             response_schema=plan_schema(catalogue, node.max_actions),
             pulse_id=pulse.pulse_id,
             scope=frame.scope,
+            thread=frame.thread,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
             specialized=node.specialized,
         )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sea.engine.tools.box import ToolBox
+from sea.engine.tools.refs import ToolParameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +18,15 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any]
     """The JSON Schema of its arguments (an object schema)."""
+    fitting: ToolParameters | None = field(default=None, compare=False, repr=False)
+    """``parameters`` read for refs and the type guard (the runtime keeps one per tool);
+    None: read when needed."""
+
+    def refs(self) -> ToolParameters:
+        """How refs are fitted to this tool's parameters, and its type guard."""
+        return self.fitting if self.fitting is not None else ToolParameters(
+            self.name, self.parameters
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``{description, parameters}`` (the trace keeps the catalogue in this form)."""
@@ -32,7 +42,9 @@ def catalogue_of(
         ToolNotFound: a name is not one of the runtime's tools.
     """
     tools = toolbox.select(names, playbook=playbook, node=node)
-    return [
-        ToolSpec(tool.name, (tool.description or "").strip(), toolbox.schema(tool.name))
-        for tool in tools
-    ]
+    specs = []
+    for tool in tools:
+        signature = toolbox.signature(tool.name)
+        specs.append(ToolSpec(tool.name, (tool.description or "").strip(), signature.schema,
+                              signature.parameters))
+    return specs

@@ -17,7 +17,7 @@ Cancellation and approval waits propagate untouched.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Literal, Protocol
@@ -26,13 +26,7 @@ from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.actions.plan import PlannedAction
 from sea.engine.events import ActionEnded, ActionStarted, RefResolved, WarningRaised
 from sea.engine.pulse import Frame
-from sea.engine.tools.refs import (
-    Normalization,
-    RefProblem,
-    ref_target,
-    resolve_parameters,
-    type_guard,
-)
+from sea.engine.tools.refs import Normalization, RefProblem, ToolParameters, ref_target
 from sea.errors import ActionSkipped, ExecutionError, ToolArgumentError
 
 Status = Literal["ok", "failed", "skipped"]
@@ -126,6 +120,7 @@ class Dispatcher:
 
     async def run(self, actions: Sequence[PlannedAction]) -> list[Outcome]:
         """Run ``actions`` in order; every action has an outcome."""
+        fittings = {name: spec.refs() for name, spec in self.catalogue.items()}
         results: dict[str, Any] = {}
         outcomes: list[Outcome] = []
         failed: Outcome | None = None
@@ -137,7 +132,9 @@ class Dispatcher:
             if index < len(done) and done[index].get("action_id") == action.action_id:
                 outcome = Outcome.from_json(done[index])  # ran before the pulse waited
             else:
-                outcome = await self._run_one(action, results, outcomes)
+                outcome = await self._run_one(
+                    action, fittings[action.tool], results, _Context(self.context, outcomes)
+                )
             outcomes.append(outcome)
             if outcome.status == "ok":
                 results[action.action_id] = outcome.result
@@ -146,21 +143,25 @@ class Dispatcher:
         return outcomes
 
     async def _run_one(
-        self, action: PlannedAction, results: Mapping[str, Any], before: Sequence[Outcome]
+        self,
+        action: PlannedAction,
+        fitting: ToolParameters,
+        results: Mapping[str, Any],
+        context: Mapping[str, Any],
     ) -> Outcome:
-        frame, pulse = self.frame, self.frame.pulse
-        frame.emit(ActionStarted(pulse.pulse_id, frame.name, self.node, action.action_id,
-                                 action.tool, dict(action.parameters)))
+        frame = self.frame
+        pulse_id, playbook = frame.pulse.pulse_id, frame.name
+        frame.emit(ActionStarted(pulse_id, playbook, self.node, action.action_id, action.tool,
+                                 dict(action.parameters)))
         started = perf_counter()
         outcome = Outcome(action.action_id, action.tool, "ok")
         try:
-            args = self._prepare(action, results, outcome)
+            args = self._prepare(action, fitting, results, outcome)
             asked = self.resumed if self.resumed is not None and self.resumed.get(
                 "action_id") == action.action_id else None
             outcome.result = await self.call(
                 frame, self.node, action.tool, args, action_id=action.action_id,
-                approved=self.approved, resumed=asked,
-                context={**self.context, "done": [o.to_json() for o in before]},
+                approved=self.approved, resumed=asked, context=context,
             )
         except RefProblem as problem:
             outcome.status = "failed"
@@ -168,32 +169,35 @@ class Dispatcher:
         except ExecutionError as exc:
             outcome.status = "failed"
             outcome.error = {"code": exc.code, "message": _named(action, exc.detail)}
-        frame.emit(ActionEnded(pulse.pulse_id, frame.name, self.node, action.action_id,
-                               action.tool, outcome.status, outcome.error,
-                               perf_counter() - started))
+        frame.emit(ActionEnded(pulse_id, playbook, self.node, action.action_id, action.tool,
+                               outcome.status, outcome.error, perf_counter() - started))
         return outcome
 
     def _prepare(
-        self, action: PlannedAction, results: Mapping[str, Any], outcome: Outcome
+        self,
+        action: PlannedAction,
+        fitting: ToolParameters,
+        results: Mapping[str, Any],
+        outcome: Outcome,
     ) -> dict[str, Any]:
-        frame, pulse = self.frame, self.frame.pulse
-        spec = self.catalogue[action.tool]
-        args, normalized, warnings = resolve_parameters(
-            action.tool, spec.parameters, action.parameters, results,
-            string_cap=self.string_cap,
+        args, normalized, warnings = fitting.resolve(
+            action.parameters, results, string_cap=self.string_cap
         )
-        outcome.normalized = normalized
-        for record in normalized:
-            ref = ref_target(action.parameters.get(record.parameter)) or ""
-            frame.emit(RefResolved(pulse.pulse_id, frame.name, self.node, action.action_id,
-                                   record.parameter, ref, record.rule, record.from_type,
-                                   record.to_type, record.detail))
-        for text in warnings:
-            frame.emit(WarningRaised(pulse.pulse_id, "ref_normalized",
-                                     _named(action, text), frame.name, self.node))
-        problem = type_guard(action.tool, spec.parameters, args)
+        if normalized or warnings:
+            frame = self.frame
+            pulse_id, playbook = frame.pulse.pulse_id, frame.name
+            outcome.normalized = normalized
+            for record in normalized:
+                ref = ref_target(action.parameters.get(record.parameter)) or ""
+                frame.emit(RefResolved(pulse_id, playbook, self.node, action.action_id,
+                                       record.parameter, ref, record.rule, record.from_type,
+                                       record.to_type, record.detail))
+            for text in warnings:
+                frame.emit(WarningRaised(pulse_id, "ref_normalized", _named(action, text),
+                                         playbook, self.node))
+        problem = fitting.guard(args)
         if problem is not None:
-            raise ToolArgumentError(problem, playbook=frame.name, node=self.node)
+            raise ToolArgumentError(problem, playbook=self.frame.name, node=self.node)
         return args
 
     def _skip(self, action: PlannedAction, failed: Outcome) -> Outcome:
@@ -203,6 +207,31 @@ class Dispatcher:
         frame.emit(ActionEnded(pulse.pulse_id, frame.name, self.node, action.action_id,
                                action.tool, "skipped", error))
         return Outcome(action.action_id, action.tool, "skipped", error=error)
+
+
+class _Context(Mapping[str, Any]):
+    """What an approval request made by an action carries besides its result: the node's
+    context and ``done``, the outcomes before the action (in JSON), written only when a
+    request is made."""
+
+    __slots__ = ("_base", "_before", "_count")
+
+    def __init__(self, base: Mapping[str, Any], before: list[Outcome]) -> None:
+        self._base = base
+        self._before = before
+        self._count = len(before)  # the list grows after this action: the ones before it
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "done":
+            return [outcome.to_json() for outcome in self._before[: self._count]]
+        return self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (key for key in self._base if key != "done")
+        yield "done"
+
+    def __len__(self) -> int:
+        return len(self._base) + (0 if "done" in self._base else 1)
 
 
 def _named(action: PlannedAction, message: str) -> str:

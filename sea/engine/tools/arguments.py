@@ -32,6 +32,12 @@ TEXT_FIELDS = ("content", "text", "response")
 
 _PREVIEW = 60
 
+EXACT_JSON_TYPES: Mapping[type, str] = {
+    str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
+    dict: "object", list: "array", tuple: "array",
+}
+""":func:`~sea.jsontypes.json_type` of the values of these very types (a lookup is cheaper)."""
+
 
 def tool_schema(tool: BaseTool) -> dict[str, Any]:
     """The JSON Schema of the arguments a model or a node may pass to ``tool``.
@@ -78,26 +84,57 @@ def prepare_arguments(
     Raises:
         ToolArgumentError: an argument is unknown, missing or of the wrong type.
     """
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    unknown = [name for name in args if name not in properties]
-    if unknown:
-        known = ", ".join(properties) or "none"
-        raise ToolArgumentError(
-            f"tool {tool_name!r} has no argument {unknown[0]!r} (its arguments: {known})",
-            playbook=playbook,
-            node=node,
-        )
-    prepared: dict[str, Any] = {}
-    for name, value in args.items():
-        types = accepted_types(properties[name], schema)
-        if value is None and name not in required and types and "null" not in types:
-            continue
-        prepared[name] = normalize_value(value, types)
-    problem = _first_problem(tool_name, schema, prepared, check or validator(schema))
-    if problem is not None:
-        raise ToolArgumentError(problem, playbook=playbook, node=node)
-    return prepared
+    return ArgumentSchema(tool_name, schema, check).prepare(args, playbook=playbook, node=node)
+
+
+class ArgumentSchema:
+    """A tool's argument schema read once for :func:`prepare_arguments`: each argument's
+    accepted types (worked out on first use) and the validator, kept for every call.
+
+    Args:
+        tool_name: The tool's name, for messages.
+        schema: The tool's argument schema; it must not change afterwards.
+        check: The schema's validator (built here when not given).
+    """
+
+    __slots__ = ("_known", "_properties", "_required", "_types", "check", "schema", "tool_name")
+
+    def __init__(
+        self, tool_name: str, schema: Mapping[str, Any], check: SchemaValidator | None = None
+    ) -> None:
+        self.tool_name = tool_name
+        self.schema = schema
+        self.check = check if check is not None else validator(schema)
+        self._properties: Mapping[str, Any] = schema.get("properties") or {}
+        self._required = frozenset(schema.get("required") or ())
+        self._known = ", ".join(self._properties) or "none"
+        self._types: dict[str, frozenset[str]] = {}
+
+    def prepare(
+        self, args: Mapping[str, Any], *, playbook: str | None, node: str | None
+    ) -> dict[str, Any]:
+        """:func:`prepare_arguments` for this schema."""
+        properties, types_of = self._properties, self._types
+        prepared: dict[str, Any] = {}
+        for name, value in args.items():
+            types = types_of.get(name)
+            if types is None:
+                if name not in properties:
+                    unknown = next(n for n in args if n not in properties)
+                    raise ToolArgumentError(
+                        f"tool {self.tool_name!r} has no argument {unknown!r} "
+                        f"(its arguments: {self._known})",
+                        playbook=playbook,
+                        node=node,
+                    )
+                types = types_of[name] = accepted_types(properties[name], self.schema)
+            if value is None and types and "null" not in types and name not in self._required:
+                continue
+            prepared[name] = normalize_value(value, types)
+        problem = _first_problem(self.tool_name, self.schema, prepared, self.check)
+        if problem is not None:
+            raise ToolArgumentError(problem, playbook=playbook, node=node)
+        return prepared
 
 
 def accepted_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[str]:
@@ -119,7 +156,7 @@ def accepted_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozense
 
 def normalize_value(value: Any, types: frozenset[str]) -> Any:
     """``value`` converted to one of ``types`` where the intent is unambiguous, else as is."""
-    actual = json_type(value)
+    actual = EXACT_JSON_TYPES.get(type(value)) or json_type(value)
     if not types or actual in types or (actual == "integer" and "number" in types):
         return value
     if actual == "object" and types & {"array", "string"} == {"array"}:

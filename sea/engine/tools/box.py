@@ -9,28 +9,38 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from sea.engine.tools.arguments import prepare_arguments, tool_schema
+from sea.engine.tools.arguments import ArgumentSchema, tool_schema
+from sea.engine.tools.refs import ToolParameters
 from sea.errors import ToolFailed, ToolNotFound, UsageError
 from sea.lang.jsonschemas import SchemaValidator, validator
 
 
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """A tool's argument schema and its validator, worked out once per tool object."""
+    """A tool's argument schema and its validator, worked out once per tool object, with
+    what the argument checks and an action pipeline's refs read from the schema (kept as
+    they read it, so that calls pay only for the values they pass)."""
 
     tool: BaseTool
     schema: dict[str, Any]
     check: SchemaValidator
+    arguments: ArgumentSchema
+    """The checks every call's arguments go through."""
+    parameters: ToolParameters
+    """How refs are fitted to the parameters, and the type guard."""
 
     @classmethod
     def of(cls, tool: BaseTool) -> Signature:
         """The signature of ``tool``."""
         schema = tool_schema(tool)
-        check = validator(schema)
+        check: SchemaValidator = validator(schema)
         model = tool.args_schema
         if isinstance(model, type) and issubclass(model, BaseModel):
             check = _ModelFirst(model, check)
-        return cls(tool, schema, check)
+        return cls(
+            tool, schema, check, ArgumentSchema(tool.name, schema, check),
+            ToolParameters(tool.name, schema),
+        )
 
 
 class _ModelFirst:
@@ -146,10 +156,7 @@ class ToolBox:
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
         """
         self.get(name, playbook=playbook, node=node)
-        known = self.signature(name)
-        return prepare_arguments(
-            name, known.schema, args, playbook=playbook, node=node, check=known.check
-        )
+        return self.signature(name).arguments.prepare(args, playbook=playbook, node=node)
 
     async def invoke(
         self,
@@ -171,14 +178,14 @@ class ToolBox:
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
         """
-        tool = self.get(name, playbook=playbook, node=node)
-        known = self.signature(name)
-        prepared = prepare_arguments(
-            name, known.schema, args, playbook=playbook, node=node, check=known.check
-        )
+        known = self._signatures.get(name)
+        if known is None:
+            self.get(name, playbook=playbook, node=node)
+            known = self.signature(name)
+        prepared = known.arguments.prepare(args, playbook=playbook, node=node)
         try:
             metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
-            return await tool.ainvoke(prepared, config={"metadata": metadata})
+            return await known.tool.ainvoke(prepared, config={"metadata": metadata})
         except Exception as exc:  # a tool's own failure, reported with its cause
             raise ToolFailed(
                 f"tool {name!r} failed: {type(exc).__name__}: {exc}", playbook=playbook, node=node

@@ -95,6 +95,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from sea.engine.tools.arguments import (
+    EXACT_JSON_TYPES,
     accepted_types,
     preview,
     resolve_schema_ref,
@@ -102,7 +103,7 @@ from sea.engine.tools.arguments import (
 )
 from sea.errors import SeaError
 from sea.jsontypes import json_text, json_type
-from sea.lang.jsonschemas import validator
+from sea.lang.jsonschemas import SchemaValidator, validator
 
 REF_PREFIX = "ref:"
 """What a parameter value starts with when it is a ref to an earlier action's result."""
@@ -218,46 +219,7 @@ def resolve_parameters(
         RefProblem: a ref is malformed, nested, unresolved, for an unknown parameter, or its
             result cannot be fitted.
     """
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    arguments: dict[str, object] = {}
-    records: list[Normalization] = []
-    warnings: list[str] = []
-    for name, value in parameters.items():
-        target = ref_target(value)
-        if target is None:
-            _check_not_a_ref(tool, name, value)
-            arguments[name] = value
-            continue
-        prop = properties.get(name)
-        if not isinstance(prop, Mapping):
-            known = ", ".join(properties) or "none"
-            raise RefProblem(
-                name,
-                "unknown_parameter",
-                f"the tool has no such parameter (its parameters: {known})",
-                ref=target,
-                tool=tool,
-            )
-        if target not in results:
-            known = ", ".join(results) or "none"
-            raise RefProblem(
-                name,
-                "unresolved",
-                f"no earlier action {target!r} has a result (results so far: {known})",
-                ref=target,
-                tool=tool,
-            )
-        try:
-            fitted, record, warning = normalize_to_schema(
-                name, results[target], prop, schema, string_cap=string_cap, ref=target
-            )
-        except RefProblem as problem:
-            raise problem.for_tool(tool) from None
-        arguments[name] = fitted
-        records.append(record)
-        if warning is not None:
-            warnings.append(f"tool {tool!r}: {warning}")
-    return arguments, records, warnings
+    return ToolParameters(tool, schema).resolve(parameters, results, string_cap=string_cap)
 
 
 def normalize_to_schema(
@@ -286,19 +248,8 @@ def normalize_to_schema(
         RefProblem: the value cannot be fitted (``no_id_key``, ``type_mismatch``, ``invalid``).
         ValueError: ``string_cap`` is negative.
     """
-    if string_cap is not None and string_cap < 0:
-        raise ValueError(f"string_cap must be 0 or more, got {string_cap}")
-    keys = ref_keys(prop_schema, root_schema)
-    if keys:
-        return _to_id(parameter, value, keys, prop_schema, root_schema, ref)
-    types = accepted_types(prop_schema, root_schema)
-    if "array" in types and not types & {"object", "string"}:
-        return _to_array(parameter, value, types, prop_schema, root_schema, ref)
-    if "string" in types and not types & {"object", "array"}:
-        limit = _string_limit(prop_schema, root_schema, string_cap)
-        return _to_string(parameter, value, types, limit)
-    fitted, rule = _fit(parameter, value, prop_schema, root_schema, ref)
-    return fitted, _record(parameter, rule, value, fitted), None
+    fit = ParameterFit(parameter, prop_schema, root_schema)
+    return fit.fit(value, string_cap=string_cap, ref=ref)
 
 
 def ref_keys(prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]) -> tuple[str, ...]:
@@ -314,6 +265,7 @@ def ref_keys(prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]) -> 
     return ()
 
 
+
 def type_guard(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, object]) -> str | None:
     """``None``, or a message naming the first argument of a type ``schema`` does not accept.
 
@@ -322,17 +274,251 @@ def type_guard(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, obj
     ``prepare_arguments``. The message reads like its: ``tool 'search': argument 'limit'
     expects integer, got string ("five")``.
     """
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    for name, value in arguments.items():
-        prop = properties.get(name)
-        if not isinstance(prop, Mapping):
-            continue
-        types = accepted_types(prop, schema)
-        if not types or _accepts(types, value) or (value is None and name not in required):
-            continue
-        return f"tool {tool!r}: argument {name!r} {type_mismatch(types, value)}"
-    return None
+    return ToolParameters(tool, schema).guard(arguments)
+
+
+class ToolParameters:
+    """A tool's argument schema read once for refs and the type guard.
+
+    What :func:`resolve_parameters` and :func:`type_guard` work out from the schema on
+    every call (each parameter's accepted types, kind, ``x-sea-ref`` keys, string limit,
+    validator) is worked out here once per parameter, on first use, and kept: a runtime
+    keeps one per tool (:class:`sea.engine.tools.box.Signature`), so a pipeline's actions
+    pay only for the values they pass.
+
+    Args:
+        tool: The tool's name, for messages.
+        schema: The tool's argument schema (an object schema with ``properties``); it must
+            not change afterwards.
+    """
+
+    __slots__ = ("_fits", "_known", "_properties", "_required", "schema", "tool")
+
+    def __init__(self, tool: str, schema: Mapping[str, Any]) -> None:
+        self.tool = tool
+        self.schema = schema
+        self._properties: Mapping[str, Any] = schema.get("properties") or {}
+        self._required = frozenset(schema.get("required") or ())
+        self._known = ", ".join(self._properties) or "none"
+        self._fits: dict[str, ParameterFit | None] = {}
+
+    def parameter(self, name: str) -> ParameterFit | None:
+        """The parameter ``name`` (None when the schema has no such parameter)."""
+        try:
+            return self._fits[name]
+        except KeyError:
+            prop = self._properties.get(name)
+            fit = None
+            if isinstance(prop, Mapping):
+                fit = ParameterFit(name, prop, self.schema, required=name in self._required)
+            self._fits[name] = fit
+            return fit
+
+    def resolve(
+        self,
+        parameters: Mapping[str, object],
+        results: Mapping[str, object],
+        *,
+        string_cap: int | None = None,
+    ) -> tuple[dict[str, object], list[Normalization], list[str]]:
+        """:func:`resolve_parameters` for this tool."""
+        arguments: dict[str, object] = {}
+        records: list[Normalization] = []
+        warnings: list[str] = []
+        for name, value in parameters.items():
+            if (isinstance(value, str) and not value.startswith(REF_PREFIX)) or (
+                type(value) in _SCALARS
+            ):
+                arguments[name] = value  # plain text or a number: neither a ref nor holds one
+                continue
+            target = ref_target(value)
+            if target is None:
+                _check_not_a_ref(self.tool, name, value)
+                arguments[name] = value
+                continue
+            fit = self.parameter(name)
+            if fit is None:
+                raise RefProblem(
+                    name,
+                    "unknown_parameter",
+                    f"the tool has no such parameter (its parameters: {self._known})",
+                    ref=target,
+                    tool=self.tool,
+                )
+            if target not in results:
+                known = ", ".join(results) or "none"
+                raise RefProblem(
+                    name,
+                    "unresolved",
+                    f"no earlier action {target!r} has a result (results so far: {known})",
+                    ref=target,
+                    tool=self.tool,
+                )
+            try:
+                fitted, record, warning = fit.fit(
+                    results[target], string_cap=string_cap, ref=target
+                )
+            except RefProblem as problem:
+                raise problem.for_tool(self.tool) from None
+            arguments[name] = fitted
+            records.append(record)
+            if warning is not None:
+                warnings.append(f"tool {self.tool!r}: {warning}")
+        return arguments, records, warnings
+
+    def guard(self, arguments: Mapping[str, object]) -> str | None:
+        """:func:`type_guard` for this tool."""
+        for name, value in arguments.items():
+            fit = self.parameter(name)
+            if fit is None:
+                continue
+            types = fit.types
+            if not types or _accepts(types, value) or (value is None and not fit.required):
+                continue
+            return f"tool {self.tool!r}: argument {name!r} {type_mismatch(types, value)}"
+        return None
+
+
+class ParameterFit:
+    """One parameter's schema read once: what a ref's result becomes for it.
+
+    Args:
+        name: The parameter's name, for the record and messages.
+        prop: The parameter's schema.
+        root: The tool's whole argument schema (for ``$defs``).
+        required: The tool requires the parameter (for the type guard).
+    """
+
+    __slots__ = (
+        "_check", "_plain", "item_types", "keys", "kind", "max_length", "name", "prop",
+        "required", "root", "types",
+    )
+
+    def __init__(
+        self, name: str, prop: Mapping[str, Any], root: Mapping[str, Any], *,
+        required: bool = False,
+    ) -> None:
+        self.name = name
+        self.prop = prop
+        self.root = root
+        self.required = required
+        self.keys = ref_keys(prop, root)
+        self.types = accepted_types(prop, root)
+        types = self.types
+        if self.keys:
+            self.kind = "id"
+        elif "array" in types and not types & {"object", "string"}:
+            self.kind = "array"
+        elif "string" in types and not types & {"object", "array"}:
+            self.kind = "string"
+        else:
+            self.kind = "other"
+        self.max_length = _max_length(prop, root) if self.kind == "string" else None
+        self.item_types = _item_types(prop, root) if self.kind == "array" else frozenset()
+        self._plain = _type_only(prop)
+        self._check: SchemaValidator | None = None
+
+    def fit(
+        self, value: object, *, string_cap: int | None, ref: str | None = None
+    ) -> tuple[object, Normalization, str | None]:
+        """:func:`normalize_to_schema` for this parameter."""
+        if string_cap is not None and string_cap < 0:
+            raise ValueError(f"string_cap must be 0 or more, got {string_cap}")
+        if self.kind == "id":
+            return self._to_id(value, ref)
+        if self.kind == "array":
+            return self._to_array(value, ref)
+        if self.kind == "string":
+            limits = [n for n in (self.max_length, string_cap) if n is not None]
+            return _to_string(self.name, value, self.types, min(limits) if limits else None)
+        fitted, rule = self._fit(value, ref)
+        return fitted, _record(self.name, rule, value, fitted), None
+
+    def _to_id(self, value: object, ref: str | None) -> tuple[object, Normalization, str | None]:
+        parameter = self.name
+        if not isinstance(value, Mapping):
+            fitted, rule = self._fit(value, ref)
+            return fitted, _record(parameter, rule, value, fitted), None
+        for key in self.keys:
+            picked = value.get(key)
+            if picked is None or picked == "" or picked == [] or picked == {}:
+                continue
+            fitted, rule = self._fit(picked, ref)
+            detail = key if rule is Rule.AS_IS else f"{key}, then {rule}"
+            return fitted, _record(parameter, Rule.ID_KEY, value, fitted, detail), None
+        present = ", ".join(str(k) for k in value) or "none"
+        raise RefProblem(
+            parameter,
+            "no_id_key",
+            f"{_result_of(ref)} has none of {', '.join(self.keys)} (its keys: {present})",
+            ref=ref,
+        )
+
+    def _to_array(
+        self, value: object, ref: str | None
+    ) -> tuple[object, Normalization, str | None]:
+        parameter, types, item_types = self.name, self.types, self.item_types
+        if value is not None and _accepts(types, value):
+            fitted = list(value) if isinstance(value, tuple) else value
+            return fitted, _record(parameter, Rule.AS_IS, value, fitted), None
+        if isinstance(value, Mapping) or (
+            value is not None
+            and item_types
+            and "object" not in item_types
+            and _accepts(item_types, value)
+        ):
+            return [value], _record(parameter, Rule.ARRAY_WRAP, value, [value]), None
+        fitted = [{"raw": value}]
+        warning = (
+            f"argument {parameter!r} expects an array; {_result_of(ref)} is "
+            f'{json_type(value)} ({preview(value)}), passed as [{{"raw": …}}]'
+        )
+        return fitted, _record(parameter, Rule.ARRAY_RAW, value, fitted), warning
+
+    def _fit(self, value: object, ref: str | None) -> tuple[object, Rule]:
+        """``value`` as it is if the schema accepts it, else converted losslessly, else
+        refused."""
+        types = self.types
+        if (
+            isinstance(value, float)
+            and value.is_integer()
+            and "integer" in types
+            and "number" not in types
+            and not self._problems(int(value))
+        ):
+            return int(value), Rule.INTEGER_FROM_NUMBER
+        problems = self._problems(value)
+        if not problems:
+            return value, Rule.AS_IS
+        if isinstance(value, str):
+            converted = _from_string(value, types)
+            if converted is not None and not self._problems(converted[0]):
+                return converted
+        if types and not _accepts(types, value):
+            raise RefProblem(self.name, "type_mismatch", type_mismatch(types, value), ref=ref)
+        best = best_match(problems)
+        at = "/".join(str(p) for p in best.absolute_path)
+        raise RefProblem(
+            self.name,
+            "invalid",
+            f"got {json_type(value)} ({preview(value)}), which the parameter's schema "
+            f"refuses: {best.message}" + (f" (at {at})" if at else ""),
+            ref=ref,
+        )
+
+    def _problems(self, value: object) -> list[ValidationError]:
+        """What the parameter schema (with the tool schema's ``$defs``) says against
+        ``value``."""
+        if self._plain and type(value) in _JSON_VALUES and _accepts(self.types, value):
+            return []  # a schema of a type and annotations only: its type is all it checks
+        check = self._check
+        if check is None:
+            schema = dict(self.prop)
+            for key in ("$defs", "definitions"):
+                if key in self.root and key not in schema:
+                    schema[key] = self.root[key]
+            check = self._check = validator(schema)
+        return list(check.iter_errors(value))
 
 
 def _check_not_a_ref(tool: str, name: str, value: object) -> None:
@@ -358,58 +544,6 @@ def _check_not_a_ref(tool: str, name: str, value: object) -> None:
             )
 
 
-def _to_id(
-    parameter: str,
-    value: object,
-    keys: tuple[str, ...],
-    prop: Mapping[str, Any],
-    root: Mapping[str, Any],
-    ref: str | None,
-) -> tuple[object, Normalization, str | None]:
-    if not isinstance(value, Mapping):
-        fitted, rule = _fit(parameter, value, prop, root, ref)
-        return fitted, _record(parameter, rule, value, fitted), None
-    for key in keys:
-        picked = value.get(key)
-        if picked is None or picked == "" or picked == [] or picked == {}:
-            continue
-        fitted, rule = _fit(parameter, picked, prop, root, ref)
-        detail = key if rule is Rule.AS_IS else f"{key}, then {rule}"
-        return fitted, _record(parameter, Rule.ID_KEY, value, fitted, detail), None
-    present = ", ".join(str(k) for k in value) or "none"
-    raise RefProblem(
-        parameter,
-        "no_id_key",
-        f"{_result_of(ref)} has none of {', '.join(keys)} (its keys: {present})",
-        ref=ref,
-    )
-
-
-def _to_array(
-    parameter: str,
-    value: object,
-    types: frozenset[str],
-    prop: Mapping[str, Any],
-    root: Mapping[str, Any],
-    ref: str | None,
-) -> tuple[object, Normalization, str | None]:
-    if value is not None and _accepts(types, value):
-        fitted = list(value) if isinstance(value, tuple) else value
-        return fitted, _record(parameter, Rule.AS_IS, value, fitted), None
-    item_types = _item_types(prop, root)
-    if isinstance(value, Mapping) or (
-        value is not None
-        and item_types
-        and "object" not in item_types
-        and _accepts(item_types, value)
-    ):
-        return [value], _record(parameter, Rule.ARRAY_WRAP, value, [value]), None
-    fitted = [{"raw": value}]
-    warning = (
-        f"argument {parameter!r} expects an array; {_result_of(ref)} is "
-        f'{json_type(value)} ({preview(value)}), passed as [{{"raw": …}}]'
-    )
-    return fitted, _record(parameter, Rule.ARRAY_RAW, value, fitted), warning
 
 
 def _to_string(
@@ -451,13 +585,6 @@ def _cut(text: str, limit: int) -> tuple[str, int]:
     return text[:room] + TRUNCATION_NOTE.format(kept=room, full=len(text)), room
 
 
-def _string_limit(
-    prop: Mapping[str, Any], root: Mapping[str, Any], string_cap: int | None
-) -> int | None:
-    limits = [n for n in (_max_length(prop, root), string_cap) if n is not None]
-    return min(limits) if limits else None
-
-
 def _max_length(prop: Mapping[str, Any], root: Mapping[str, Any]) -> int | None:
     """The longest string the schema accepts (the loosest ``anyOf``/``oneOf`` branch)."""
     prop = resolve_schema_ref(prop, root)
@@ -495,41 +622,6 @@ def _item_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[s
     return frozenset()
 
 
-def _fit(
-    parameter: str,
-    value: object,
-    prop: Mapping[str, Any],
-    root: Mapping[str, Any],
-    ref: str | None,
-) -> tuple[object, Rule]:
-    """``value`` as it is if the schema accepts it, else converted losslessly, else refused."""
-    types = accepted_types(prop, root)
-    if (
-        isinstance(value, float)
-        and value.is_integer()
-        and "integer" in types
-        and "number" not in types
-        and not _problems(int(value), prop, root)
-    ):
-        return int(value), Rule.INTEGER_FROM_NUMBER
-    problems = _problems(value, prop, root)
-    if not problems:
-        return value, Rule.AS_IS
-    if isinstance(value, str):
-        converted = _from_string(value, types)
-        if converted is not None and not _problems(converted[0], prop, root):
-            return converted
-    if types and not _accepts(types, value):
-        raise RefProblem(parameter, "type_mismatch", type_mismatch(types, value), ref=ref)
-    best = best_match(problems)
-    at = "/".join(str(p) for p in best.absolute_path)
-    raise RefProblem(
-        parameter,
-        "invalid",
-        f"got {json_type(value)} ({preview(value)}), which the parameter's schema refuses: "
-        f"{best.message}" + (f" (at {at})" if at else ""),
-        ref=ref,
-    )
 
 
 def _from_string(text: str, types: frozenset[str]) -> tuple[object, Rule] | None:
@@ -552,20 +644,34 @@ def _from_string(text: str, types: frozenset[str]) -> tuple[object, Rule] | None
     return int(exact), Rule.NUMBER_FROM_STRING
 
 
-def _problems(
-    value: object, prop: Mapping[str, Any], root: Mapping[str, Any]
-) -> list[ValidationError]:
-    """What the parameter schema (with the tool schema's ``$defs``) says against ``value``."""
-    schema = dict(prop)
-    for key in ("$defs", "definitions"):
-        if key in root and key not in schema:
-            schema[key] = root[key]
-    return list(validator(schema).iter_errors(value))
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+"""Types of parameter values that are never a ref and hold none."""
+
+_JSON_VALUES = frozenset({str, int, float, bool, type(None), dict, list})
+"""The Python types of parsed JSON, the ones JSON Schema's type keyword reads alike."""
+
+_ANNOTATIONS = frozenset(
+    {"type", "title", "description", "default", "examples", "deprecated", "readOnly",
+     "writeOnly", "$comment"}
+)
+"""Keywords that constrain nothing but the type (``type``) or nothing at all."""
+
+
+def _type_only(prop: Mapping[str, Any]) -> bool:
+    """Whether ``prop`` checks nothing but a declared type (annotations and ``x-`` keywords
+    aside)."""
+    declared = prop.get("type")
+    if not (isinstance(declared, str) or (
+        isinstance(declared, list) and all(isinstance(t, str) for t in declared)
+    )):
+        return False
+    return all(key in _ANNOTATIONS or key.startswith("x-") for key in prop)
 
 
 def _accepts(types: frozenset[str], value: object) -> bool:
     """Whether one of the JSON ``types`` takes ``value`` (an integral float is an integer)."""
-    actual = json_type(value)
+    actual = EXACT_JSON_TYPES.get(type(value)) or json_type(value)
     if actual in types or (actual == "integer" and "number" in types):
         return True
     return isinstance(value, float) and value.is_integer() and "integer" in types
