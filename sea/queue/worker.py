@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from sea.errors import PulseLost, UsageError
+from sea.errors import ExecutionError, PulseLost, UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.jsontypes import json_text
@@ -51,6 +51,26 @@ _WAKE = '{"type": "job_inserted", "job_id": 0}'
 """Procrastinate wakes its workers with this notification when a job is inserted; a worker
 sends it when a pulse's job has ended, so that the persona's next pulse, which waited
 for it, starts at once rather than at the next poll."""
+_STALLED_JOBS = """
+SELECT job.id, job.args->>'pulse_id', job.attempts
+  FROM procrastinate_jobs job
+  LEFT JOIN procrastinate_workers worker ON worker.id = job.worker_id
+ WHERE job.status = 'doing' AND job.task_name = ANY(%s)
+   AND (worker.id IS NULL OR worker.last_heartbeat < now() - make_interval(secs => %s))
+ ORDER BY job.id
+   FOR UPDATE OF job SKIP LOCKED
+"""
+"""The running jobs of pulses whose worker is gone or has been silent too long."""
+_ORPHANED_PULSES = """
+SELECT pulse.id, pulse.attempts FROM sea_pulses pulse
+ WHERE pulse.status IN ('queued', 'running')
+   AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs job
+                    WHERE job.task_name = ANY(%s) AND job.args->>'pulse_id' = pulse.id
+                      AND job.status IN ('todo', 'doing'))
+   FOR UPDATE OF pulse SKIP LOCKED
+"""
+"""Pulses still to run that no job will run: a job records its pulse's end before it
+ends, so these are pulses whose job failed past its last attempt without recording it."""
 _FINAL_CODES = ("SEA0", "SEA1", "SEA3", "SEA570")
 """Errors that another attempt cannot fix: the playbook documents, usage, and arguments
 the playbook does not take."""
@@ -146,12 +166,19 @@ class Worker:
         self._stop = asyncio.Event()
         self._wakers: set[asyncio.Task[None]] = set()
 
+        settings = self.options
+
         class _Retry(BaseRetryStrategy):
             def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
                 if isinstance(exception, PulseRetry):
-                    later = datetime.now(UTC) + timedelta(seconds=exception.wait_s)
-                    return RetryDecision(retry_at=later)
-                return None
+                    wait = exception.wait_s
+                elif isinstance(exception, PulseFailed | asyncio.CancelledError):
+                    return None
+                elif int(job.attempts) + 1 < settings.attempts:  # e.g. the database was lost
+                    wait = settings.retry_wait * 2 ** int(job.attempts)
+                else:  # the recovery loop records the pulse failed
+                    return None
+                return RetryDecision(retry_at=datetime.now(UTC) + timedelta(seconds=wait))
 
         retry = _Retry()
         queue.app.task(name=PULSE_TASK, pass_context=True, retry=retry)(self._pulse_job)
@@ -230,11 +257,14 @@ class Worker:
         if record is None:
             await self._tidy(pulse_id)
             return
-        result = await self.runtime.arun_pulse(
-            record.persona, record.playbook, record.input, pulse_id=pulse_id,
-            args=record.args, recover=True,
-        )
-        await self._settle(record, result, attempt)
+
+        async def run() -> PulseResult:
+            return await self.runtime.arun_pulse(
+                record.persona, record.playbook, record.input, pulse_id=pulse_id,
+                args=record.args, recover=True,
+            )
+
+        await self._settle(record, await _guarded(record, run), attempt)
 
     async def _resume_job(self, context: Any, pulse_id: str, answer: Any) -> None:
         self._wake_others_when_done()
@@ -243,12 +273,16 @@ class Worker:
         if record is None:
             await self._tidy(pulse_id)
             return
-        result = None
-        if attempt > 1:  # its first try may have got the answer through before it died
-            result = await self.runtime.acontinue(pulse_id)
-        if result is None or result.status == "waiting":
-            result = await self.runtime.aresume(pulse_id, answer)
-        await self._settle(record, result, attempt)
+
+        async def run() -> PulseResult:
+            result = None
+            if attempt > 1:  # its first try may have got the answer through before it died
+                result = await self.runtime.acontinue(pulse_id)
+            if result is None or result.status == "waiting":
+                result = await self.runtime.aresume(pulse_id, answer)
+            return result
+
+        await self._settle(record, await _guarded(record, run), attempt)
 
     async def _claim(
         self, pulse_id: str, attempt: int | None, statuses: tuple[str, ...]
@@ -306,56 +340,88 @@ class Worker:
 
     async def _record(
         self, pulse_id: str, status: str, result: dict[str, Any] | None,
-        error: dict[str, Any] | None,
+        error: dict[str, Any] | None, *, conn: Any = None,
     ) -> None:
+        """Write how a pulse's attempt ended to its row (in ``conn``'s transaction, if
+        given)."""
+        if conn is None:
+            async with self.queue.connection() as own:
+                await self._record(pulse_id, status, result, error, conn=own)
+            return
         from psycopg.types.json import Jsonb
 
         ended = status in ("done", "failed", "waiting")
-        async with self.queue.connection() as conn:
-            await conn.execute(
-                "UPDATE sea_pulses SET status = %s, result = COALESCE(%s, result), "
-                "error = %s, ended_at = CASE WHEN %s THEN now() END WHERE id = %s",
-                [status, None if result is None else Jsonb(result),
-                 None if error is None else Jsonb(_json(error)), ended, pulse_id],
-            )
+        await conn.execute(
+            "UPDATE sea_pulses SET status = %s, result = COALESCE(%s, result), "
+            "error = %s, ended_at = CASE WHEN %s THEN now() END WHERE id = %s",
+            [status, None if result is None else Jsonb(result),
+             None if error is None else Jsonb(_json(error)), ended, pulse_id],
+        )
 
     # -- recovery -------------------------------------------------------------------------
 
     async def _recover(self) -> None:
-        """Send the jobs of dead workers back to the queue (or fail them after the last
-        attempt), holding the recovery lock so no other worker does it at the same time."""
+        """Send the pulses of dead workers back to the queue (or fail them after the last
+        attempt), and fail the pulses whose job ended without recording their end.
+
+        It runs under the recovery lock (one worker at a time) and in one transaction:
+        a job and its pulse's row change together, and only while the job is still
+        ``doing`` for a silent worker. A worker that was only slow, and ends the pulse
+        meanwhile, keeps its recorded end (the job it finishes is not sent back).
+        """
+        failed: list[str] = []
         async with self.queue.connection() as conn:
             got = await (await conn.execute(
                 "SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))",
                 [_RECOVERY_LOCK, self.queue.dsn.schema])).fetchone()
             if got is None or not got[0]:
                 return
-            manager = self.queue.app.job_manager
-            stalled = await manager.get_stalled_jobs(
-                seconds_since_heartbeat=self.options.stall_timeout)
-            for job in stalled:
-                if job.task_name in (PULSE_TASK, RESUME_TASK) and job.id is not None:
-                    await self._take_over(job)
+            stalled = await (await conn.execute(
+                _STALLED_JOBS, [[PULSE_TASK, RESUME_TASK], self.options.stall_timeout]
+            )).fetchall()
+            for job_id, pulse_id, attempts in stalled:
+                if await self._take_over(conn, int(job_id), str(pulse_id), int(attempts)):
+                    failed.append(str(pulse_id))
+            orphans = await (await conn.execute(
+                _ORPHANED_PULSES, [[PULSE_TASK, RESUME_TASK]])).fetchall()
+            for pulse_id, attempts in orphans:
+                error = {"code": PulseLost.code, "playbook": None, "node": None,
+                         "message": f"its job ended during attempt {attempts} of "
+                                    f"{self.options.attempts} without recording how the "
+                                    "pulse ended (the worker's log tells why)"}
+                await self._record(str(pulse_id), "failed", None, error, conn=conn)
+                failed.append(str(pulse_id))
+                self._report(f"pulse {pulse_id}: failed: {error['message']}")
+        for pulse_id in failed:
+            await self.runtime.aforget(pulse_id)
 
-    async def _take_over(self, job: Any) -> None:
-        from procrastinate.jobs import Status
-
-        manager = self.queue.app.job_manager
-        pulse_id = str(job.task_kwargs.get("pulse_id"))
-        attempt = int(job.attempts) + 1
+    async def _take_over(self, conn: Any, job_id: int, pulse_id: str, attempts: int) -> bool:
+        """Send a dead worker's job back to the queue, first in its persona's line, or
+        fail it after the last attempt (True then), with its pulse's row."""
+        attempt = attempts + 1
         error = {"code": PulseLost.code, "playbook": None, "node": None,
                  "message": f"its worker stopped during attempt {attempt} of "
                             f"{self.options.attempts} (no heartbeat for "
                             f"{self.options.stall_timeout:g}s)"}
-        if attempt >= self.options.attempts:
-            await self._record(pulse_id, "failed", None, error)
-            await manager.finish_job_by_id_async(job.id, Status.FAILED, delete_job=False)
-            await self.runtime.aforget(pulse_id)
+        ended = await (await conn.execute(
+            "SELECT status IN ('done', 'failed', 'waiting') FROM sea_pulses WHERE id = %s",
+            [pulse_id])).fetchone()
+        if attempt >= self.options.attempts and not (ended and ended[0]):
+            await conn.execute("SELECT procrastinate_finish_job_v1(%s, 'failed', false)",
+                               [job_id])
+            await self._record(pulse_id, "failed", None, error, conn=conn)
             self._report(f"pulse {pulse_id}: failed: {error['message']}")
-            return
-        await self._record(pulse_id, "queued", None, error)
-        await manager.retry_job_by_id_async(job.id, retry_at=datetime.now(UTC))
+            return True
+        from psycopg.types.json import Jsonb
+
+        # a pulse whose end was recorded goes back too: its next job only tidies up
+        await conn.execute("SELECT procrastinate_retry_job_v2(%s, now(), NULL, NULL, NULL)",
+                           [job_id])
+        await conn.execute(
+            "UPDATE sea_pulses SET status = 'queued', error = %s WHERE id = %s "
+            "AND status = 'running'", [Jsonb(_json(error)), pulse_id])
         self._report(f"pulse {pulse_id}: {error['message']}; back in the queue")
+        return False
 
     # -- schedules ------------------------------------------------------------------------
 
@@ -394,6 +460,23 @@ class Worker:
             return not await asyncio.to_thread(lock.try_acquire)
         finally:
             await asyncio.to_thread(lock.release)
+
+
+async def _guarded(record: PulseRecord, run: Callable[[], Awaitable[PulseResult]]) -> PulseResult:
+    """The run's result; anything it raises but cancellation becomes an error result, so
+    the attempt is recorded and retried like any failed attempt. (The runtime turns what
+    a pulse raises into its result; a fault below it, such as a native extension's panic,
+    which is no ``Exception``, would otherwise fail the job and leave the pulse
+    ``running`` for good.)"""
+    try:
+        return await run()
+    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # recorded as the attempt's error
+        error = {"code": ExecutionError.code, "message": f"{type(exc).__name__}: {exc}",
+                 "playbook": record.playbook, "node": None}
+        return PulseResult(pulse_id=record.id, status="error", spoken=[], outputs={},
+                           texts=[], error=error, llm_calls=[], memory_writes=[], usage={})
 
 
 def _summary(result: PulseResult) -> dict[str, Any]:

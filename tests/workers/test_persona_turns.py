@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,13 +90,20 @@ def test_other_personas_do_not_wait(store: SQLiteStore, tmp_path: Path) -> None:
     assert [r.status for r in results] == ["ok", "ok"]
 
 
+async def _holding(runtime: Runtime, persona: str) -> None:
+    """Return once a pulse of the runtime holds the persona's turn (however loaded the
+    machine is)."""
+    while not runtime.turns.busy(persona):
+        await asyncio.sleep(0.002)
+
+
 def test_fail_fast_reports_a_busy_persona_and_stores_nothing(store: SQLiteStore,
                                                             tmp_path: Path) -> None:
     runtime = _runtime(store, tmp_path, 4, when_busy="fail")
 
     async def both() -> list[Any]:
         first = asyncio.create_task(runtime.arun_pulse(AOI, "meta_user", "first"))
-        await asyncio.sleep(0.05)  # the first holds the persona's turn now
+        await _holding(runtime, AOI.id)
         second = await runtime.arun_pulse(AOI, "meta_user", "second")
         return [await first, second]
 
@@ -117,7 +123,7 @@ def test_a_wait_times_out_with_persona_busy(store: SQLiteStore, tmp_path: Path) 
 
     async def both() -> list[Any]:
         first = asyncio.create_task(runtime.arun_pulse(AOI, "meta_user", "first"))
-        await asyncio.sleep(0.02)
+        await _holding(runtime, AOI.id)
         second = await runtime.arun_pulse(AOI, "meta_user", "second")
         return [await first, second]
 
@@ -152,34 +158,25 @@ def pg_db() -> Iterator[str]:
     drop_schema(schema)
 
 
-def _wait_for_a_turn(db: str) -> None:
-    """Until one of the runs has stored its input (it holds the persona's turn)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            store = open_store(db)
-        except Exception:  # not created yet
-            time.sleep(0.05)
-            continue
-        try:
-            if list(store.iter_messages("aoi")):
-                return
-        finally:
-            store.close()
-        time.sleep(0.05)
-    raise AssertionError("no run stored its input")
-
-
 def _processes_take_turns(spawn: Spawn, db: str, tmp_path: Path) -> None:
     """Two `sea run` processes for one persona at once: their turns never interleave;
-    a third that will not wait fails with SEA595 and stores nothing."""
-    script = chat_script(tmp_path / "slow.json", 2, delay=0.4)  # five words: ~2 s
-    runs = [spawn("run", "--db", db, "--model", f"scripted:{script}", "--persona", "aoi",
-                  "--input", f"run {n}", "--json") for n in range(2)]
-    _wait_for_a_turn(db)
-    impatient = spawn("run", "--db", db, "--model", f"scripted:{script}", "--persona", "aoi",
-                      "--input", "impatient", "--when-busy", "fail", "--json")
-    codes = [p.wait(timeout=60) for p in [*runs, impatient]]
+    a third that will not wait fails with SEA595 and stores nothing. (This process holds
+    the persona's lock while the third runs, so how fast processes start does not
+    matter.)"""
+    script = chat_script(tmp_path / "slow.json", 2, delay=0.1)
+    holder = open_store(db)
+    lock = holder.persona_lock("aoi")
+    assert lock.try_acquire()
+    try:
+        runs = [spawn("run", "--db", db, "--model", f"scripted:{script}", "--persona", "aoi",
+                      "--input", f"run {n}", "--json") for n in range(2)]
+        impatient = spawn("run", "--db", db, "--model", f"scripted:{script}", "--persona",
+                          "aoi", "--input", "impatient", "--when-busy", "fail", "--json")
+        impatient.wait(timeout=120)
+    finally:
+        lock.release()
+        holder.close()
+    codes = [p.wait(timeout=120) for p in [*runs, impatient]]
     assert codes[:2] == [0, 0], [p.log.read_text() for p in runs]  # type: ignore[attr-defined]
     assert codes[2] == 1
     assert '"code":"SEA595"' in impatient.log.read_text()  # type: ignore[attr-defined]

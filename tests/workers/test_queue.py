@@ -62,12 +62,12 @@ async def _with_worker(dsn: str, tmp_path: Path, script: dict[str, Any], work: W
     from saimemory.postgres import PostgresStore
 
     store = PostgresStore(dsn)
+    runtime.setdefault("library", PlaybookLibrary.bundled([PLAYBOOKS]))
     made = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
-                   library=PlaybookLibrary.bundled([PLAYBOOKS]), checkpoint_path=dsn,
-                   keep_checkpoints=True, **runtime)
+                   checkpoint_path=dsn, keep_checkpoints=True, **runtime)
     try:
         async with PulseQueue(dsn) as queue:
-            worker = Worker(queue, made, options)
+            worker = Worker(queue, made, options, report=print)
             running = asyncio.create_task(worker.run(install_signal_handlers=False))
             try:
                 return await asyncio.wait_for(work(queue), 60)

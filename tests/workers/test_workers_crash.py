@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from saimemory import Persona
 from tests.workers.conftest import Spawn, chat_script, needs_postgres
@@ -51,28 +52,70 @@ def _submit_all(dsn: str) -> list[tuple[str, str]]:
     return asyncio.run(go())
 
 
-def _wait_for(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
+QUIET_S = 120.0
+"""The longest the test waits while no pulse ends: a slow machine is waited for as long
+as pulses keep ending; a stall fails the test, saying what is stuck."""
+
+
+def _stuck(dsn: str, workers: list[subprocess.Popen[str]]) -> str:
+    """What the queue looks like: the pulses not done, their jobs, the workers' heartbeats,
+    the advisory locks held or awaited in the database, the worker processes."""
+    parts = [
+        ("pulses not done (id, persona, status, attempts, worker, error)",
+         "SELECT id, persona, status, attempts, worker, error->>'code' FROM sea_pulses "
+         "WHERE status <> 'done' ORDER BY seq LIMIT 12"),
+        ("jobs not succeeded (id, status, lock, attempts, worker, scheduled)",
+         "SELECT id, status, lock, attempts, worker_id, scheduled_at FROM procrastinate_jobs "
+         "WHERE status <> 'succeeded' ORDER BY id LIMIT 12"),
+        ("workers (id, seconds since heartbeat)",
+         "SELECT id, extract(epoch FROM now() - last_heartbeat) FROM procrastinate_workers"),
+        ("advisory locks (pid, keys, granted, session state, query)",
+         "SELECT l.pid, l.classid, l.objid, l.objsubid, l.granted, a.state, left(a.query, 60) "
+         "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+         "WHERE l.locktype = 'advisory' AND l.database = "
+         "(SELECT oid FROM pg_database WHERE datname = current_database())"),
+        ("sessions waiting for a lock, or in a transaction for over 5 s (pid, state, "
+         "seconds, query)",
+         "SELECT pid, state, extract(epoch FROM now() - xact_start), left(query, 60) "
+         "FROM pg_stat_activity WHERE datname = current_database() "
+         "AND (wait_event_type = 'Lock' OR now() - xact_start > interval '5 seconds')"),
+    ]
+    lines = []
+    for title, sql in parts:
+        lines.append(f"{title}:")
+        lines += [f"  {row}" for row in _rows(dsn, sql)]
+    lines.append("worker processes: " + ", ".join(
+        f"{p.pid} {'running' if p.poll() is None else f'exited {p.returncode}'}"
+        for p in workers))
+    return "\n".join(lines)
+
+
+def _done(dsn: str) -> int:
+    return int(_rows(dsn, "SELECT count(*) FROM sea_pulses WHERE status = 'done'")[0][0])
+
+
+def _wait_while_pulses_end(dsn: str, workers: list[subprocess.Popen[str]], what: str,
+                           found: Callable[[], Any]) -> Any:
+    """Poll ``found`` until it returns something; fail once no pulse has ended for
+    ``QUIET_S`` seconds (a stall), describing what is stuck."""
+    last, since = -1, time.monotonic()
+    while not (result := found()):
+        done = _done(dsn)
+        if done != last:
+            last, since = done, time.monotonic()
+        elif time.monotonic() - since > QUIET_S:
+            raise AssertionError(f"waiting for {what}: no pulse ended for {QUIET_S:g}s "
+                                 f"({done} done)\n{_stuck(dsn, workers)}")
         time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    return result
 
 
-@pytest.mark.skipif(
-    not os.environ.get("SEA_TEST_WORKERS_CRASH"),
-    reason="intermittent: once in a fresh-clone CI run, 49 of 200 pulses were still not done "
-    "90 s after the SIGKILL (passes alone); run it with SEA_TEST_WORKERS_CRASH=1 while the "
-    "cause is found",
-)
 def test_four_workers_survive_a_sigkill(queue_dsn: str, spawn: Spawn, tmp_path: Path) -> None:
     order = _submit_all(queue_dsn)
     script = chat_script(tmp_path / "script.json", PERSONAS * PER_PERSONA + 20, delay=0.03)
     workers = [
         spawn("worker", "--db", queue_dsn, "--model", f"scripted:{script}", "--concurrency", "2",
-              "--stall-timeout", "2", "--heartbeat", "0.4", "--tick", "0.5", "--attempts", "3")
+              "--stall-timeout", "3", "--heartbeat", "0.5", "--tick", "0.5", "--attempts", "3")
         for _ in range(WORKERS)
     ]
     by_pid = {process.pid: process for process in workers}
@@ -82,9 +125,10 @@ def test_four_workers_survive_a_sigkill(queue_dsn: str, spawn: Spawn, tmp_path: 
         return _rows(queue_dsn, "SELECT id, worker FROM sea_pulses WHERE status = 'running' "
                                 "AND started_at > now() - interval '40 milliseconds' LIMIT 1")
 
-    _wait_for(lambda: _rows(queue_dsn, "SELECT 1 FROM sea_pulses WHERE status = 'done' "
-                                       "OFFSET 30 LIMIT 1"), 60, "30 pulses done")
-    victim_pulse, victim = _wait_for(fresh_running, 30, "a pulse that has just started")[0]
+    _wait_while_pulses_end(queue_dsn, workers, "30 pulses done",
+                           lambda: _done(queue_dsn) >= 30)
+    victim_pulse, victim = _wait_while_pulses_end(
+        queue_dsn, workers, "a pulse that has just started", fresh_running)[0]
     pid = int(victim.rsplit(":", 1)[1])
     os.kill(pid, signal.SIGKILL)
     by_pid[pid].wait(timeout=10)
@@ -93,8 +137,8 @@ def test_four_workers_survive_a_sigkill(queue_dsn: str, spawn: Spawn, tmp_path: 
     assert (status, worker) == ("running", victim), "the worker was not killed mid-pulse"
 
     total = PERSONAS * PER_PERSONA
-    _wait_for(lambda: _rows(queue_dsn, "SELECT 1 FROM sea_pulses WHERE status = 'done' "
-                                       "HAVING count(*) = %s", [total]), 90, "every pulse done")
+    _wait_while_pulses_end(queue_dsn, workers, "every pulse done",
+                           lambda: _done(queue_dsn) == total)
     for process in workers:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
@@ -115,7 +159,12 @@ def test_four_workers_survive_a_sigkill(queue_dsn: str, spawn: Spawn, tmp_path: 
     # each persona's turns: its pulses' input and reply, in submission order, never interleaved
     messages = _rows(queue_dsn, "SELECT persona, pulse_id, role, content, uid FROM messages "
                                 "ORDER BY id")
-    assert len(messages) == 2 * total, "a message was lost or stored twice"
+    stored = Counter(m[1] for m in messages)
+    wrong = {pulse_id: ([(m[2], m[4]) for m in messages if m[1] == pulse_id],
+                        attempts[pulse_id]) for _, pulse_id in order if stored[pulse_id] != 2}
+    assert len(messages) == 2 * total and not wrong, (
+        f"messages lost or stored twice ((role, uid) of each, attempts), the killed worker's "
+        f"pulse being {victim_pulse}: {wrong}")
     assert len({(m[0], m[4]) for m in messages}) == len(messages)
     for n in range(PERSONAS):
         persona = f"p{n:02d}"
