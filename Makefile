@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(PIP) --upgrade pip
 
 venv-test: $(BIN)/python
-	$(PIP) -e '.[test,workers]'
+	$(PIP) -e '.[test,workers,mcp]'
 
 # The local model: llama-cpp-python compiles from source the first time (about 7 minutes).
 venv-local: $(BIN)/python

@@ -116,6 +116,32 @@ class MessageStore(ABC):
         """All threads of a persona."""
 
     @abstractmethod
+    def open_thread(
+        self, persona: str, thread_id: str, *, title: str, parent: str | None = None
+    ) -> Thread:
+        """Open the sub-thread ``thread_id`` for work that runs in it now: created under
+        ``parent`` (None: the main thread) when the persona does not have it yet, opened
+        again (its close time and chronicle cleared) when it was closed. The caller picks the
+        id, so work that is run again after an interruption finds its own thread. A thread
+        of another persona, or a main thread, is refused with
+        :class:`~saimemory.errors.NotFoundError`."""
+
+    @abstractmethod
+    def close_thread(
+        self, persona: str, thread_id: str, *, chronicle: str | None = None
+    ) -> Thread:
+        """Close one of the persona's sub-threads, recording when and ``chronicle`` (what
+        the work in it came to). Closing it again replaces both. The main thread, or a
+        thread the persona does not have, is refused with
+        :class:`~saimemory.errors.NotFoundError`."""
+
+    def active_thread(self, persona: str) -> Thread:
+        """The thread the persona is working in now: its newest open sub-thread (a call
+        that runs in a thread of its own is under way), else its main thread."""
+        opened = [thread for thread in self.threads(persona) if thread.open]
+        return opened[-1] if opened else self.main_thread(persona)
+
+    @abstractmethod
     def iter_messages(self, persona: str) -> Iterator[Message]:
         """Every message of a persona in write order (for export)."""
 

@@ -139,6 +139,19 @@ def _main_memory(id_column: str) -> tuple[str, ...]:
     )
 
 
+_THREAD_STATES_NAME = "open and closed sub-threads, with their chronicles"
+_THREAD_STATES = (
+    "CREATE TABLE IF NOT EXISTS thread_states ("
+    " thread_id TEXT PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,"
+    " persona TEXT NOT NULL,"
+    " is_open INTEGER NOT NULL DEFAULT 0 CHECK (is_open IN (0, 1)),"
+    " closed_us BIGINT,"
+    " chronicle TEXT)",
+    "CREATE INDEX IF NOT EXISTS thread_states_open ON thread_states (persona, is_open)",
+)
+"""Migration 6, a table of its own (not columns of ``threads``) and ``IF NOT EXISTS``, so a
+store whose version record was rolled back can apply it again."""
+
 _SQLITE_ID = "id INTEGER PRIMARY KEY AUTOINCREMENT"
 _POSTGRES_ID = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 
@@ -180,6 +193,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(4, _PLANS_NAME, _PLANS),
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_SQLITE_ID)),
+    Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -215,6 +229,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(4, _PLANS_NAME, _PLANS),
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_POSTGRES_ID)),
+    Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
 )
 
 

@@ -87,6 +87,13 @@ class Thread:
     parent: str | None
     title: str
     created_at: datetime
+    open: bool = False
+    """A call is working in it now (:meth:`~saimemory.base.MessageStore.open_thread`); a
+    thread made any other way, and one closed again, is not open."""
+    closed_at: datetime | None = None
+    """When it was last closed (:meth:`~saimemory.base.MessageStore.close_thread`)."""
+    chronicle: str | None = None
+    """What the work in it came to, as recorded when it was closed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,10 +82,13 @@ from saimemory.search_terms import (
 )
 from saimemory.threads import (
     THREAD_COLUMNS,
+    THREAD_FROM,
+    close_sub_thread,
     ensure_main,
     ensure_threads,
     get_thread,
     insert_sub_thread,
+    open_sub_thread,
     to_thread,
     writable_thread,
 )
@@ -263,11 +266,29 @@ class SqlStore(MessageStore):
         """All threads of a persona, the main thread first, then by creation."""
         with self._read() as tx:
             rows = tx.fetch(
-                f"SELECT {THREAD_COLUMNS} FROM threads WHERE persona = ? "
-                "ORDER BY is_main DESC, created_us, id",
+                f"SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.persona = ? "
+                "ORDER BY t.is_main DESC, t.created_us, t.id",
                 (persona,),
             )
         return [to_thread(row) for row in rows]
+
+    def open_thread(
+        self, persona: str, thread_id: str, *, title: str, parent: str | None = None
+    ) -> Thread:
+        """Open the sub-thread ``thread_id`` (see :meth:`MessageStore.open_thread`)."""
+        check_identifier(persona, "persona")
+        check_identifier(thread_id, "thread id")
+        check_identifier(title, "title")
+        thread = NewThread(thread_id, persona, title, parent)
+        with self._write(persona) as tx:
+            return open_sub_thread(tx, thread, to_micros(self._now()))
+
+    def close_thread(
+        self, persona: str, thread_id: str, *, chronicle: str | None = None
+    ) -> Thread:
+        """Close a sub-thread (see :meth:`MessageStore.close_thread`)."""
+        with self._write(persona) as tx:
+            return close_sub_thread(tx, persona, thread_id, chronicle, to_micros(self._now()))
 
     def delete_persona(self, persona: str) -> int:
         """Delete every message and thread of a persona; the number of messages deleted."""
@@ -276,6 +297,7 @@ class SqlStore(MessageStore):
                                  (persona,))[0][0])
             tx.run("DELETE FROM message_tags WHERE persona = ?", (persona,))
             tx.run("DELETE FROM messages WHERE persona = ?", (persona,))
+            tx.run("DELETE FROM thread_states WHERE persona = ?", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ? AND is_main = 0", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ?", (persona,))
             delete_plans(tx, persona)

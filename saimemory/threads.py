@@ -9,20 +9,64 @@ from saimemory.prepare import from_micros
 from saimemory.records import NewThread, Thread
 from saimemory.tx import Row, Tx, main_thread_id
 
-THREAD_COLUMNS = "id, persona, parent, title, created_us"
+THREAD_COLUMNS = (
+    "t.id, t.persona, t.parent, t.title, t.created_us, s.is_open, s.closed_us, s.chronicle"
+)
+THREAD_FROM = "threads t LEFT JOIN thread_states s ON s.thread_id = t.id"
+"""Select :data:`THREAD_COLUMNS` from this: a thread with its open/closed state, if any."""
 
 
 def to_thread(row: Row) -> Thread:
     """A ``threads`` row (selected as :data:`THREAD_COLUMNS`) as a record."""
     return Thread(
-        id=row[0], persona=row[1], parent=row[2], title=row[3], created_at=from_micros(row[4])
+        id=row[0], persona=row[1], parent=row[2], title=row[3], created_at=from_micros(row[4]),
+        open=bool(row[5]), closed_at=None if row[6] is None else from_micros(row[6]),
+        chronicle=row[7],
     )
 
 
 def get_thread(tx: Tx, thread_id: str) -> Thread | None:
     """The thread with this id, if any."""
-    rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,))
+    rows = tx.fetch(f"SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.id = ?", (thread_id,))
     return to_thread(rows[0]) if rows else None
+
+
+def open_sub_thread(tx: Tx, thread: NewThread, now_us: int) -> Thread:
+    """The sub-thread ``thread.id``, created when missing and marked open."""
+    found = get_thread(tx, thread.id)
+    if found is None:
+        insert_sub_thread(tx, thread, now_us)
+    elif found.persona != thread.persona or found.parent is None:
+        raise NotFoundError(f"persona {thread.persona!r} has no sub-thread {thread.id!r}")
+    _set_state(tx, thread.id, thread.persona, is_open=True, closed_us=None, chronicle=None)
+    opened = get_thread(tx, thread.id)
+    assert opened is not None
+    return opened
+
+
+def close_sub_thread(
+    tx: Tx, persona: str, thread_id: str, chronicle: str | None, now_us: int
+) -> Thread:
+    """Mark a sub-thread of ``persona`` closed, with its chronicle."""
+    found = get_thread(tx, thread_id)
+    if found is None or found.persona != persona or found.parent is None:
+        raise NotFoundError(f"persona {persona!r} has no sub-thread {thread_id!r}")
+    _set_state(tx, thread_id, persona, is_open=False, closed_us=now_us, chronicle=chronicle)
+    closed = get_thread(tx, thread_id)
+    assert closed is not None
+    return closed
+
+
+def _set_state(
+    tx: Tx, thread_id: str, persona: str, *, is_open: bool, closed_us: int | None,
+    chronicle: str | None,
+) -> None:
+    tx.run("DELETE FROM thread_states WHERE thread_id = ?", (thread_id,))
+    tx.run(
+        "INSERT INTO thread_states (thread_id, persona, is_open, closed_us, chronicle) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (thread_id, persona, int(is_open), closed_us, chronicle),
+    )
 
 
 def ensure_main(tx: Tx, persona: str, now_us: int) -> Thread:

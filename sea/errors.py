@@ -130,6 +130,9 @@ class ExecutionError(SeaError, RuntimeError):
         self.steps: int | None = None
         """The pulse's node runs up to the failure, the failing node's included (set by the
         engine, so a caller that routes a callee's failure counts the callee's nodes)."""
+        self.values: dict[str, Any] = {}
+        """Variables the failed node still sets when its ``error_next`` takes over (a
+        subagent call's ``_subagent_chronicle``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable form used in results, events and traces."""

@@ -3,6 +3,7 @@ at the end, or as one JSON line per event."""
 
 from __future__ import annotations
 
+import math
 import sys
 from time import monotonic
 from typing import Any, Protocol, TextIO
@@ -355,21 +356,25 @@ def _tty(stream: TextIO) -> bool:
 
 
 def call_table(records: list[LLMCallRecord]) -> Table:
-    """The model calls: node, model, seconds, tokens in/out, retries, outcome, and totals;
-    token counts the provider did not report are estimates, shown with ``~``."""
+    """The model calls: node, prompt pattern, model (and its kind), seconds, tokens in/out,
+    cost, retries, outcome, and totals; token counts the provider did not report are
+    estimates, shown with ``~``."""
     table = Table(box=box.SIMPLE_HEAD, show_footer=True, pad_edge=False)
     total_time = sum(r.latency_s for r in records)
     mark = "~" if any(ESTIMATED_TOKENS in r.warnings for r in records) else ""
-    footers = ["total", "", f"{total_time:.2f}s", f"{mark}{sum(r.tokens_in for r in records)}",
-               f"{mark}{sum(r.tokens_out for r in records)}", "", ""]
-    headers = ["node", "model", "time", "in", "out", "retries", "outcome"]
+    footers = ["total", "", "", f"{total_time:.2f}s", f"{mark}{sum(r.tokens_in for r in records)}",
+               f"{mark}{sum(r.tokens_out for r in records)}",
+               f"{math.fsum(r.cost for r in records):.6f}", "", ""]
+    headers = ["node", "pattern", "model", "time", "in", "out", "cost", "retries", "outcome"]
     for index, (header, footer) in enumerate(zip(headers, footers, strict=True)):
         table.add_column(header, footer=footer, no_wrap=True,
-                         justify="right" if 2 <= index <= 5 else "left")
+                         justify="right" if 3 <= index <= 7 else "left")
     for r in records:
         mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
         outcome = Text(printable(r.outcome), style="green" if r.outcome == "ok" else "red")
-        table.add_row(Text(printable(f"{r.playbook}.{r.node}")), Text(printable(r.model)),
-                      f"{r.latency_s:.2f}s",
-                      f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", str(r.retries), outcome)
+        model = r.model if r.model_kind is None else f"{r.model} ({r.model_kind})"
+        table.add_row(Text(printable(f"{r.playbook}.{r.node}")), Text(printable(r.pattern or "-")),
+                      Text(printable(model)), f"{r.latency_s:.2f}s",
+                      f"{mark}{r.tokens_in}", f"{mark}{r.tokens_out}", f"{r.cost:.6f}",
+                      str(r.retries), outcome)
     return table

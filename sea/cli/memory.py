@@ -211,8 +211,11 @@ def _threads(args: argparse.Namespace) -> int:
     with opened_store(args.db) as store:
         for thread in store.threads(args.persona):
             parent = f" (in {thread.parent})" if thread.parent else ""
+            state = "  open" if thread.open else ""
+            if thread.closed_at is not None:
+                state = f"  closed {thread.closed_at.isoformat(timespec='seconds')}"
             print(printable(f"{thread.id}  {thread.title}{parent}  "
-                            f"{thread.created_at.isoformat(timespec='seconds')}"))
+                            f"{thread.created_at.isoformat(timespec='seconds')}{state}"))
     return 0
 
 

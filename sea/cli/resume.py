@@ -17,6 +17,7 @@ from typing import Any
 
 from sea.cli._answers import add_answer_arguments, answer_of
 from sea.cli._setup import store_location
+from sea.cli._toolsources import host_tools
 from sea.cli.run import (
     add_runtime_arguments,
     finish,
@@ -55,13 +56,14 @@ async def _resume(args: argparse.Namespace) -> int:
     library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
     models = models_of(args)
     location = store_location(args.db)
-    store = writable_store(location)
-    view = view_of(args)
-    try:
-        runtime = runtime_of(args, store, models, library, location)
-        async for event in runtime.astream_resume(args.pulse_id, answer):
-            view.show(event)
-        status = view.finish()
-    finally:
-        store.close()
+    async with host_tools(args.tools, args.mcp) as tools:
+        store = writable_store(location)
+        view = view_of(args)
+        try:
+            runtime = runtime_of(args, store, models, library, location, tools=tools)
+            async for event in runtime.astream_resume(args.pulse_id, answer):
+                view.show(event)
+            status = view.finish()
+        finally:
+            store.close()
     return finish(args, view, status, recorded_dirs(library))

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from langchain_core.tools import BaseTool
 
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import ReadOnlyStoreError
 from saimemory.sqlite import writable
 from sea.cli._answers import Answering, add_answer_arguments, answer_of, terminal_asker
+from sea.cli._budget import add_budget_arguments, budget_of, budget_words, llm_options_of
 from sea.cli._setup import (
     add_db_argument,
     checkpoint_location,
@@ -27,6 +29,7 @@ from sea.cli._setup import (
     store_location,
 )
 from sea.cli._text import printable
+from sea.cli._toolsources import add_tool_arguments, host_tools
 from sea.cli._view import JsonLinesView, JsonView, TerminalView, View
 from sea.engine.events import Event
 from sea.engine.limits import Limits
@@ -36,7 +39,12 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.llm.structured import METHODS, MethodMemory
 from sea.resources import bundled_playbooks_dir
-from sea.trace.recorder import TraceRecorder, history_snapshot, write_trace
+from sea.trace.recorder import (
+    TraceRecorder,
+    history_snapshot,
+    short_term_snapshot,
+    write_trace,
+)
 from sea.trace.replay import current_hashes
 
 DEFAULT_PLAYBOOK = "meta_user"
@@ -144,6 +152,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "(status waiting) and `sea resume PULSE_ID --approve` or `--deny` continues it "
         "(repeatable)",
     )
+    add_tool_arguments(parser)
+    add_budget_arguments(parser)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -247,14 +257,15 @@ async def _run(args: argparse.Namespace) -> int:
     record = None if args.record is None else record_path(args.record)
     models = models_of(args)
     location = store_location(args.db)
-    store = writable_store(location)
-    view = view_of(args)
-    try:
-        runtime = runtime_of(args, store, models, library, location)
-        status = await _pulse(runtime, library, persona, name, args.input, view, record,
-                              answering_of(args, view))
-    finally:
-        store.close()
+    async with host_tools(args.tools, args.mcp) as tools:
+        store = writable_store(location)
+        view = view_of(args)
+        try:
+            runtime = runtime_of(args, store, models, library, location, tools=tools)
+            status = await _pulse(runtime, library, persona, name, args.input, view, record,
+                                  answering_of(args, view))
+        finally:
+            store.close()
     return finish(args, view, status, recorded_dirs(library))
 
 
@@ -286,12 +297,17 @@ def runtime_of(
     location: str,
     *,
     keep_checkpoints: bool = False,
+    tools: Sequence[BaseTool] = (),
 ) -> Runtime:
     """The runtime of a ``sea run``, ``sea resume`` or ``sea worker``: checkpoints beside (or
-    in) the store; a worker's are kept until it has recorded how a pulse ended."""
+    in) the store; a worker's are kept until it has recorded how a pulse ended; ``tools``
+    are the host's (``--tools``, ``--mcp``)."""
     return Runtime(
-        store, models, library=library, checkpoint_path=checkpoint_location(location),
-        history_budget=DEFAULT_BUDGET, limits=Limits(approval_tools=frozenset(args.ask_before)),
+        store, models, tools=tools, library=library,
+        checkpoint_path=checkpoint_location(location),
+        history_budget=DEFAULT_BUDGET,
+        limits=Limits(approval_tools=frozenset(args.ask_before), budget=budget_of(args)),
+        llm=llm_options_of(args),
         workspace=workspace_dir(args.workspace), when_busy=args.when_busy,
         busy_timeout=args.busy_timeout, keep_checkpoints=keep_checkpoints,
     )
@@ -337,8 +353,8 @@ def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str
 
 def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) -> str:
     """The ``sea resume`` command that continues the waiting pulse with the same store,
-    playbooks, models and approval policy (model options are left for the user to repeat:
-    they may hold secrets)."""
+    playbooks, models, approval policy, budgets and prices (model options are left for the
+    user to repeat: they may hold secrets)."""
     words = ["sea", "resume", view.pulse_id, "--approve|--deny"]
     if args.db is not None:
         words += ["--db", args.db]
@@ -352,6 +368,11 @@ def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) ->
         words += ["--workspace", str(Path(args.workspace).expanduser().resolve())]
     for tool in args.ask_before:
         words += ["--ask-before", tool]
+    for spec in args.tools:
+        words += ["--tools", spec]
+    for config in args.mcp:
+        words += ["--mcp", str(Path(config).expanduser().resolve())]
+    words += budget_words(args)
     if args.model_option or args.light_model_option:
         words.append("(and the same --model-option / --light-model-option)")
     return " ".join(shlex.quote(w) if w != "--approve|--deny" and not w.startswith("(")
@@ -435,7 +456,9 @@ async def _pulse(
         history = history_snapshot(store, persona.id, DEFAULT_BUDGET, pulse_id)
         recorder = TraceRecorder(persona, name, text, pulse_id, history,
                                  playbook_dirs=recorded_dirs(library),
-                                 pins=[pin.text for pin in store.pins(persona.id)])
+                                 pins=[pin.text for pin in store.pins(persona.id)],
+                                 short_term=short_term_snapshot(store, persona.id,
+                                                                DEFAULT_BUDGET, pulse_id))
 
     def take(event: Event) -> None:
         if recorder is not None:

@@ -1,11 +1,12 @@
 """``sea stats``: statistics over the model and tool calls kept in SAIMemory.
 
 Every pulse's calls are stored when it ends (``call_records``). The tables show, per
-``playbook.node``, per prompt pattern and per model, the model calls: how many, failures and
-failure rate, retries, fallbacks, latency p50/p95, tokens in and out, cost; and the tool calls
-per tool. ``--json`` prints one object: the totals of the model calls at the top level
-(``calls``, ``failures``, ``retries``, ``tokens_in``, ``tokens_out``, ``cost``...) and the
-tables beneath them (``by_node``, ``by_pattern``, ``by_model``, ``tools``).
+``playbook.node``, per prompt pattern and per model (with the kind it was called as: light,
+normal or fallback), the model calls: how many, failures and failure rate, retries,
+fallbacks, latency p50/p95, tokens in and out, cost; and the tool calls per tool. ``--json``
+prints one object: the totals of the model calls at the top level (``calls``, ``failures``,
+``retries``, ``tokens_in``, ``tokens_out``, ``cost``...) and the tables beneath them
+(``by_node``, ``by_pattern``, ``by_model``, ``tools``).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _print_tables(console: Console, found: Statistics) -> None:
     console.print(printable(
         f"{t.calls} model calls, {t.failures} failed ({t.failure_rate:.0%}), {t.retries} "
         f"retries, {t.fallbacks} fallbacks, {t.tokens_in} tokens in, {t.tokens_out} out, "
-        f"cost {t.cost:.4f}"
+        f"cost {t.cost:.6f}"
     ))
     for title, rows in (("playbook.node", found.by_node), ("pattern", found.by_pattern),
                         ("model", found.by_model)):
@@ -102,16 +103,19 @@ def stats_table(title: str, rows: list[StatsRow], *, tokens: bool) -> Table:
     """One table: a row per key with its calls, failures (and rate), retries, fallbacks,
     latency p50/p95 and, for model calls, tokens and cost."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    headers = [title, "calls", "failed", "retries", "p50", "p95"]
+    kinds = any(row.model_kind is not None for row in rows)
+    headers = [title, *(["kind"] if kinds else []), "calls", "failed", "retries", "p50", "p95"]
     if tokens:
         headers += ["fallbacks", "in", "out", "cost"]
     for index, header in enumerate(headers):
-        table.add_column(header, no_wrap=True, justify="left" if index == 0 else "right")
+        left = index == 0 or header == "kind"
+        table.add_column(header, no_wrap=True, justify="left" if left else "right")
     for row in rows:
-        cells = [str(row.calls), f"{row.failures} ({row.failure_rate:.0%})", str(row.retries),
+        cells = [*([row.model_kind or "-"] if kinds else []), str(row.calls),
+                 f"{row.failures} ({row.failure_rate:.0%})", str(row.retries),
                  f"{row.latency_p50_s:.2f}s", f"{row.latency_p95_s:.2f}s"]
         if tokens:
             cells += [str(row.fallbacks), str(row.tokens_in), str(row.tokens_out),
-                      f"{row.cost:.4f}"]
+                      f"{row.cost:.6f}"]
         table.add_row(Text(printable(row.key)), *cells)
     return table

@@ -40,10 +40,15 @@ def register(subparsers: Any) -> None:
         help="warnings fail too, and without --tools only the built-in tools are known",
     )
     parser.add_argument(
-        "--tools",
-        type=Path,
-        metavar="FILE",
-        help="JSON tool catalogue (names and argument schemas): unknown tools become errors",
+        "--tools", action="append", default=[], metavar="SOURCE",
+        help="the host's tools, so that unknown tools and bad arguments become errors: a "
+        "JSON tool catalogue (FILE.json: names and argument schemas) or a Python module "
+        "(MODULE[:ATTR], as for sea run) (repeatable)",
+    )
+    parser.add_argument(
+        "--mcp", action="append", default=[], metavar="CONFIG.json",
+        help="the tools of the MCP servers CONFIG.json names (as for sea run; each server "
+        "is started to list its tools) (repeatable)",
     )
     parser.set_defaults(func=run)
 
@@ -82,10 +87,14 @@ def _plan(paths: list[Path]) -> _Plan:
     return plan
 
 
-def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
-    """The tools playbooks may call: the built-in ones and the ``--tools`` file's. Without a
-    file, tools are unchecked unless ``strict`` (then only the built-in tools are known).
-    The workspace and plan tools count as built-in: a host that gives a workspace has them."""
+def _catalogue(
+    sources: list[str], configs: list[str], strict: bool = False
+) -> ToolCatalogue | None:
+    """The tools playbooks may call: the built-in ones, the ``--tools`` catalogues' and
+    modules' and the ``--mcp`` servers'. Without any, tools are unchecked unless ``strict``
+    (then only the built-in tools are known). The workspace and plan tools count as
+    built-in: a host that gives a workspace has them. LangChain is imported only for a
+    module or a server, never for a JSON catalogue."""
     from sea.engine.tools.model_signatures import model_tool_schemas
     from sea.engine.tools.signatures import (
         builtin_tool_schemas,
@@ -98,14 +107,33 @@ def _catalogue(path: Path | None, strict: bool = False) -> ToolCatalogue | None:
         **builtin_tool_schemas(), **workspace_tool_schemas(), **plan_tool_schemas(),
         **model_tool_schemas(),
     }
-    if path is None:
+    if not sources and not configs:
         return ToolCatalogue(engine) if strict else None
-
-    loaded = ToolCatalogue.load(path)
     # The engine's own tools count as known with any catalogue, with their real arguments.
     tools = dict(engine)
-    tools.update(loaded.tools)
+    for source in sources:
+        if source.endswith(".json"):
+            tools.update(_json_catalogue(Path(source)).tools)
+    modules = [source for source in sources if not source.endswith(".json")]
+    if modules or configs:
+        from sea.cli._toolsources import tool_schemas
+
+        tools.update(tool_schemas(modules, configs))
     return ToolCatalogue(tools)
+
+
+def _json_catalogue(path: Path) -> ToolCatalogue:
+    from sea.errors import UsageError
+    from sea.host.mcp_config import SERVERS_KEYS
+    from sea.lang.checks import ToolCatalogue
+
+    loaded = ToolCatalogue.load(path)
+    if any(key in loaded.tools for key in SERVERS_KEYS):
+        raise UsageError(
+            f"--tools {path}: this is an MCP server configuration, not a tool catalogue; "
+            "give it with --mcp"
+        )
+    return loaded
 
 
 def _duplicates(results: list[tuple[Path, bytes, Any]]) -> list[Diagnostic]:
@@ -138,14 +166,14 @@ def _duplicates(results: list[tuple[Path, bytes, Any]]) -> list[Diagnostic]:
 
 
 def collect(
-    paths: list[Path], tools: Path | None, strict: bool = False
+    paths: list[Path], tools: ToolCatalogue | None
 ) -> tuple[list[Diagnostic], _Plan]:
-    """Every diagnostic of every file under ``paths``."""
+    """Every diagnostic of every file under ``paths`` (calls checked against ``tools``)."""
     from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import check_document
 
     plan = _plan(paths)
-    library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=_catalogue(tools, strict))
+    library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=tools)
     context = library.context()
     diagnostics = list(plan.unread)
     results = []
@@ -163,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
     from sea.cli._text import printable
     from sea.errors import Severity
 
-    diagnostics, plan = collect(args.paths, args.tools, args.strict)
+    catalogue = _catalogue(args.tools, args.mcp, args.strict)
+    diagnostics, plan = collect(args.paths, catalogue)
     for directory in plan.empty:
         print(f"sea: note: no playbooks (*.json) in {directory}", file=sys.stderr)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)

@@ -16,6 +16,7 @@ from typing import Any
 
 from saimemory import open_store
 from sea.cli._setup import store_location
+from sea.cli._toolsources import host_tools
 from sea.cli.run import add_busy_arguments, add_model_arguments, models_of, runtime_of
 from sea.lang.library import PlaybookLibrary
 
@@ -86,15 +87,17 @@ def worker_command(args: argparse.Namespace) -> int:
             print(f"sea worker: {line}", file=sys.stderr, flush=True)
 
     async def work() -> None:
-        store = open_store(location)
-        try:
-            runtime = runtime_of(args, store, models, library, location, keep_checkpoints=True)
-            async with queue:
-                worker = Worker(queue, runtime, options, report=report)
-                report(f"{worker.name} runs up to {options.concurrency} pulse(s) at once")
-                await worker.run()
-        finally:
-            store.close()
+        async with host_tools(args.tools, args.mcp) as tools:
+            store = open_store(location)
+            try:
+                runtime = runtime_of(args, store, models, library, location,
+                                     keep_checkpoints=True, tools=tools)
+                async with queue:
+                    worker = Worker(queue, runtime, options, report=report)
+                    report(f"{worker.name} runs up to {options.concurrency} pulse(s) at once")
+                    await worker.run()
+            finally:
+                store.close()
 
     asyncio.run(work())
     return 0

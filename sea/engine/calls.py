@@ -5,6 +5,11 @@ runtime for the top-level playbook. Arguments are checked against the callee's
 ``input_schema`` (required, defaults, types); the callee's ``output_schema`` keys are copied
 back into the caller's variables (``None`` for a key the callee did not set, so a value
 from an earlier loop iteration never survives by accident).
+
+SAIVerse's implicit rules (:mod:`sea.lang.saiverse`) apply: a callee's ``input`` is the
+node's ``args.input``, else the caller's ``input``, else its ``last``; ``metadata`` (the user
+message's metadata) is passed on to every callee that does not declare it; a parameter
+declared without a type takes any JSON value.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 
 from sea.engine.events import WarningRaised
-from sea.engine.pulse import Frame
+from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.errors import (
     BoundExceeded,
@@ -25,9 +30,10 @@ from sea.errors import (
     ExecutionError,
     PulseCancelled,
 )
+from sea.lang import saiverse
 from sea.lang.models import Playbook
 from sea.lang.node_models import CallNode
-from sea.lang.variables import RunVariables
+from sea.lang.variables import SAIVERSE_RUN_VARIABLES, RunVariables
 
 
 def bind_args(
@@ -55,7 +61,7 @@ def bind_args(
     for param in callee.input_schema:
         if param.name in args and args[param.name] is not None:
             value = args[param.name]
-            problem = param.problem_with(value)
+            problem = None if saiverse.untyped(param) else param.problem_with(value)
             if problem:
                 problems.append(f"argument {param.name!r} {problem}")
             bound[param.name] = value
@@ -65,6 +71,11 @@ def bind_args(
             problems.append(f"required argument {param.name!r} is missing")
         else:
             bound[param.name] = None
+    for name in SAIVERSE_RUN_VARIABLES:  # ``metadata``: passed on, declared or not
+        if name in args and name not in bound and args[name] is not None:
+            if not isinstance(args[name], dict):
+                problems.append(f"argument {name!r} must be an object")
+            bound[name] = args[name]
     unknown = unknown_args(callee, args)
     if strict and unknown:
         names = ", ".join(sorted(p.name for p in callee.input_schema)) or "none"
@@ -79,9 +90,10 @@ def bind_args(
 
 
 def unknown_args(callee: Playbook, args: Mapping[str, Any]) -> list[str]:
-    """Names in ``args`` the callee does not declare (``input`` is always accepted)."""
-    declared = {p.name for p in callee.input_schema}
-    return sorted(k for k in args if k not in declared and k != "input")
+    """Names in ``args`` the callee does not declare (``input`` and ``metadata`` are
+    always accepted)."""
+    declared = {p.name for p in callee.input_schema} | {"input"} | SAIVERSE_RUN_VARIABLES
+    return sorted(k for k in args if k not in declared)
 
 
 def initial_state(
@@ -145,7 +157,12 @@ async def call_playbook(
 ) -> Update:
     """Run ``callee`` as a function of this node and return the caller's update."""
     check_call(frame, callee, node.id)
+    caller = variables(state)
+    args = implicit_args(node, args, caller)
     bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
+    for name in SAIVERSE_RUN_VARIABLES:  # the user message's metadata reaches every callee
+        if name in caller.maps[-1]:
+            bound.setdefault(name, caller[name])
     dropped = [] if strict else unknown_args(callee, args)
     if dropped:
         frame.emit(
@@ -162,9 +179,8 @@ async def call_playbook(
     child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
     services = frame.services
     graph = services.compiler.compile(callee, services.library.content_hash(callee.name))
-    parent_input = str((state.get("vars") or {}).get("input", ""))
     start = int(state.get("steps") or 0) + 1
-    first = initial_state(child, bound, input=_input_of(bound, parent_input), steps=start)
+    first = initial_state(child, bound, input=_input_of(bound, args), steps=start)
     first["spent"] = dict(state.get("spent") or {})  # the callee's nodes count on from here
     try:
         final = await graph.ainvoke(
@@ -181,9 +197,25 @@ async def call_playbook(
     return _results(callee, node, final, start)
 
 
-def _input_of(bound: Mapping[str, Any], parent_input: str) -> str:
-    value = bound.get("input")
-    return value if isinstance(value, str) else parent_input
+def implicit_args(
+    node: CallNode, args: Mapping[str, Any], caller: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``args`` with the arguments the node's callee receives implicitly filled in
+    (:data:`sea.lang.saiverse.IMPLICIT_ARGUMENTS`: ``input``). A value the node passes
+    itself is left as it is (and checked like any argument)."""
+    filled = dict(args)
+    for rule in saiverse.implicit_arguments(node.node_type()):
+        if args.get(rule.name) not in (None, ""):
+            continue
+        value = saiverse.implicit_argument(rule, args, caller)
+        if value is not None:
+            filled[rule.name] = as_text(value) if rule.text else value
+    return filled
+
+
+def _input_of(bound: Mapping[str, Any], args: Mapping[str, Any]) -> str:
+    value = bound.get("input", args.get("input"))
+    return value if isinstance(value, str) else ""
 
 
 def _results(callee: Playbook, node: CallNode, final: Mapping[str, Any], start: int) -> Update:

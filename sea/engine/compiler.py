@@ -54,6 +54,7 @@ def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:
         failure = ExecutionError(detail, code=exc.code, playbook=playbook, node=node)
         if isinstance(exc, ExecutionError):
             failure.steps = exc.steps
+            failure.values = exc.values
     else:
         failure = NodeFailed(f"{type(exc).__name__}: {exc}", playbook=playbook, node=node)
     failure.__cause__ = exc
@@ -203,6 +204,8 @@ def _failed(exc: Exception, state: PlaybookState, timing: _Timing) -> Update:
         raise failure from exc
     timing.end("error")
     failed: Update = {"error": record, "fault": site.node, "steps": failure.steps - before}
+    if failure.values:
+        failed["vars"] = dict(failure.values)
     if site.looping:
         failed["visits"] = {site.node: 1}
     return failed

@@ -119,6 +119,36 @@ class MemoryWritten(Event):
     role: str
     content: str
     tags: tuple[str, ...]
+    thread: str | None = None
+    """The thread it went to (None: the persona's main thread)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted(NodeEvent):
+    """A subagent call began: ``callee`` runs in the sub-thread ``thread`` (``depth`` 1 is
+    a subagent called from the main thread)."""
+
+    kind: ClassVar[str] = "subagent_start"
+    callee: str
+    thread: str
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentEnded(NodeEvent):
+    """A subagent call ended (``status`` ok, error or cancelled); its thread is closed.
+
+    ``chronicle`` is what came back as ``_subagent_chronicle``: the light model's summary
+    (``source`` ``model``) or a bounded transcript of the thread (``transcript``); ``error``
+    says why a summary was asked for and not made."""
+
+    kind: ClassVar[str] = "subagent_end"
+    callee: str
+    thread: str
+    status: str
+    chronicle: str
+    source: str
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,9 @@ class Limits:
     """Executions of one node within one playbook run: the bound of every loop."""
     max_depth: int = 8
     """Nesting of sub-playbook calls (the top-level playbook is depth 0)."""
+    max_subagent_depth: int = 2
+    """Nesting of subagent calls (``"execution": "subagent"``): threads of memory opened
+    inside one another (see :mod:`sea.engine.subagent`)."""
     approval_tools: frozenset[str] = field(default_factory=frozenset)
     """Tools that run only after a person approves the call (the pulse waits)."""
     unlisted_exec: Literal["deny", "ask"] = "deny"
@@ -59,8 +62,9 @@ class Limits:
 
     def __post_init__(self) -> None:
         for name in (
-            "max_steps", "max_visits", "max_depth", "ref_text_cap", "max_value_chars",
-            "max_state_chars", "max_tool_result_chars", "max_answer_chars", "max_message_chars",
+            "max_steps", "max_visits", "max_depth", "max_subagent_depth", "ref_text_cap",
+            "max_value_chars", "max_state_chars", "max_tool_result_chars", "max_answer_chars",
+            "max_message_chars",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:

@@ -131,6 +131,14 @@ class Frame:
     the pulse, the same when a node is run again from the same checkpoint."""
     writes: Iterator[int] = field(default_factory=itertools.count, compare=False, repr=False)
     """Numbers the running node's memory writes."""
+    threads: tuple[str, ...] = ()
+    """The sub-threads of memory the enclosing subagent calls opened, outermost first
+    (:mod:`sea.engine.subagent`); empty: the persona's main thread."""
+
+    @property
+    def thread(self) -> str | None:
+        """The thread this playbook reads and writes (None: the persona's main thread)."""
+        return self.threads[-1] if self.threads else None
 
     def at_node(self, step: int) -> Frame:
         """This frame for one node run that starts at ``step``."""
@@ -205,6 +213,7 @@ class Frame:
             metadata=marked,
             pulse_id=self.pulse.pulse_id,
             scope=self.scope,
+            thread=self.thread,
             playbook=self.name,
             node=node,
             uid=uid,
@@ -226,6 +235,7 @@ class Frame:
                 role=stored.role,
                 content=stored.content,
                 tags=stored.tags,
+                thread=self.thread,
             )
         )
 

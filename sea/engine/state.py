@@ -22,6 +22,7 @@ from collections import ChainMap
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
+from sea.lang.variables import run_defaults
 from sea.llm.budget import add_spent
 
 LAST = "last"
@@ -72,9 +73,13 @@ Update = dict[str, Any]
 
 
 def variables(state: Mapping[str, Any]) -> ChainMap[str, Any]:
-    """The variables templates, expressions and conditions read: ``vars`` plus last/error."""
-    top = {LAST: state.get(LAST), ERROR: state.get(ERROR)}
-    return ChainMap(top, state.get("vars") or {})
+    """The variables templates, expressions and conditions read: ``vars`` plus last/error,
+    and SAIVerse's run variables the run was not given (``metadata`` → ``{}``,
+    :func:`sea.lang.variables.run_defaults`). The last map is ``vars`` itself."""
+    given = state.get("vars") or {}
+    top = {k: v for k, v in run_defaults().items() if k not in given}
+    top.update({LAST: state.get(LAST), ERROR: state.get(ERROR)})
+    return ChainMap(top, given)
 
 
 def assign(values: Mapping[str, Any]) -> Update:

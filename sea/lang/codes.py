@@ -50,10 +50,12 @@ RESERVED_TAG: Final = "SEA035"
 TOOLS_WITH_SCHEMA: Final = "SEA036"
 EXPRESSION_TOO_LARGE: Final = "SEA037"
 UNSUPPORTED_PATTERN: Final = "SEA038"
+DYNAMIC_CALLEE_VARIABLE: Final = "SEA039"
 # Branches
 CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
 MAPPING_SOURCE_UNKNOWN: Final = "SEA042"
+PYTHON_BOOLEAN_KEY: Final = "SEA043"
 # Calls between playbooks
 UNKNOWN_PLAYBOOK: Final = "SEA050"
 UNKNOWN_ARGUMENT: Final = "SEA051"
@@ -108,9 +110,12 @@ CODES: Final[dict[str, str]] = {
     UNSUPPORTED_PATTERN: "a schema `pattern` the linear-time regex engine (RE2) cannot run "
     "(a backreference, a lookaround)",
     RESERVED_TAG: "a memory tag the store writes itself (`pulse:`, `playbook:`, `node:`)",
+    DYNAMIC_CALLEE_VARIABLE: "a variable only a playbook chosen at run time (`exec`) returns",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
     MAPPING_SOURCE_UNKNOWN: "an `output_mapping` source is not a field of `response_schema`",
+    PYTHON_BOOLEAN_KEY: 'a case key `"True"`/`"False"` on a boolean (SAIVerse\'s spelling; '
+    'it matches, write `"true"`/`"false"`)',
     UNKNOWN_PLAYBOOK: "a called playbook does not exist",
     UNKNOWN_ARGUMENT: "an argument the callee's `input_schema` does not declare",
     MISSING_ARGUMENT: "a required argument of the callee is not passed",

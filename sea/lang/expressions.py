@@ -23,6 +23,7 @@ import importlib.machinery
 import importlib.util
 import re
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -61,9 +62,20 @@ def _fn_max(*values: Any) -> Any:
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"len": len, "min": _fn_min, "max": _fn_max, "abs": abs}
 
 
+_CEL_LOADING = threading.Lock()
+"""Held while the extension loads: its initialisation panics when two threads run it at
+once (pulses running together check their playbooks in worker threads)."""
+
+
 @lru_cache(maxsize=1)
 def _cel() -> ModuleType:
-    """The CEL extension module.
+    """The CEL extension module (loaded once, whichever thread asks first)."""
+    with _CEL_LOADING:
+        return _load_cel()
+
+
+def _load_cel() -> ModuleType:
+    """Load the CEL extension module.
 
     The ``cel`` package's ``__init__`` also imports its interactive command line (and
     prompt_toolkit with it), about 0.1 s of start-up that ``sea validate`` does not need, so

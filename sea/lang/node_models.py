@@ -391,11 +391,17 @@ class CallNode(FallibleNode):
     )
     execution: Literal["inline", "subagent"] = Field(
         default="inline",
-        description="`inline`: run in this pulse's memory scope. `subagent`: run with an "
-        "isolated scope (as `isolate_pulse_context`).",
+        description="`inline`: run in this pulse's memory scope. `subagent`: run in a "
+        "sub-thread of the persona's memory of its own (what the callee writes goes there; "
+        "its model calls see that thread and its arguments, not the main conversation), "
+        "closed when it ends however it ends; what it came to returns as "
+        "`_subagent_chronicle`. Subagent calls nest at most `Limits.max_subagent_depth` (2).",
     )
     subagent_chronicle: bool = Field(
-        default=True, description="Legacy: summary of a subagent run (accepted, no effect)."
+        default=True,
+        description="With `execution: subagent`: `_subagent_chronicle` is the light model's "
+        "summary of the sub-thread (true) or a bounded transcript of it (false; also when "
+        "the model fails).",
     )
     isolate_pulse_context: bool = Field(
         default=False,
@@ -532,7 +538,17 @@ class SpeakNode(_UtteranceNode):
     """Say something as the persona: stored as conversation and sent to the host."""
 
     type: Literal["speak"] = Field(description="Node type: the persona speaks (stored, emitted).")
+    metadata_key: str | None = Field(
+        default=None,
+        description="State key of an object stored in the message's metadata and sent as "
+        "the event's metadata (e.g. media attachments).",
+    )
     important: bool | None = Field(default=None, description="Legacy flag, no effect.")
+
+    def field_reads(self, base: str) -> Iterator[Read]:
+        """The text template's variables and the metadata key."""
+        yield from super().field_reads(base)
+        yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
 
 
 class SayNode(_UtteranceNode):

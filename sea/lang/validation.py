@@ -26,12 +26,18 @@ from sea.lang.schema_errors import SchemaErrorTranslator
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 UNSUPPORTED_TYPES = {
-    "stelis_start": "Stelis threads",
-    "stelis_end": "Stelis threads",
+    "stelis_start": "a Stelis thread",
+    "stelis_end": "a Stelis thread",
 }
+"""SAIVerse node types that are refused, with what they did. A Stelis thread was opened and
+closed by two separate nodes, so a failure, a branch or a cancellation between them left the
+persona in the sub-thread; a subagent call opens and closes its thread around one call."""
 _STELIS_HINT = (
-    'run isolated work as a `subplay` with `"execution": "subagent"` (its own memory '
-    "scope) and remove the stelis_start/stelis_end nodes"
+    "move the nodes between `stelis_start` and `stelis_end` into a playbook of their own "
+    'and call it with a `subplay` node with `"execution": "subagent"`: it runs in a memory '
+    "thread of its own, closed however it ends, and its chronicle comes back as "
+    "`_subagent_chronicle` (what `stelis_chronicle` was; `generate_chronicle: false` is "
+    "`subagent_chronicle: false`); then remove both stelis nodes"
 )
 _NODE_ID = re.compile(NODE_ID_PATTERN)
 _EDGE_FIELDS = {"next", "conditional_next", "error_next", "id", "type"}
@@ -114,7 +120,9 @@ def _node_type_issue(node: dict[str, Any], index: int, valid: list[str]) -> Issu
     if kind in UNSUPPORTED_TYPES:
         return error(
             codes.UNSUPPORTED_NODE_TYPE,
-            f"node type `{kind}` ({UNSUPPORTED_TYPES[kind]}) is not supported",
+            f"node type `{kind}` ({UNSUPPORTED_TYPES[kind]}) is not supported: a thread "
+            "opened and closed by two separate nodes can be left open by a failure, a branch "
+            "or a cancellation between them",
             where + "/type",
             node_id=node_id,
             hint=_STELIS_HINT,

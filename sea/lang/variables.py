@@ -2,12 +2,25 @@
 
 :class:`RunVariables` is the one list of the values the engine sets when a run starts (the
 engine builds its initial state from it); ``last`` and ``error`` are kept by the engine as the
-run goes. The static checks read both from here.
+run goes; :data:`RUN_DEFAULTS` are SAIVerse's run variables (:mod:`sea.lang.saiverse`), read
+with their default when the run was not given them. The static checks read all of them
+from here.
 """
 
 from __future__ import annotations
 
 from typing import Final, TypedDict
+
+from sea.lang.saiverse import RUN_VARIABLES, run_defaults
+
+__all__ = [
+    "ALWAYS_DEFINED",
+    "BUILTIN_VARIABLES",
+    "KEPT_VARIABLES",
+    "SAIVERSE_RUN_VARIABLES",
+    "RunVariables",
+    "run_defaults",
+]
 
 
 class RunVariables(TypedDict):
@@ -28,8 +41,16 @@ KEPT_VARIABLES: Final[frozenset[str]] = frozenset({"last", "error"})
 produced one; ``error``, the last failure routed to an ``error_next`` (code, message, node)."""
 
 BUILTIN_VARIABLES: Final[frozenset[str]] = frozenset(RunVariables.__annotations__) | KEPT_VARIABLES
-"""Every variable a playbook may read without defining it."""
+"""The engine's own variables: every run has them (with :data:`SAIVERSE_RUN_VARIABLES`, every
+variable a playbook may read without defining it)."""
 
-ALWAYS_DEFINED: Final[frozenset[str]] = BUILTIN_VARIABLES - {"error"}
-"""Builtins a static check may assume are defined at every node (``error`` only after an
+SAIVERSE_RUN_VARIABLES: Final[frozenset[str]] = frozenset(
+    rule.name for rule in RUN_VARIABLES
+) - BUILTIN_VARIABLES
+"""SAIVerse's run variables besides the builtins: ``metadata``, the metadata of the user
+message that started the pulse (a pulse or call argument ``metadata``; ``{}`` without)."""
+
+
+ALWAYS_DEFINED: Final[frozenset[str]] = (BUILTIN_VARIABLES - {"error"}) | SAIVERSE_RUN_VARIABLES
+"""Variables a static check may assume are defined at every node (``error`` only after an
 ``error_next`` edge)."""

@@ -41,6 +41,8 @@ class ContextRequest:
     refresh: bool = True
     """Bring the short-term memory up to date when it is behind (False for the update
     call itself)."""
+    thread: str | None = None
+    """The memory thread whose history Main holds (None: the main thread)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ class ContextAssembler:
             main = read_main(
                 self._store, request.persona.id, pulse_id=request.pulse_id, scope=request.scope,
                 budget=self._budget, fold_limit=self._options.fold_limit,
-                short_term=self._options.short_term_memory,
+                short_term=self._options.short_term_memory, thread=request.thread,
             )
         status = None
         if request.profile.has_specialized and wants_plan:

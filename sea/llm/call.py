@@ -85,6 +85,8 @@ class LLMRequest:
         stream: Stream tokens (speaking nodes); ignored for structured answers.
         pulse_id: The running pulse (what the context's pulse rule reads).
         scope: The pulse scope of the calling playbook.
+        thread: The memory thread the calling playbook works in (None: the main thread;
+            a subagent's sub-thread, see :mod:`sea.engine.subagent`).
         check: For a structured answer: what else is wrong with a value (beyond the
             schema), in words for the model, or None when it is usable. A problem it finds
             is sent back like a schema violation, and takes its place.
@@ -105,6 +107,7 @@ class LLMRequest:
     stream: bool = False
     pulse_id: str | None = None
     scope: str = ROOT_SCOPE
+    thread: str | None = None
     check: AnswerCheck | None = None
     specialized: str | None = None
     refresh_short_term: bool = True
@@ -230,7 +233,7 @@ class LLMCaller:
         tracker.model, tracker.model_kind = model_name(chain[0][0]), chain[0][1]
         context = ContextRequest(
             request.persona, profile, request.node, request.prompt, request.pulse_id,
-            request.scope, request.specialized, request.refresh_short_term,
+            request.scope, request.specialized, request.refresh_short_term, request.thread,
         )
 
         async def summarize(node: str, prompt: str) -> str:
@@ -238,6 +241,7 @@ class LLMCaller:
                 playbook=request.playbook, node=node, persona=request.persona,
                 profile="base_specialized", prompt=prompt, pulse_id=request.pulse_id,
                 scope=request.scope, specialized="summary", refresh_short_term=False,
+                thread=request.thread,
             )
             return (await self.call(update)).text
 

@@ -97,12 +97,18 @@ def read_main(
     budget: HistoryBudget,
     fold_limit: int,
     short_term: bool = True,
+    thread: str | None = None,
 ) -> MainRead:
     """Read Main's parts: history by the pulse rule, pins, and (with ``short_term``) the
-    stored summary and the cut conversation it does not cover yet."""
-    history = store.history(persona, pulse_id=pulse_id, scope=scope, budget=budget)
+    stored summary and the cut conversation it does not cover yet.
+
+    With a ``thread`` (a subagent's sub-thread) the history is that thread's, and there is
+    no short-term memory: it summarizes the main conversation, which the thread does not see.
+    """
+    history = store.history(persona, pulse_id=pulse_id, scope=scope, budget=budget,
+                            thread=thread)
     pins = store.pins(persona)
-    if not short_term:
+    if not short_term or thread is not None:
         return MainRead(history, pins, None, False, [])
     earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
     before = min(earlier) if earlier else None

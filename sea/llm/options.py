@@ -11,6 +11,9 @@ from sea.llm.prices import PriceTable
 from sea.llm.resilience import Backoff
 from sea.llm.specialized import Guidelines
 
+DEFAULT_FOLD_LIMIT = 12
+"""The most cut messages one update of the short-term memory reads, by default."""
+
 
 @dataclass(frozen=True, slots=True)
 class LLMOptions:
@@ -36,7 +39,7 @@ class LLMOptions:
     backoff: Backoff = field(default_factory=Backoff)
     safety_rules: str = ""
     short_term_memory: bool = True
-    fold_limit: int = 12
+    fold_limit: int = DEFAULT_FOLD_LIMIT
     summary_words: int = 150
     guidelines: Guidelines = field(default_factory=Guidelines)
     intent: IntentPolicy = field(default_factory=IntentPolicy)

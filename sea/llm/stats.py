@@ -1,5 +1,6 @@
 """Statistics over stored call records (``sea stats``): per ``playbook.node``, per prompt
-pattern and per model for model calls, and per tool for tool calls.
+pattern and per model (and the kind it was called as: light, normal, fallback) for model
+calls, and per tool for tool calls.
 
 Each row counts calls, failures (outcome ``error``) and their rate, retries (rejected
 answers asked again and rate-limited requests), fallbacks, latency p50 and p95 (nearest
@@ -31,6 +32,9 @@ class StatsRow:
     tokens_in: int
     tokens_out: int
     cost: float
+    model_kind: str | None = None
+    """For a row of the model table: the kind the model was called as (``light``,
+    ``normal`` or ``fallback``)."""
 
     @property
     def failure_rate(self) -> float:
@@ -38,9 +42,11 @@ class StatsRow:
         return self.failures / self.calls if self.calls else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        """The row as JSON (``failure_rate`` included)."""
+        """The row as JSON (``failure_rate`` included; ``model_kind`` in the model table)."""
+        kind = {} if self.model_kind is None else {"model_kind": self.model_kind}
         return {
             "key": self.key,
+            **kind,
             "calls": self.calls,
             "failures": self.failures,
             "failure_rate": self.failure_rate,
@@ -95,7 +101,7 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[rank - 1]
 
 
-def summarize(key: str, records: Sequence[CallRecord]) -> StatsRow:
+def summarize(key: str, records: Sequence[CallRecord], model_kind: str | None = None) -> StatsRow:
     """One row over ``records``."""
     latencies = [r.latency_s for r in records]
     return StatsRow(
@@ -109,6 +115,7 @@ def summarize(key: str, records: Sequence[CallRecord]) -> StatsRow:
         tokens_in=sum(r.tokens_in for r in records),
         tokens_out=sum(r.tokens_out for r in records),
         cost=math.fsum(r.cost for r in records),
+        model_kind=model_kind,
     )
 
 
@@ -119,6 +126,16 @@ def table(records: Iterable[CallRecord], key: Callable[[CallRecord], str]) -> li
         groups.setdefault(key(record), []).append(record)
     rows = [summarize(name, group) for name, group in groups.items()]
     return sorted(rows, key=lambda row: (-row.calls, row.key))
+
+
+def model_table(records: Iterable[CallRecord]) -> list[StatsRow]:
+    """One row per model and the kind it was called as (a model that served as the light
+    model and as the normal one has a row for each), most calls first."""
+    groups: dict[tuple[str, str], list[CallRecord]] = {}
+    for record in records:
+        groups.setdefault((record.name, record.model_kind or "-"), []).append(record)
+    rows = [summarize(name, group, kind) for (name, kind), group in groups.items()]
+    return sorted(rows, key=lambda row: (-row.calls, row.key, row.model_kind or ""))
 
 
 def node_key(record: CallRecord) -> str:
@@ -135,6 +152,6 @@ def statistics(records: Iterable[CallRecord]) -> Statistics:
         total=summarize("total", models),
         by_node=table(models, node_key),
         by_pattern=table(models, lambda r: r.pattern or "-"),
-        by_model=table(models, lambda r: r.name),
+        by_model=model_table(models),
         tools=table(tools, lambda r: r.name),
     )

@@ -4,7 +4,9 @@ The target's name is read from ``playbook_source`` and its arguments from ``args
 (an object a router produced, laid over the node's static ``args``). Allowed targets are
 the node's ``allowed_playbooks`` or, without that list, the router-callable playbooks. An
 unknown or disallowed target fails the node (its ``error_next`` handles it), unless the
-host asked for approval of unlisted targets (``Limits.unlisted_exec = "ask"``).
+host asked for approval of unlisted targets (``Limits.unlisted_exec = "ask"``). After a
+successful call the callee's name is appended to ``executed_playbooks`` when that list
+exists (SAIVerse's rule, :mod:`sea.lang.saiverse`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from sea.engine.approval import require_approval
 from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
+from sea.engine.subagent import run_call
 from sea.errors import CallArgumentError, CallTargetError
+from sea.lang import saiverse
 from sea.lang.node_models import ExecNode
 from sea.lang.templates import MISSING, render_value, resolve_path
 
@@ -72,9 +76,15 @@ class ExecKind:
                 raise CallTargetError(detail, playbook=frame.name, node=node.id)
             require_approval(frame, node.id, f"running playbook {name!r}", {"playbook_name": name})
         callee = frame.services.library.get(name)
-        return await call_playbook(
-            frame, node, state, callee, call_args(node, state, frame), strict=False
+        args = call_args(node, state, frame)
+        update = await run_call(  # inline, or as a subagent (sea.engine.subagent)
+            frame, node, state, callee,
+            lambda inner: call_playbook(inner, node, state, callee, args, strict=False),
         )
+        ran = saiverse.appended_after_call(variables(state), name)  # executed_playbooks
+        if ran:
+            update["vars"] = {**(update.get("vars") or {}), **ran}
+        return update
 
 
 KIND = ExecKind()

@@ -5,9 +5,12 @@ examples). The answer goes to ``last`` and to ``output_key``; a structured answe
 object, and ``output_mapping`` copies parts of it (``args`` → ``selected_args`` lets a
 router pass arguments with its choice; a path the answer lacks gives ``None``). A tool the
 model chose is stored as ``{name, args, id}`` under the ``function_call`` output key for a
-``tool_call`` node. ``memorize`` stores the prompt (user) and the answer (assistant) with
-its tags; ``speak`` streams tokens to the host and stores the answer as conversation.
-A tool-call turn's JSON is never stored as a reply.
+``tool_call`` node; a node offering tools also sets SAIVerse's ``tool_called``,
+``has_speak_content``, ``speak_content``, ``tool_name``, ``tool_args`` and
+``tool_arg_<name>`` (:func:`sea.lang.saiverse.tool_mode_values`). ``memorize`` stores the
+prompt (user) and the answer (assistant) with its tags; ``speak`` streams tokens to the
+host and stores the answer as conversation. A tool-call turn's JSON is never stored as a
+reply.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.lang import saiverse
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.trust import neutralize
@@ -51,6 +55,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         stream=node.speak,
         pulse_id=frame.pulse.pulse_id,
         scope=frame.scope,
+        thread=frame.thread,
         specialized=node.specialized,
     )
 
@@ -59,6 +64,13 @@ def answer_values(node: LLMNode, result: LLMResult) -> dict[str, Any]:
     """The variables the answer sets (``last`` included)."""
     keys = {k: v for item in node.output_keys or [] for k, v in item.items()}
     values: dict[str, Any] = {}
+    if node.available_tools:  # SAIVerse's tool-mode variables (sea.lang.saiverse)
+        chosen = result.tool_call
+        values.update(saiverse.tool_mode_values(
+            None if chosen is None else chosen.name,
+            None if chosen is None else chosen.args,
+            result.text,
+        ))
     call = None if result.tool_call is None else result.tool_call.to_json()
     if "function_call" in keys:
         values[keys["function_call"]] = call  # None on a text turn: no stale call survives
@@ -104,6 +116,7 @@ class LLMKind:
     async def run(self, node: LLMNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the model, then store and speak as the node asks."""
         request = build_request(node, state, frame)
+        metadata = node_metadata(frame, node.id, node.metadata_key, state)  # before the call
         pulse = frame.pulse
 
         async def on_token(text: str) -> None:
@@ -112,15 +125,19 @@ class LLMKind:
         result = await pulse.caller.call(request, on_token=on_token if node.speak else None)
         update = assign(answer_values(node, result))
         reply = result.text if result.tool_call is not None else as_text(update["last"])
-        await self._store(node, state, frame, request.prompt, reply)
+        await self._store(node, frame, request.prompt, reply, metadata)
         if node.speak and reply:
-            metadata = node_metadata(frame, node.id, node.metadata_key, state)
             frame.emit(Spoken(pulse.pulse_id, frame.name, node.id, reply, True, metadata))
             update["spoken"] = [reply]
         return update
 
     async def _store(
-        self, node: LLMNode, state: PlaybookState, frame: Frame, prompt: str | None, reply: str
+        self,
+        node: LLMNode,
+        frame: Frame,
+        prompt: str | None,
+        reply: str,
+        metadata: dict[str, Any],
     ) -> None:
         tags = memorize_tags(node.memorize)
         if tags is not None and prompt:
@@ -129,7 +146,6 @@ class LLMKind:
         if node.speak or (tags is None and node.important):
             reply_tags.append(CONVERSATION_TAG)
         if reply and (tags is not None or CONVERSATION_TAG in reply_tags):
-            metadata = node_metadata(frame, node.id, node.metadata_key, state)
             await frame.remember(node.id, "assistant", reply, reply_tags, metadata)
 
 

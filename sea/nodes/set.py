@@ -1,4 +1,8 @@
-"""``set``: assign variables in order; ``=`` values are expressions, strings templates."""
+"""``set``: assign variables in order; ``=`` values are expressions, strings templates.
+
+As in SAIVerse, assigning ``executed_playbooks_init`` a true value also creates
+``executed_playbooks`` as ``[]`` when it does not exist yet (:mod:`sea.lang.saiverse`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.lang import saiverse
 from sea.lang.expressions import Expression, compile_expression
 from sea.lang.node_models import SetNode
 from sea.lang.templates import render
@@ -38,6 +43,7 @@ class SetKind:
         scope: Mapping[str, Any] = variables(state).new_child(done)
         for key, value in node.assignments.items():
             done[key] = evaluate(value, scope)
+        done.update(saiverse.set_node_values(scope))
         return assign(done)
 
 

@@ -7,7 +7,7 @@ from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
 from sea.lang.node_models import SpeakNode
-from sea.nodes._utterance import node_text
+from sea.nodes._utterance import node_metadata, node_text
 
 
 class SpeakKind:
@@ -16,10 +16,14 @@ class SpeakKind:
     model = SpeakNode
 
     async def run(self, node: SpeakNode, state: PlaybookState, frame: Frame) -> Update:
-        """Store the text (role assistant, tag ``conversation``), then emit it."""
+        """Store the text (role assistant, tag ``conversation``, the metadata object if
+        any), then emit it with the same metadata."""
         text = node_text(node.action, state)
-        await frame.remember(node.id, "assistant", text, (CONVERSATION_TAG,))
-        frame.emit(Spoken(frame.pulse.pulse_id, frame.name, node.id, text, stored=True))
+        metadata = node_metadata(frame, node.id, node.metadata_key, state)
+        await frame.remember(node.id, "assistant", text, (CONVERSATION_TAG,), metadata)
+        frame.emit(
+            Spoken(frame.pulse.pulse_id, frame.name, node.id, text, stored=True, metadata=metadata)
+        )
         return {"outputs": [text], "spoken": [text]}
 
 

@@ -1,10 +1,12 @@
-"""``subplay``: call a named playbook like a function (see :mod:`sea.engine.calls`)."""
+"""``subplay``: call a named playbook like a function (see :mod:`sea.engine.calls`), inline
+or as a subagent in a thread of its own (see :mod:`sea.engine.subagent`)."""
 
 from __future__ import annotations
 
 from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
+from sea.engine.subagent import run_call
 from sea.lang.node_models import SubplayNode
 from sea.lang.templates import render_value
 
@@ -18,7 +20,10 @@ class SubplayKind:
         """Render ``args``, run the callee, copy its ``output_schema`` keys back."""
         callee = frame.services.library.get(node.playbook)
         args = render_value(node.args or {}, variables(state))
-        return await call_playbook(frame, node, state, callee, args)
+        return await run_call(
+            frame, node, state, callee,
+            lambda inner: call_playbook(inner, node, state, callee, args),
+        )
 
 
 KIND = SubplayKind()

@@ -1,9 +1,10 @@
 """Finding the first point where a replayed pulse went another way than its recording.
 
-The comparable steps are the nodes run, the model calls, the tool calls, the memory writes
-and, for ``actions`` nodes, each plan and each action (its tool, planned parameters, the
-normalization of every ``ref:``, the arguments the tool received, its status and error). A
-divergence at an action names it: ``action 'read_doc' normalized[0].rule``.
+The comparable steps are the nodes run, the model calls, the tool calls, the memory writes,
+the chronicles of subagent calls and, for ``actions`` nodes, each plan and each action (its
+tool, planned parameters, the normalization of every ``ref:``, the arguments the tool
+received, its status and error). A divergence at an action names it: ``action 'read_doc'
+normalized[0].rule``.
 """
 
 from __future__ import annotations
@@ -138,6 +139,12 @@ def steps(trace: Trace) -> list[Step]:
         Step("memory", w.seq, w.playbook, w.node, {"role": w.role, "content": w.content,
                                                    "tags": w.tags})
         for w in trace.memory_writes
+    ]
+    found += [
+        Step("subagent", s.seq, s.playbook, s.node,
+             {"callee": s.callee, "status": s.status, "chronicle": s.chronicle,
+              "source": s.source})
+        for s in trace.subagents
     ]
     return sorted(found, key=lambda step: step.seq)
 

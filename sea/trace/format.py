@@ -5,8 +5,10 @@ happened during the pulse carries ``seq``, its position in the pulse's event ord
 a replay can report the *first* point where it went another way.
 
 Fields added since version 1 was first published (the ``actions`` nodes' ``plans``,
-``actions`` and ``tools``, a tool call's ``action_id``, ``plan_events``) are optional, so
-traces written before them still load; such a trace simply has no pipelines to compare.
+``actions`` and ``tools``, a tool call's ``action_id``, ``plan_events``, the
+``short_term`` memory Main was composed from, ``subagents``) are optional, so traces
+written before them still load; such a trace simply has no pipelines to compare, and no
+cut conversation.
 """
 
 from __future__ import annotations
@@ -28,6 +30,27 @@ class TracePersona(_Entry):
     id: str = Field(description="Persona id (the store's key).")
     name: str = Field(description="Persona name.")
     system_prompt: str = Field(default="", description="The persona's system prompt.")
+
+
+class TraceShortTerm(_Entry):
+    """The short-term memory a pulse's contexts were composed from, when its history budget
+    cut earlier conversation (a replay seeds its fresh store with it, so that Main, and the
+    light model's update of the summary, are composed as they were)."""
+
+    summary: str | None = Field(
+        default=None,
+        description="The persona's short-term memory (rolling summary) when the pulse started "
+        "(null: it had none).",
+    )
+    cut: list[dict[str, Any]] = Field(
+        description="Conversation older than `history` that the contexts read, as SAIMemory "
+        "JSON lines, oldest first: the cut messages the summary did not cover yet (the newest "
+        "ones an update reads), or, when it covered them all, the newest cut message."
+    )
+    covered: bool = Field(
+        default=False,
+        description="The summary covered every message of `cut` (no update was due).",
+    )
 
 
 class TraceNode(_Entry):
@@ -188,6 +211,22 @@ class TraceMemoryWrite(_Entry):
     tags: list[str] = Field(description="Tags of the stored message.")
 
 
+class TraceSubagent(_Entry):
+    """A subagent call that ended: its thread and the chronicle that came back."""
+
+    seq: int = Field(description="Position in the pulse's event order (its end).")
+    playbook: str = Field(description="Calling playbook.")
+    node: str = Field(description="Calling node.")
+    callee: str = Field(description="The playbook that ran as a subagent.")
+    thread: str = Field(description="The sub-thread it ran in.")
+    status: str = Field(description="How it ended: ok, error or cancelled.")
+    chronicle: str = Field(description="What came back as `_subagent_chronicle`.")
+    source: str = Field(description="`model` (the light model's summary) or `transcript`.")
+    error: str | None = Field(
+        default=None, description="Why a summary was asked for and not made."
+    )
+
+
 class TracePlanEvent(_Entry):
     """A plan event (seed 002's telemetry) of the pulse, kept for the reader: a replay
     answers tools from the trace, so it makes no plan events and they are not compared."""
@@ -234,6 +273,11 @@ class Trace(_Entry):
         description="The persona's pinned items when the pulse started (a replay pins them "
         "in its fresh store).",
     )
+    short_term: TraceShortTerm | None = Field(
+        default=None,
+        description="The short-term memory and the cut conversation Main was composed from "
+        "(null: the history budget cut nothing, or short-term memory was off).",
+    )
     nodes: list[TraceNode] = Field(description="Nodes run, in order.")
     llm_calls: list[TraceLLMCall] = Field(description="Model calls, in order.")
     tool_calls: list[TraceToolCall] = Field(description="Tool calls, in order.")
@@ -251,6 +295,9 @@ class Trace(_Entry):
     memory_writes: list[TraceMemoryWrite] = Field(description="Memory writes, in order.")
     plan_events: list[TracePlanEvent] = Field(
         default_factory=list, description="Plan events (seed 002's telemetry), in order."
+    )
+    subagents: list[TraceSubagent] = Field(
+        default_factory=list, description="Subagent calls and their chronicles, in order."
     )
     spoken: list[str] = Field(description="What the persona said.")
     status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")

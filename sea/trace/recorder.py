@@ -2,8 +2,9 @@
 
 The recorder is an ordinary consumer of the events a host receives, so recording needs
 nothing from the engine beyond what every host already gets. Before the pulse starts, the
-caller snapshots the earlier conversation the pulse can see (:func:`history_snapshot`) so a
-replay can seed a fresh store with it.
+caller snapshots the earlier conversation the pulse can see (:func:`history_snapshot`), and
+the short-term memory and cut conversation Main is composed from (:func:`short_term_snapshot`),
+so a replay can seed a fresh store with them.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from sea.engine.events import (
     PulseEnded,
     RefResolved,
     Spoken,
+    SubagentEnded,
     ToolCalled,
 )
 from sea.errors import UsageError
+from sea.llm.compose import read_main
+from sea.llm.options import DEFAULT_FOLD_LIMIT
 from sea.trace.format import (
     TRACE_VERSION,
     Trace,
@@ -44,6 +48,8 @@ from sea.trace.format import (
     TracePersona,
     TracePlan,
     TracePlanEvent,
+    TraceShortTerm,
+    TraceSubagent,
     TraceTool,
     TraceToolCall,
 )
@@ -58,6 +64,38 @@ def history_snapshot(
         _plain(message_record(message, threads.get(message.thread)))
         for message in store.history(persona, pulse_id=pulse_id, budget=budget)
     ]
+
+
+def short_term_snapshot(
+    store: MessageStore,
+    persona: str,
+    budget: HistoryBudget,
+    pulse_id: str,
+    *,
+    fold_limit: int = DEFAULT_FOLD_LIMIT,
+) -> TraceShortTerm | None:
+    """The short-term memory and the cut conversation the contexts of a pulse about to start
+    as ``pulse_id`` are composed from (None when the history budget cuts nothing).
+
+    Main reads the same earlier conversation throughout a pulse (its own messages are not
+    earlier conversation), so what it needs is known before the pulse starts: the stored
+    summary and the cut messages it does not cover yet (what the light model folds in), or,
+    when it covers them all, the newest cut message (which tells Main the history was cut).
+    ``fold_limit`` is the runtime's ``LLMOptions.fold_limit``.
+    """
+    main = read_main(store, persona, pulse_id=pulse_id, budget=budget, fold_limit=fold_limit)
+    if not main.cut:
+        return None
+    summary = main.short_term.text if main.short_term is not None else None
+    cut, covered = main.unfolded, False
+    if not cut:
+        earlier = [m.id for m in main.history if m.pulse_id != pulse_id]
+        cut = store.conversation_before(persona, before=min(earlier) if earlier else None,
+                                        limit=1, exclude_pulse=pulse_id)
+        covered = True
+    threads = {thread.id: thread for thread in store.threads(persona)}
+    lines = [_plain(message_record(m, threads.get(m.thread))) for m in cut]
+    return TraceShortTerm(summary=summary, cut=lines, covered=covered)
 
 
 def write_trace(trace: Trace, path: Path) -> None:
@@ -197,6 +235,7 @@ class TraceRecorder:
     args: dict[str, Any] = field(default_factory=dict)
     playbook_dirs: list[str] = field(default_factory=list)
     pins: list[str] = field(default_factory=list)
+    short_term: TraceShortTerm | None = None
     recorded_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     _seq: int = 0
     _nodes: list[TraceNode] = field(default_factory=list)
@@ -206,6 +245,7 @@ class TraceRecorder:
     _spoken: list[str] = field(default_factory=list)
     _plans: list[TracePlan] = field(default_factory=list)
     _plan_events: list[TracePlanEvent] = field(default_factory=list)
+    _subagents: list[TraceSubagent] = field(default_factory=list)
     _actions: _Actions = field(default_factory=_Actions)
     _offered: dict[str, TraceTool] = field(default_factory=dict)
     _end: PulseEnded | None = None
@@ -236,6 +276,8 @@ class TraceRecorder:
             self._writes.append(_memory_write(self._seq, event))
         elif isinstance(event, PlanChanged):
             self._plan_events.append(_plan_event(self._seq, event))
+        elif isinstance(event, SubagentEnded):
+            self._subagents.append(_subagent(self._seq, event))
         elif isinstance(event, Spoken):
             self._spoken.append(event.text)
         elif isinstance(event, PulseEnded):
@@ -260,6 +302,7 @@ class TraceRecorder:
             playbook_dirs=self.playbook_dirs,
             history=self.history,
             pins=list(self.pins),
+            short_term=self.short_term,
             nodes=self._nodes,
             llm_calls=self._llm,
             tool_calls=self._tools,
@@ -268,6 +311,7 @@ class TraceRecorder:
             tools=self._offered,
             memory_writes=self._writes,
             plan_events=self._plan_events,
+            subagents=self._subagents,
             spoken=self._spoken,
             status=end.status if end else "incomplete",
             error=_plain(end.error) if end and end.error else None,
@@ -345,6 +389,20 @@ def _plan_event(seq: int, event: PlanChanged) -> TracePlanEvent:
         reason=event.reason,
         counts=dict(event.counts),
         risk_score=event.risk_score,
+    )
+
+
+def _subagent(seq: int, event: SubagentEnded) -> TraceSubagent:
+    return TraceSubagent(
+        seq=seq,
+        playbook=event.playbook,
+        node=event.node,
+        callee=event.callee,
+        thread=event.thread,
+        status=event.status,
+        chronicle=event.chronicle,
+        source=event.source,
+        error=event.error,
     )
 
 

@@ -1,7 +1,9 @@
 """Replaying a recorded pulse offline and reporting where it went another way.
 
 Models and tools are answered from the trace; the store is a fresh SQLite file seeded with
-the earlier conversation the recorded pulse saw; the playbooks are the current ones, so an
+the earlier conversation the recorded pulse saw, and with the short-term memory and cut
+conversation its contexts were composed from (so a summary is shown, and brought up to date
+by the recorded light-model answer, as then); the playbooks are the current ones, so an
 edited playbook shows up as a divergence at the first node it changes.
 """
 
@@ -33,7 +35,7 @@ from sea.jsonfile import read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.trace.compare import Divergence, first_divergence
-from sea.trace.format import TRACE_VERSION, Trace, TraceTool, TraceToolCall
+from sea.trace.format import TRACE_VERSION, Trace, TraceShortTerm, TraceTool, TraceToolCall
 from sea.trace.recorder import TraceRecorder
 
 
@@ -195,18 +197,37 @@ def _problems(exc: ValidationError) -> str:
 
 
 def seed_history(store: MessageStore, trace: Trace) -> None:
-    """Write the earlier conversation the recorded pulse saw into ``store``.
+    """Write the earlier conversation the recorded pulse saw into ``store``, after the cut
+    conversation and with the short-term memory its contexts were composed from.
 
     Raises:
-        ReplayError: the trace's ``history`` lines are not SAIMemory messages.
+        ReplayError: the trace's ``history`` (or ``short_term.cut``) lines are not SAIMemory
+            messages.
     """
+    short_term = trace.short_term
+    cut = short_term.cut if short_term is not None else []
     try:
-        import_jsonl(store, [orjson.dumps(line) for line in trace.history])
+        import_jsonl(store, [orjson.dumps(line) for line in [*cut, *trace.history]])
+        if short_term is not None and short_term.summary is not None:
+            store.save_short_term(trace.persona.id, short_term.summary,
+                                  _covered_through(store, trace.persona.id, short_term))
     except MemoryStoreError as exc:
         raise ReplayError(
             f"the trace's history (the earlier conversation of persona {trace.persona.id!r}) "
             f"cannot be imported: {exc}"
         ) from exc
+
+
+def _covered_through(store: MessageStore, persona: str, short_term: TraceShortTerm) -> int:
+    """The id (in the replay's store) of the newest message the recorded summary covers: the
+    last cut message when it covered them all, else none of them (0)."""
+    if not (short_term.covered and short_term.cut):
+        return 0
+    uid = short_term.cut[-1].get("uid")
+    found = [m.id for m in store.iter_messages(persona) if m.uid == uid]
+    if not found:
+        raise ReplayError(f"the trace's short_term.cut message {uid!r} was not imported")
+    return found[0]
 
 
 async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> ReplayReport:
@@ -229,7 +250,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             )
             recorder = TraceRecorder(
                 persona, trace.playbook, trace.input, trace.pulse_id, trace.history,
-                args=dict(trace.args), pins=list(trace.pins),
+                args=dict(trace.args), pins=list(trace.pins), short_term=trace.short_term,
             )
             async for event in runtime.astream_pulse(
                 persona, trace.playbook, trace.input, pulse_id=trace.pulse_id, args=trace.args

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from saimemory.records import NewMessage
 from saimemory.sqlite import SQLiteStore
 from tests.e2e.conftest import PERSONA, MakeRuntime, contents, request_of
 
@@ -118,6 +119,52 @@ def test_meta_agentic_runs_several_playbooks_then_answers(make_runtime: MakeRunt
     assert len(router_calls) == 3
     # the second routing sees the first playbook's memo
     assert "Memory recall for" in contents(router_calls[1].messages)
+
+
+def test_meta_agentic_memorizes_each_call_before_its_result_for_this_pulse_only(
+    make_runtime: MakeRuntime, store: SQLiteStore
+) -> None:
+    tea = {"playbook": "memory_recall", "args": {"query": "tea"}, "reason": "first look"}
+    cups = {"playbook": "memory_recall", "args": {"query": "cups"}, "reason": "look again"}
+    runtime = make_runtime({
+        "sub_router_user.decide": [tea, cups, GREETING, GREETING],
+        "sub_speak.compose": ["You like green tea, two cups.", "Bye!"],
+    })
+    store.append(NewMessage(PERSONA.id, "user", "I drink two cups of green tea a day.",
+                            ("conversation",)))
+    result = runtime.run_pulse(PERSONA, "meta_agentic", "What tea do I like, and how much?")
+    assert result.status == "ok", result.error
+    stored = [(m.role, m.playbook, m.content)
+              for m in store.pulse_messages(PERSONA.id, result.pulse_id)]
+    assert [(role, playbook) for role, playbook, _ in stored] == [
+        ("user", None),  # the typed input
+        ("assistant", "meta_agentic"), ("user", "memory_recall"),
+        ("assistant", "meta_agentic"), ("user", "memory_recall"),
+        ("assistant", "sub_speak"),
+    ]
+    calls = [json.loads(c.removeprefix("Calling a playbook: "))
+             for _, playbook, c in stored if playbook == "meta_agentic"]
+    assert calls == [
+        {"playbook": "memory_recall", "args": {"query": "tea"}, "reason": "first look"},
+        {"playbook": "memory_recall", "args": {"query": "cups"}, "reason": "look again"},
+    ]
+    results = [c for role, playbook, c in stored if playbook == "memory_recall"]
+    assert all(c.startswith("<system>Memory recall for") for c in results)
+    # the third routing and the speaker see call, result, call, result, in that order
+    for request in (request_of(result, "sub_router_user", "decide", 2),
+                    request_of(result, "sub_speak", "compose")):
+        turn = [(m["role"], m["content"]) for m in request if m["role"] != "system"]
+        start = turn.index(("user", "What tea do I like, and how much?"))
+        assert [content for _, content in turn[start + 1:start + 5]] == [
+            c for _, _, c in stored[1:5]
+        ]
+        assert [role for role, _ in turn[start + 1:start + 5]] == [
+            "assistant", "user", "assistant", "user"
+        ]
+    later = contents(request_of(runtime.run_pulse(PERSONA, "meta_user", "Bye"),
+                                "sub_speak", "compose"))
+    assert "You like green tea, two cups." in later
+    assert not [c for _, _, c in stored[1:5] if c in later]
 
 
 def test_meta_agentic_stops_at_its_bound(make_runtime: MakeRuntime) -> None:

@@ -29,7 +29,7 @@ def test_validate_reports_like_a_compiler(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_validate_json_format(capsys: pytest.CaptureFixture[str]) -> None:
-    path = DATA / "invalid" / "case_true_boolean.json"
+    path = DATA / "invalid" / "case_not_in_enum.json"
     code = main(["validate", "--format", "json", str(path)])
     out, _ = capsys.readouterr()
     assert code == 1
@@ -45,7 +45,7 @@ def test_validate_json_format(capsys: pytest.CaptureFixture[str]) -> None:
         "hint",
     }
     assert entry["code"] == "SEA040"
-    assert entry["pointer"] == "/nodes/1/conditional_next/cases/True"
+    assert entry["pointer"] == "/nodes/1/conditional_next/cases/memroy"
     assert entry["severity"] == "error"
     assert entry["file"] == str(path)
 

@@ -76,7 +76,7 @@ def test_list_available_playbooks_gives_router_callable_names_and_descriptions(
 ) -> None:
     listed = call(box, "list_available_playbooks", {})
     assert [p["name"] for p in listed] == [
-        "basic_chat", "memory_recall", "memory_research", "sub_act", "sub_plan"
+        "basic_chat", "memory_recall", "memory_research", "sub_act", "sub_plan", "uri_view"
     ]
     assert all(p["description"] for p in listed)
     assert set(listed[0]) == {"name", "description"}

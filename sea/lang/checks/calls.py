@@ -1,9 +1,14 @@
-"""Calls between playbooks: the callee exists and gets the arguments it declares."""
+"""Calls between playbooks: the callee exists and gets the arguments it declares.
+
+The arguments a callee receives implicitly (``input``, :data:`sea.lang.saiverse.
+IMPLICIT_ARGUMENTS`) are never missing; they and ``metadata`` (a run variable passed on to
+every callee) may be passed whether the callee declares them or not.
+"""
 
 from __future__ import annotations
 
 from sea.errors import Severity
-from sea.lang import codes
+from sea.lang import codes, saiverse
 from sea.lang.checks.arguments import Callee, argument_issues
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
@@ -13,6 +18,7 @@ from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
 from sea.lang.node import PlaybookIndex
 from sea.lang.node_models import ExecNode, SubplayNode
+from sea.lang.variables import SAIVERSE_RUN_VARIABLES
 
 
 def _unknown(name: str, pointer: str, node_id: str, library: PlaybookIndex) -> Issue:
@@ -30,7 +36,9 @@ def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Is
     signature = library.signature(node.playbook)
     if signature is None:
         return [_unknown(node.playbook, node_pointer(index, "playbook"), node.id, library)]
-    args = node.args or {}
+    implicit = {rule.name for rule in saiverse.implicit_arguments(node.node_type())}
+    passed_on = implicit | SAIVERSE_RUN_VARIABLES  # accepted, declared or not
+    args = {name: value for name, value in (node.args or {}).items() if name not in passed_on}
     callee = Callee(
         f"`{node.playbook}`", "parameter", codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT
     )
@@ -39,7 +47,11 @@ def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Is
         node.id,
         {name: node_pointer(index, "args", escape_pointer(name)) for name in args},
         list(signature.params),
-        [name for name, required in signature.params.items() if required],
+        [
+            name
+            for name, required in signature.params.items()
+            if required and name not in implicit
+        ],
         missing_at=node_pointer(index, "args" if node.args is not None else "playbook"),
         missing_severity=Severity.ERROR if node.args is not None else Severity.WARNING,
     )

@@ -1,4 +1,10 @@
-"""Case keys that can never match the type of the value compared (from ``response_schema``)."""
+"""Case keys that can never match the type of the value compared.
+
+The type comes from the ``response_schema`` that produces the field, or from the SAIVerse
+rule that provides it (``tool_called`` is a boolean, :mod:`sea.lang.saiverse`). SAIVerse's
+spelling of a boolean key, ``"True"``/``"False"``, matches a boolean (a warning says to write
+``"true"``/``"false"``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sea.jsontypes import json_type
-from sea.lang import codes
+from sea.lang import codes, saiverse
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.dataflow import Definitions, definitions, root_of
 from sea.lang.checks.nodes import indexed, node_pointer
@@ -89,14 +95,21 @@ def producers(
     ``others`` are the roots something else defines (parameters, set, tool outputs).
     """
     root, *rest = field.split(".")
-    if root in others:
+    if root in others or root in defs.dynamic:
         return None
     produced: list[_Produced] = []
+    rule = saiverse.rule_for(root, playbook.nodes)
+    if rule is not None and rule.condition is not saiverse.Condition.ALWAYS:
+        if rest:
+            return None
+        types = frozenset(rule.types)
+        produced.append(_Produced(types, None, "set implicitly, as SAIVerse did"))
     for node in playbook.nodes:
         if not isinstance(node, LLMNode):
             continue
         for schema in _llm_products(node, root, rest):
-            described = _describe(schema, f"llm node `{node.id}`") if schema else None
+            source = f"response_schema of llm node `{node.id}`"
+            described = _describe(schema, source) if schema else None
             if described is None:
                 return None
             produced.append(described)
@@ -145,6 +158,15 @@ def _key_hint(key: str, produced: _Produced) -> str:
     return "the value is " + " or ".join(sorted(produced.types))
 
 
+def _python_boolean(operator: str, key: str, produced: list[_Produced]) -> bool:
+    """``"True"``/``"False"`` compared (eq, ne) with a value that may be a boolean."""
+    return (
+        operator in ("eq", "ne")
+        and saiverse.boolean_case_key(key) is not None
+        and any("boolean" in p.types for p in produced)
+    )
+
+
 def _check_node(
     index: int, node_id: str, cond: ConditionalNext, produced: list[_Produced]
 ) -> list[Issue]:
@@ -156,7 +178,7 @@ def _check_node(
         issues.append(
             warning(
                 codes.ORDERING_ON_NON_NUMBER,
-                f"`{cond.field}` is {types} (response_schema of {source}); `{cond.operator}` "
+                f"`{cond.field}` is {types} ({source}); `{cond.operator}` "
                 "compares numbers only",
                 f"{base}/operator",
                 node_id=node_id,
@@ -174,12 +196,26 @@ def _check_node(
             ok = any(_key_can_match(key, p) for p in produced)
         if ok:
             continue
+        pointer = f"{base}/cases/{escape_pointer(key)}"
+        if _python_boolean(cond.operator, key, produced):
+            issues.append(
+                warning(
+                    codes.PYTHON_BOOLEAN_KEY,
+                    f"case `{key}` is SAIVerse's spelling of a boolean: `{cond.field}` is "
+                    f"{types} ({source}); it matches, as it did in SAIVerse",
+                    pointer,
+                    node_id=node_id,
+                    at_key=True,
+                    hint=f'write the key as "{saiverse.lowercase_case_key(key)}" (JSON booleans '
+                    "are lowercase)",
+                )
+            )
+            continue
         issues.append(
             error(
                 codes.CASE_NEVER_MATCHES,
-                f"case `{key}` can never match: `{cond.field}` is {types} "
-                f"(response_schema of {source})",
-                f"{base}/cases/{escape_pointer(key)}",
+                f"case `{key}` can never match: `{cond.field}` is {types} ({source})",
+                pointer,
                 node_id=node_id,
                 at_key=True,
                 hint=_key_hint(key, produced[0]),

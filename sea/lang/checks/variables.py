@@ -1,4 +1,4 @@
-"""Variables read but defined nowhere."""
+"""Variables read but defined nowhere, or only by a callee chosen at run time."""
 
 from __future__ import annotations
 
@@ -55,9 +55,26 @@ def _issue(read: Read, defs: Definitions, hints: Suggester) -> Issue:
     )
 
 
+def _dynamic(read: Read, defs: Definitions) -> Issue:
+    callees = defs.dynamic[read.root]
+    nodes = ", ".join(f"`{node}`" for node in defs.dynamic_nodes)
+    ref = f"`{{{read.path or read.root}}}`" if read.char_offset is not None else f"`{read.path}`"
+    return warning(
+        codes.DYNAMIC_CALLEE_VARIABLE,
+        f"{ref} reads `{read.root}`, which only a playbook chosen at run time returns: "
+        f"{', '.join(f'`{c}`' for c in callees)} (by node {nodes}, as SAIVerse could)",
+        read.pointer,
+        node_id=read.node_id,
+        char_offset=read.char_offset,
+        hint="`exec` runs only router-callable playbooks: mark the callee "
+        "`\"router_callable\": true` or list it in the node's `allowed_playbooks`",
+    )
+
+
 def _outputs(playbook: Playbook, defs: Definitions, known: set[str]) -> list[Issue]:
     if defs.uncertain:
         return []
+    known = known | set(defs.dynamic)
     return [
         warning(
             codes.OUTPUT_NEVER_DEFINED,
@@ -67,7 +84,7 @@ def _outputs(playbook: Playbook, defs: Definitions, known: set[str]) -> list[Iss
             "node) or remove it from output_schema",
         )
         for index, name in enumerate(playbook.output_schema or [])
-        if root_of(name) not in known
+        if root_of(name) not in known and defs.defined(root_of(name)) is None
     ]
 
 
@@ -81,7 +98,10 @@ def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
     issues: list[Issue] = _outputs(playbook, defs, known)
     for index, node in indexed(playbook):
         for read in node_reads(index, node):
-            if read.root in known:
+            if read.root in known or defs.defined(read.root) is not None:
+                continue
+            if read.root in defs.dynamic:
+                issues.append(_dynamic(read, defs))
                 continue
             if read.root == _ERROR:
                 if error_scope is None:

@@ -1,0 +1,110 @@
+"""The options that bound a pulse's model calls and price them: ``--max-calls``,
+``--max-tokens-in``, ``--max-tokens-out``, ``--max-cost`` (``Limits.budget``) and ``--prices
+FILE`` (``LLMOptions.prices``), shared by ``sea run``, ``sea resume`` and ``sea worker``.
+
+What a pulse spent is kept with the pulse, so a resumed pulse goes on counting from there;
+the bounds are the resuming command's, which is why the resume command ``sea run`` prints
+repeats them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from sea.errors import UsageError
+from sea.llm.budget import Budget
+from sea.llm.options import LLMOptions
+from sea.llm.prices import PriceTable, load_prices
+
+_COUNTS = (("max_calls", "--max-calls"), ("max_tokens_in", "--max-tokens-in"),
+           ("max_tokens_out", "--max-tokens-out"))
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the budget and price options."""
+    group = parser.add_argument_group(
+        "budgets of one pulse's model calls (SEA566 names the one exceeded)"
+    )
+    group.add_argument("--max-calls", type=_count, metavar="N",
+                       help="the most model calls a pulse makes (default: no bound)")
+    group.add_argument("--max-tokens-in", type=_count, metavar="N",
+                       help="the most input tokens over a pulse's model calls")
+    group.add_argument("--max-tokens-out", type=_count, metavar="N",
+                       help="the most output tokens over a pulse's model calls")
+    group.add_argument("--max-cost", type=_cost, metavar="AMOUNT",
+                       help="the most a pulse's model calls may cost (by --prices)")
+    group.add_argument(
+        "--prices", type=_prices, metavar="FILE",
+        help='JSON prices per million tokens: {"models": {"NAME": {"input_per_million": '
+        '0.15, "output_per_million": 0.6}}, "default": {...}} (default: every model free)',
+    )
+
+
+def budget_of(args: argparse.Namespace) -> Budget:
+    """The budget the options name (no bound for an option not given).
+
+    Raises:
+        UsageError: ``--max-cost`` without ``--prices`` (every call would cost 0).
+    """
+    if args.max_cost is not None and args.prices is None:
+        raise UsageError(
+            f"--max-cost {args.max_cost:g} needs --prices FILE: without a price table every "
+            "model call costs 0, so the bound would never be reached"
+        )
+    return Budget(args.max_calls, args.max_tokens_in, args.max_tokens_out, args.max_cost)
+
+
+def llm_options_of(args: argparse.Namespace) -> LLMOptions:
+    """The call path's settings the options name (the price table)."""
+    prices: PricesOption | None = args.prices
+    return LLMOptions() if prices is None else LLMOptions(prices=prices.table)
+
+
+def budget_words(args: argparse.Namespace) -> list[str]:
+    """The options again, as words of a command line (for the printed resume command)."""
+    words: list[str] = []
+    for name, option in (*_COUNTS, ("max_cost", "--max-cost")):
+        value = getattr(args, name)
+        if value is not None:
+            words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
+    if args.prices is not None:
+        words += ["--prices", str(args.prices.path)]
+    return words
+
+
+class PricesOption:
+    """A ``--prices`` file, read and checked when the options are parsed."""
+
+    def __init__(self, path: Path, table: PriceTable) -> None:
+        self.path = path
+        self.table = table
+
+
+def _prices(text: str) -> PricesOption:
+    path = Path(text).expanduser().resolve()
+    try:
+        return PricesOption(path, load_prices(path))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _cost(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount >= 0, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected an amount >= 0, got {text!r}")
+    return value
