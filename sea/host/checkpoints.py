@@ -7,8 +7,12 @@ does not keep the size of its largest pulse.
 Pulses that run at the same time on one event loop share one saver (one connection, whose
 statements the saver serializes), so they never hold two write transactions on a SQLite
 file at once, which SQLite answers with "database is locked", and a host does not open a
-PostgreSQL connection per pulse. The saver opens with the first pulse of a loop and closes
-when the last one ends.
+PostgreSQL connection per pulse. The saver opens with the first pulse of a loop and stays
+open for :data:`LINGER_S` seconds after the last one ends, so that pulses one after another
+do not each open a connection, set the tables up and close it again (about a sixth of a
+short pulse's time on SQLite); it closes when the loop has been idle that long, when the
+loop shuts down (its tasks are cancelled, as ``asyncio.run`` does) or when
+:meth:`Checkpoints.aclose` is awaited (``Runtime.close`` does it on its own loop).
 
 :func:`checkpoints_at` picks the backend from the location: a ``postgresql://`` DSN (its
 ``?schema=NAME`` keeps the checkpoint tables in that schema, as SAIMemory's store does)
@@ -38,11 +42,20 @@ _INCREMENTAL = 2  # PRAGMA auto_vacuum = INCREMENTAL
 _SETUP_LOCK = 0x5EA5C4  # advisory lock id held while the checkpoint tables are migrated
 
 
+LINGER_S = 2.0
+"""Seconds a loop's saver stays open after its last pulse ended."""
+
+
 class Checkpoints(Protocol):
     """Hands out a checkpoint saver for the running event loop."""
 
     def saver(self) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
         """The running loop's saver, open for as long as the context lasts."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the running loop's saver now if no pulse uses it (one kept open after
+        the last pulse)."""
         ...
 
 
@@ -60,17 +73,22 @@ def checkpoints_at(location: str | Path) -> Checkpoints:
 
 @dataclass(slots=True)
 class _Shared:
-    """The saver of one event loop and how many pulses use it."""
+    """The saver of one event loop, how many pulses use it, and its closing when idle."""
 
     ready: asyncio.Task[BaseCheckpointSaver[Any]]
     stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     users: int = 0
+    closing: asyncio.Task[None] | None = None
 
 
 class _PerLoop:
-    """One saver per event loop, opened by ``_open`` and shared by the loop's pulses."""
+    """One saver per event loop, opened by ``_open`` and shared by the loop's pulses; kept
+    open ``linger`` seconds after its last pulse (0: closed at once)."""
 
-    def __init__(self) -> None:
+    def __init__(self, linger: float = LINGER_S) -> None:
+        if linger < 0:
+            raise ValueError(f"linger must be 0 or more, got {linger}")
+        self.linger = linger
         self._shared: dict[asyncio.AbstractEventLoop, _Shared] = {}
 
     @asynccontextmanager
@@ -83,13 +101,43 @@ class _PerLoop:
             shared = _Shared(loop.create_task(self._open(stack)), stack)
             self._shared[loop] = shared
         shared.users += 1
+        if shared.closing is not None:  # idle no more
+            shared.closing.cancel()
+            shared.closing = None
         try:
             yield await asyncio.shield(shared.ready)
         finally:
             shared.users -= 1
             if shared.users == 0:
-                del self._shared[loop]
-                await self._close(shared)
+                if self.linger > 0 and not shared.ready.cancelled():
+                    shared.closing = loop.create_task(self._close_when_idle(loop, shared))
+                else:
+                    await self._retire(loop, shared)
+
+    async def aclose(self) -> None:
+        """Close the running loop's saver now if no pulse uses it."""
+        loop = asyncio.get_running_loop()
+        shared = self._shared.get(loop)
+        if shared is not None and shared.users == 0:
+            if shared.closing is not None:
+                shared.closing.cancel()
+                shared.closing = None
+            await self._retire(loop, shared)
+
+    async def _close_when_idle(self, loop: asyncio.AbstractEventLoop, shared: _Shared) -> None:
+        try:
+            await asyncio.sleep(self.linger)
+        except asyncio.CancelledError:
+            if shared.users == 0 and shared.closing is not None:  # the loop shuts down
+                await self._retire(loop, shared)
+            raise
+        if shared.users == 0:
+            await self._retire(loop, shared)
+
+    async def _retire(self, loop: asyncio.AbstractEventLoop, shared: _Shared) -> None:
+        if self._shared.get(loop) is shared:
+            del self._shared[loop]
+        await self._close(shared)
 
     async def _open(self, stack: AsyncExitStack) -> BaseCheckpointSaver[Any]:
         raise NotImplementedError
@@ -107,10 +155,11 @@ class SqliteCheckpoints(_PerLoop):
 
     Args:
         path: The SQLite file (its directory is created on first use).
+        linger: Seconds the saver stays open after its loop's last pulse.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__()
+    def __init__(self, path: str | Path, *, linger: float = LINGER_S) -> None:
+        super().__init__(linger)
         self.path = Path(path)
 
     async def _open(self, stack: AsyncExitStack) -> BaseCheckpointSaver[Any]:
@@ -139,9 +188,20 @@ async def _incremental(conn: Any) -> None:
         await conn.execute("VACUUM")
 
 
+RECLAIM_FREE_PAGES = 64
+"""Free pages (of 4 KiB by default) a SQLite checkpoint file holds before they are given
+back: a pulse that ended leaves a few behind, too few to pay a vacuum and a log truncation
+for; a large pulse's (or many small ones') are given back when its loop's last pulse ends."""
+
+
 async def _reclaim(conn: Any) -> None:
-    """Give the free pages back (removed checkpoints) when the last pulse of a loop ends."""
+    """Give the free pages back (removed checkpoints) when the last pulse of a loop ends
+    and they are :data:`RECLAIM_FREE_PAGES` or more."""
     with suppress(Exception):  # housekeeping: never the pulse's failure
+        async with conn.execute("PRAGMA freelist_count") as cursor:
+            free = (await cursor.fetchone())[0]
+        if free < RECLAIM_FREE_PAGES:
+            return
         # run as a script: stepped as a statement, the pragma frees a single page
         await conn.executescript("PRAGMA incremental_vacuum;")
         async with conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
@@ -154,13 +214,14 @@ class PostgresCheckpoints(_PerLoop):
     Args:
         dsn: A ``postgresql://`` DSN; ``?schema=NAME`` puts the tables in that schema (it
             is created when missing).
+        linger: Seconds the saver (its connection) stays open after its loop's last pulse.
 
     Raises:
         UsageError: the PostgreSQL packages are not installed.
     """
 
-    def __init__(self, dsn: str) -> None:
-        super().__init__()
+    def __init__(self, dsn: str, *, linger: float = LINGER_S) -> None:
+        super().__init__(linger)
         try:
             import langgraph.checkpoint.postgres.aio  # noqa: F401
         except ImportError as exc:

@@ -3,9 +3,12 @@
 A pulse is one run of a top-level playbook for one persona. The runtime stores the user's
 input first (tag ``conversation``), whatever the pulse does later, then runs the compiled
 graph with a LangGraph checkpointer (thread id = pulse id), so a pulse that waits for an
-approval can be resumed later by another process (:meth:`Runtime.aresume`), and a pulse
-whose process died can be continued from its last checkpoint (:meth:`Runtime.acontinue`,
-or a start with ``recover=True``).
+approval can be resumed later by another process (:meth:`Runtime.aresume`). A pulse started
+with ``recover=True`` saves a checkpoint after every step, so when its process dies it can be
+continued from the last one (:meth:`Runtime.acontinue`, or the same start again); any other
+pulse writes its checkpoint only when it waits or ends (LangGraph's ``exit`` durability),
+which spares it a database write per step: a killed one is simply gone, as if never begun,
+except for its input and what it had stored.
 
 A pulse drives only while it holds its persona's turn (:mod:`sea.host.turns`): one pulse
 at a time per persona, in this runtime and in every process on the same store; the host
@@ -153,8 +156,9 @@ class Runtime:
         self._workspace = None if workspace is None else Workspace(Path(workspace))
         self._plan_policy = plan_policy or PlanPolicy()
         self._signatures = signatures([*tools, *self._workspace_tools])
-        """The argument schemas and validators of the tools that live as long as the runtime,
-        worked out once (the built-in tools are bound to each pulse's persona)."""
+        """The argument schemas and validators of the runtime's tools, worked out once: the
+        host's when it starts, the built-in ones (made anew for each pulse's persona from the
+        same argument models) by the first pulse that calls them."""
         playbooks = _library(library, registry)
         self.services = Services(store, playbooks, Compiler(registry), limits or Limits())
         self._models = models
@@ -264,9 +268,18 @@ class Runtime:
         loop.call_soon_threadsafe(task.cancel)
         return True
 
+    async def aclose(self) -> None:
+        """Close the running loop's checkpoint saver now, if no pulse uses it (it stays
+        open a moment after a pulse for the next one; see :mod:`sea.host.checkpoints`)."""
+        if self._checkpoints is not None:
+            await self._checkpoints.aclose()
+
     def close(self) -> None:
-        """Stop the synchronous calls' loop; remove the temporary checkpoint file, if the
-        runtime made one."""
+        """Close the checkpoint saver of the synchronous calls' loop and stop the loop;
+        remove the temporary checkpoint file, if the runtime made one."""
+        if self.loop_thread.running:
+            with suppress(Exception):  # closing: a saver that fails to close is gone anyway
+                self.loop_thread.portal().call(self.aclose)
         self.loop_thread.close()
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -388,8 +401,9 @@ class Runtime:
                 dict(i.value) for i in interrupts if isinstance(i.value, dict)
             )
         # a recoverable pulse saves each step's checkpoint before the next step starts, so
-        # a finished node (and its model call) is never run again after a crash
-        durability: Durability = "sync" if run.recover else "async"
+        # a finished node (and its model call) is never run again after a crash; another
+        # pulse's checkpoints serve only its approval waits: written when it waits or ends
+        durability: Durability = "sync" if run.recover else "exit"
         if run.mode == "continue":
             final, waiting = await _go_on(bound, config, frame, durability)
         else:

@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -167,7 +166,6 @@ class LLMCaller:
         self._max_retries = max_retries
         self._on_record = on_record
         self._clock = clock
-        self._checked_schemas: dict[bytes, str | None] = {}
         self._max_answer = max_answer_chars
         self.options = options or LLMOptions()
         """The host's settings of the call path."""
@@ -354,11 +352,9 @@ class LLMCaller:
                 tracker.model, model._llm_type, usage.tokens_in, usage.tokens_out
             )
 
-    def _schema_problem(self, schema: Mapping[str, Any]) -> str | None:
-        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS, default=str)
-        if key not in self._checked_schemas:  # checking a schema costs more than a call
-            self._checked_schemas[key] = check_schema(schema)
-        return self._checked_schemas[key]
+    @staticmethod
+    def _schema_problem(schema: Mapping[str, Any]) -> str | None:
+        return check_schema(schema)  # kept per schema content
 
     def _ok(self, tracker: CallTracker, answer: Answer) -> LLMResult:
         record = tracker.finish("ok", answer.response)

@@ -21,8 +21,10 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, get_args
 
+import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -148,7 +150,17 @@ def with_playbook_enum(schema: Mapping[str, Any], names: Sequence[str] | None) -
 def check_schema(schema: Mapping[str, Any]) -> str | None:
     """Why ``schema`` is not a usable JSON Schema (2020-12), or None when it is: the
     metaschema's verdict, then a pattern the linear-time regex engine cannot run or a
-    ``$ref`` that does not resolve (:func:`sea.lang.jsonschemas.schema_problems`)."""
+    ``$ref`` that does not resolve (:func:`sea.lang.jsonschemas.schema_problems`).
+
+    The verdict is a function of the schema's content, and checking costs more than a
+    scripted model's whole answer: it is kept per content (its canonical JSON), so a
+    response schema is checked once per process, not once per call."""
+    return _checked(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS, default=str))
+
+
+@lru_cache(maxsize=512)
+def _checked(canonical: bytes) -> str | None:
+    schema = orjson.loads(canonical)
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

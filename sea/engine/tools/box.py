@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -28,6 +28,24 @@ class Signature:
     """The checks every call's arguments go through."""
     parameters: ToolParameters
     """How refs are fitted to the parameters, and the type guard."""
+
+    def serves(self, tool: BaseTool) -> bool:
+        """Whether this signature is also ``tool``'s: the same tool, or one of the same type,
+        name, description and argument schema (a built-in tool made anew for each pulse's
+        persona from the same argument model)."""
+        mine = self.tool
+        if mine is tool:
+            return True
+        if type(mine) is not type(tool) or (mine.name, mine.description) != (
+            tool.name, tool.description
+        ):
+            return False
+        ours, theirs = mine.args_schema, tool.args_schema
+        return ours is theirs or (isinstance(ours, dict) and ours == theirs)
+
+    def for_tool(self, tool: BaseTool) -> Signature:
+        """This signature for ``tool`` (which it :meth:`serves`)."""
+        return self if tool is self.tool else replace(self, tool=tool)
 
     @classmethod
     def of(cls, tool: BaseTool) -> Signature:
@@ -76,7 +94,8 @@ class ToolBox:
     Args:
         tools: The tools; names must be unique.
         known: Signatures worked out before (e.g. by the runtime, once for its life), used
-            for the very tool objects they were made of.
+            for the tools they serve (:meth:`Signature.serves`). A mutable mapping also
+            receives the signatures this box works out, for the boxes after it.
 
     Raises:
         UsageError: two tools share a name.
@@ -90,10 +109,12 @@ class ToolBox:
             if tool.name in self._tools:
                 raise UsageError(f"two tools are named {tool.name!r}; tool names must be unique")
             self._tools[tool.name] = tool
-        self._signatures: dict[str, Signature] = {
-            name: signature for name, signature in (known or {}).items()
-            if self._tools.get(name) is signature.tool
-        }
+        self._signatures: dict[str, Signature] = {}
+        for name, signature in (known or {}).items():
+            same = self._tools.get(name)
+            if same is not None and signature.serves(same):
+                self._signatures[name] = signature.for_tool(same)
+        self._learned = known if isinstance(known, MutableMapping) else None
 
     def signature(self, name: str) -> Signature:
         """The argument schema and validator of a tool (worked out on first use).
@@ -104,6 +125,8 @@ class ToolBox:
         found = self._signatures.get(name)
         if found is None:
             found = self._signatures[name] = Signature.of(self.get(name))
+            if self._learned is not None:
+                self._learned[name] = found
         return found
 
     def names(self) -> list[str]:
