@@ -85,7 +85,11 @@ def _silence_stdout() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(only=next((w for w in words if not w.startswith("-")), None))
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command is None and words and words[0] == "--version":
+        print(f"sea {_version()}")  # without registering (importing) every subcommand
+        return 0
+    parser = build_parser(only=command)
     args = parser.parse_args(words)
     func: Handler | None = getattr(args, "func", None)
     if func is None:

@@ -95,20 +95,19 @@ def _catalogue(
     (then only the built-in tools are known). The workspace and plan tools count as
     built-in: a host that gives a workspace has them. LangChain is imported only for a
     module or a server, never for a JSON catalogue."""
-    from sea.engine.tools.model_signatures import model_tool_schemas
-    from sea.engine.tools.signatures import (
-        builtin_tool_schemas,
-        plan_tool_schemas,
-        workspace_tool_schemas,
-    )
     from sea.lang.checks import ToolCatalogue
 
-    engine: dict[str, Mapping[str, Any] | None] = {
-        **builtin_tool_schemas(), **workspace_tool_schemas(), **plan_tool_schemas(),
-        **model_tool_schemas(),
-    }
+    if not sources and not configs and not strict:
+        return None
+    # the engine's tools' schemas as published (``make schemas``): building their argument
+    # models here would cost more than checking every bundled playbook
+    from sea.jsonfile import read_json
+    from sea.resources import ENGINE_TOOLS_FILE, schemas_dir
+
+    engine: dict[str, Mapping[str, Any] | None] = read_json(
+        schemas_dir() / ENGINE_TOOLS_FILE, "catalogue of the engine's tools")
     if not sources and not configs:
-        return ToolCatalogue(engine) if strict else None
+        return ToolCatalogue(engine)
     # The engine's own tools count as known with any catalogue, with their real arguments.
     tools = dict(engine)
     for source in sources:
