@@ -189,3 +189,25 @@ def test_runtime_values_are_saiverses() -> None:
     assert [saiverse.lowercase_case_key(k) for k in ("True", "False", "true", "x")] == [
         "true", "false", "true", "x"
     ]
+
+
+def test_a_required_metadata_parameter_is_satisfied_by_passing_it(tmp_path: Path) -> None:
+    # SAIVerse's parameters are required unless they say otherwise; its meta playbooks
+    # pass "metadata": "{metadata}" to a speaker that declares it.
+    speaker = {"name": "speaker", "description": "Speaks.", "start_node": "say",
+               "input_schema": [{"name": "input", "description": "text"},
+                                {"name": "metadata", "description": "attachments"}],
+               "nodes": [{"id": "say", "type": "llm", "action": None, "speak": True}]}
+    calls = {"passes": {"input": "{input}", "metadata": "{metadata}"},
+             "forgets": {"input": "{input}"}}
+    for name, args in calls.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps({
+            "name": name, "description": "Calls the speaker.", "start_node": "speak",
+            "nodes": [{"id": "speak", "type": "subplay", "playbook": "speaker", "args": args}],
+        }))
+    (tmp_path / "speaker.json").write_text(json.dumps(speaker))
+    library = PlaybookLibrary([tmp_path])
+    assert library.check("passes").diagnostics == []
+    (missing,) = library.check("forgets").diagnostics
+    assert (missing.code, missing.severity) == ("SEA052", Severity.ERROR)
+    assert "`metadata`" in missing.message

@@ -39,6 +39,7 @@ def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Is
     implicit = {rule.name for rule in saiverse.implicit_arguments(node.node_type())}
     passed_on = implicit | SAIVERSE_RUN_VARIABLES  # accepted, declared or not
     args = {name: value for name, value in (node.args or {}).items() if name not in passed_on}
+    given = {name for name in (node.args or {}) if name in passed_on}  # passed: not missing
     callee = Callee(
         f"`{node.playbook}`", "parameter", codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT
     )
@@ -50,7 +51,7 @@ def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Is
         [
             name
             for name, required in signature.params.items()
-            if required and name not in implicit
+            if required and name not in implicit and name not in given
         ],
         missing_at=node_pointer(index, "args" if node.args is not None else "playbook"),
         missing_severity=Severity.ERROR if node.args is not None else Severity.WARNING,
