@@ -33,22 +33,47 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from saimemory.base import MessageStore
-from saimemory.errors import MemoryStoreError
-from saimemory.records import (
-    CONVERSATION_TAG,
-    ROOT_SCOPE,
-    HistoryBudget,
-    ImportResult,
-    Message,
-    NewMessage,
-    NewThread,
-    Persona,
-    SearchHit,
-    Thread,
-)
+if TYPE_CHECKING:
+    from saimemory.base import MessageStore
+    from saimemory.errors import MemoryStoreError
+    from saimemory.records import (
+        CONVERSATION_TAG,
+        ROOT_SCOPE,
+        HistoryBudget,
+        ImportResult,
+        Message,
+        NewMessage,
+        NewThread,
+        Persona,
+        SearchHit,
+        Thread,
+    )
+
+_HOMES = {
+    "MessageStore": "saimemory.base",
+    "MemoryStoreError": "saimemory.errors",
+    **dict.fromkeys(
+        ("CONVERSATION_TAG", "ROOT_SCOPE", "HistoryBudget", "ImportResult", "Message",
+         "NewMessage", "NewThread", "Persona", "SearchHit", "Thread"),
+        "saimemory.records",
+    ),
+}
+"""Where each name this package offers lives. They are imported on first use, so that a
+program that needs only ``saimemory.errors`` (a command's error handling) does not pay for
+the store's modules."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'saimemory' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
 
 
 def open_store(target: str | Path) -> MessageStore:

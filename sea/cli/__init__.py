@@ -46,12 +46,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sea", description="SEA: a declarative playbook runtime for AI personas."
     )
-    parser.add_argument("--version", action="version", version=f"sea {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = _subcommand_modules()
     for name in [only] if only in names else names:
         import_module(f"sea.cli.{name}").register(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``, whose text is read only when asked for (reading the installed
+    package's metadata costs a start-up more than parsing its arguments)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"sea {_version()}")
+        parser.exit()
 
 
 def _version() -> str:

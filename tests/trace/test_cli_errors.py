@@ -183,10 +183,14 @@ def test_empty_input_is_a_usage_error(sea: Sea) -> None:
 
 
 def test_version(sea: Sea) -> None:
-    with pytest.raises(SystemExit) as info:
-        sea("--version")
-    assert info.value.code == 0
-    assert sea.capsys.readouterr().out.startswith("sea ")
+    done = sea("--version")
+    assert done.code == 0 and done.out.startswith("sea ") and done.out.count("\n") == 1
+
+
+def test_version_after_a_subcommand_name_is_its_usage_error(sea: Sea) -> None:
+    with pytest.raises(SystemExit) as info:  # argparse: the subcommand's PATH is missing
+        sea("validate", "--version")
+    assert info.value.code == 2
 
 
 def test_a_closed_pipe_ends_quietly(sea: Sea) -> None:

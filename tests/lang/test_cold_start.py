@@ -1,0 +1,53 @@
+"""Commands that only read playbooks or memory start without the model machinery: no
+LangGraph, LangChain or model runtime is imported by ``sea validate``, ``sea graph``,
+``sea memory`` or ``sea --version`` (their start-up time is most of what a user waits)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp")
+
+
+def _imported(*words: str) -> tuple[list[str], list[str]]:
+    """The heavy modules, then pydantic and jsonschema, that ``sea WORDS`` imported."""
+    script = textwrap.dedent(f"""
+        import json
+        import sys
+        from sea.cli import main
+        try:
+            main(sys.argv[1:])
+        except SystemExit:
+            pass
+        print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
+        print(json.dumps(sorted(m for m in ("pydantic", "jsonschema") if m in sys.modules)))
+    """)
+    done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
+                          check=True)
+    heavy, light = done.stdout.strip().splitlines()[-2:]
+    return json.loads(heavy), json.loads(light)
+
+
+@pytest.mark.parametrize("words", [
+    ("validate", "playbooks"),
+    ("validate", "--strict", "playbooks"),
+    ("graph", "meta_user"),
+    ("memory", "recent", "--persona", "aoi", "--db", "{db}"),
+    ("--version",),
+])
+def test_reading_commands_import_no_model_machinery(tmp_path: Path, words: tuple[str, ...]) -> None:
+    args = [w.replace("{db}", str(tmp_path / "memory.sqlite")) for w in words]
+    heavy, _ = _imported(*args)
+    assert heavy == []
+
+
+def test_version_imports_neither_pydantic_nor_jsonschema() -> None:
+    assert _imported("--version") == ([], [])
