@@ -1,6 +1,7 @@
 """The options that bound a pulse's model calls and price them: ``--max-calls``,
 ``--max-tokens-in``, ``--max-tokens-out``, ``--max-cost`` (``Limits.budget``) and ``--prices
-FILE`` (``LLMOptions.prices``), shared by ``sea run``, ``sea resume`` and ``sea worker``.
+FILE`` (``LLMOptions.prices``), shared by ``sea run``, ``sea resume`` and ``sea worker``; and
+``--safety-rules FILE`` (``LLMOptions.safety_rules``, the host's rules in Base).
 
 What a pulse spent is kept with the pulse, so a resumed pulse goes on counting from there;
 the bounds are the resuming command's, which is why the resume command ``sea run`` prints
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from sea.errors import UsageError
@@ -23,7 +25,7 @@ _COUNTS = (("max_calls", "--max-calls"), ("max_tokens_in", "--max-tokens-in"),
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the budget and price options."""
+    """Add the budget, price and safety rules options."""
     group = parser.add_argument_group(
         "budgets of one pulse's model calls (SEA566 names the one exceeded)"
     )
@@ -39,6 +41,16 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "--prices", type=_prices, metavar="FILE",
         help='JSON prices per million tokens: {"models": {"NAME": {"input_per_million": '
         '0.15, "output_per_million": 0.6}}, "default": {...}} (default: every model free)',
+    )
+    add_safety_argument(parser)
+
+
+def add_safety_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--safety-rules FILE``."""
+    parser.add_argument(
+        "--safety-rules", type=_safety_rules, metavar="FILE",
+        help="a text file of rules every model call's Base carries after the persona's "
+        "system prompt (default: none)",
     )
 
 
@@ -57,9 +69,11 @@ def budget_of(args: argparse.Namespace) -> Budget:
 
 
 def llm_options_of(args: argparse.Namespace) -> LLMOptions:
-    """The call path's settings the options name (the price table)."""
+    """The call path's settings the options name (the price table, the safety rules)."""
     prices: PricesOption | None = args.prices
-    return LLMOptions() if prices is None else LLMOptions(prices=prices.table)
+    rules: SafetyRulesOption | None = getattr(args, "safety_rules", None)
+    options = LLMOptions() if prices is None else LLMOptions(prices=prices.table)
+    return options if rules is None else replace(options, safety_rules=rules.text)
 
 
 def budget_words(args: argparse.Namespace) -> list[str]:
@@ -71,6 +85,9 @@ def budget_words(args: argparse.Namespace) -> list[str]:
             words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
     if args.prices is not None:
         words += ["--prices", str(args.prices.path)]
+    rules: SafetyRulesOption | None = getattr(args, "safety_rules", None)
+    if rules is not None:
+        words += ["--safety-rules", str(rules.path)]
     return words
 
 
@@ -80,6 +97,35 @@ class PricesOption:
     def __init__(self, path: Path, table: PriceTable) -> None:
         self.path = path
         self.table = table
+
+
+class SafetyRulesOption:
+    """A ``--safety-rules`` file, read when the options are parsed."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = text
+
+
+MAX_SAFETY_RULES_CHARS = 20_000
+"""The longest safety rules file: its text goes into every model call."""
+
+
+def _safety_rules(text: str) -> SafetyRulesOption:
+    path = Path(text).expanduser().resolve()
+    try:
+        with path.open(encoding="utf-8") as file:
+            rules = file.read(MAX_SAFETY_RULES_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise argparse.ArgumentTypeError(f"cannot read {path}: {reason}") from None
+    if len(rules) > MAX_SAFETY_RULES_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"{path} has more than {MAX_SAFETY_RULES_CHARS:,} characters; safety rules go "
+            "into every model call, keep them short")
+    if not rules.strip():
+        raise argparse.ArgumentTypeError(f"{path} is empty")
+    return SafetyRulesOption(path, rules.strip())
 
 
 def _prices(text: str) -> PricesOption:

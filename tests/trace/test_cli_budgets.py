@@ -120,3 +120,34 @@ def test_budget_options_take_numbers_at_least_zero(sea: Sea) -> None:
             sea("run", "--input", "go", option, value)
         assert info.value.code == 2
         assert f"argument {option}: expected" in sea.capsys.readouterr().err
+
+
+def test_safety_rules_from_a_file_reach_every_calls_base(sea: Sea) -> None:
+    rules = sea.root / "rules.txt"
+    rules.write_text("Never share the user's address.\n")
+    result = run(sea, "--safety-rules", str(rules))
+    calls = result["llm_calls"]
+    assert len(calls) == 2
+    for call in calls:
+        system = call["messages"][0]
+        assert system["role"] == "system"
+        assert "Never share the user's address." in system["content"]
+    plain = run(sea)["llm_calls"][0]["messages"][0]["content"]
+    assert "Never share" not in plain
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "cannot read"),
+    ("  \n", "is empty"),
+    ("x" * 20_001, "more than 20,000 characters"),
+])
+def test_a_safety_rules_file_that_cannot_serve_is_a_usage_error(
+    sea: Sea, content: str | None, expected: str
+) -> None:
+    rules = sea.root / "rules.txt"
+    if content is not None:
+        rules.write_text(content)
+    with pytest.raises(SystemExit) as info:  # argparse: the option's value is refused
+        sea("run", "--input", "go", "--safety-rules", str(rules))
+    assert info.value.code == 2
+    assert expected in sea.capsys.readouterr().err
