@@ -563,8 +563,11 @@ async def _go_on(
     state = await bound.aget_state(config)
     if state.interrupts:
         return dict(state.values), list(state.interrupts)
-    if not state.next:
-        return dict(state.values), []
+    if not state.next and not state.tasks:
+        return dict(state.values), []  # its last checkpoint is its end
+    # Either nodes are left to run, or a step's tasks finished (their writes were saved)
+    # and the process died before the checkpoint after them: LangGraph then shows no
+    # `next`, yet the graph has not ended. Going on applies those writes and runs the rest.
     final = await bound.ainvoke(None, config, context=frame, durability=durability)
     return dict(final), list(final.get("__interrupt__") or [])
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
 
 from saimemory import Persona
 from saimemory.records import CONVERSATION_TAG, NewMessage
@@ -110,3 +113,77 @@ def test_a_pulse_killed_inside_a_node_writes_nothing_twice(tmp_path: Path) -> No
     finally:
         store.close()
     assert contents == ["go", "first note", "second note"]
+
+
+class _DyingSaver(InMemorySaver):
+    """Checkpoints in memory that stop being written, as a killed process stops writing
+    them, at the ``die_at``-th checkpoint: that write never returns (the pulse is stuck
+    there until cancelled) and nothing after it is kept."""
+
+    def __init__(self, die_at: int) -> None:
+        super().__init__()
+        self.die_at = die_at
+        self.puts = 0
+        self.died = asyncio.Event()
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        self.puts += 1
+        if self.died.is_set():
+            return config
+        if self.puts >= self.die_at:
+            self.died.set()
+            await asyncio.Event().wait()  # the process is gone
+        return await super().aput(config, checkpoint, metadata, versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str,
+                          task_path: str = "") -> None:
+        if not self.died.is_set():
+            await super().aput_writes(config, writes, task_id, task_path)
+
+    def revive(self) -> None:
+        """What the next process finds: the checkpoints written before the death."""
+        self.died = asyncio.Event()
+        self.die_at = 10**9
+
+
+async def _killed(runtime: Runtime, saver: _DyingSaver, pulse_id: str) -> None:
+    """Start the pulse; once its checkpoints stop being written, cancel it (the process
+    is gone)."""
+    task = asyncio.ensure_future(runtime.arun_pulse(AOI, "meta_user", "hello",
+                                                    pulse_id=pulse_id, recover=True))
+    died = asyncio.ensure_future(saver.died.wait())
+    done, _ = await asyncio.wait([task, died], return_when=asyncio.FIRST_COMPLETED)
+    died.cancel()
+    if task not in done:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    """Killed after a step's task writes were saved and before the checkpoint after them
+    (LangGraph then shows no next node): going on finishes the pulse, wherever that was."""
+    script = json.loads(chat_script(tmp_path / "s.json", 200).read_text())
+    died_somewhere = 0
+    for die_at in range(2, 40):
+        saver = _DyingSaver(die_at)
+        model = ScriptedChatModel.from_mapping(script)
+        runtime = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
+                          checkpointer=saver, keep_checkpoints=True)
+        pulse_id = f"d{die_at}"
+
+        try:
+            asyncio.run(_killed(runtime, saver, pulse_id))
+            if saver.died.is_set():
+                died_somewhere += 1
+            saver.revive()
+            result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", "hello",
+                                                    pulse_id=pulse_id, recover=True))
+        finally:
+            runtime.close()
+        assert result.status == "ok", (die_at, result.error)
+        stored = [(m.role, m.content) for m in store.pulse_messages("aoi", pulse_id)]
+        assert stored == [("user", "hello"), ("assistant", "Glad to hear from you.")], die_at
+    assert died_somewhere >= 10  # the deaths fell all along the pulse
