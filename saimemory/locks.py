@@ -38,6 +38,10 @@ schema and persona)."""
 class PersonaLock(ABC):
     """A lock on one persona, held by at most one holder across all processes."""
 
+    local: bool = False
+    """Its calls touch only this machine's file system and never wait on another process
+    or a network (a caller with an event loop may make them on the loop itself)."""
+
     @abstractmethod
     def try_acquire(self) -> bool:
         """Take the lock if it is free, without waiting; True when it is now held.
@@ -58,6 +62,8 @@ class PersonaLock(ABC):
 
 class NullPersonaLock(PersonaLock):
     """A lock that is always free: nothing to protect, or no way to protect it."""
+
+    local = True
 
     def __init__(self) -> None:
         self._held = False
@@ -89,6 +95,8 @@ class FilePersonaLock(PersonaLock):
         directory: Where the lock files live (beside the store's file).
         persona: The persona id.
     """
+
+    local = True  # a non-blocking flock: it never waits
 
     def __init__(self, directory: Path, persona: str) -> None:
         self.path = directory / lock_file_name(persona)

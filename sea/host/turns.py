@@ -108,7 +108,10 @@ class PersonaTurns:
             try:
                 yield
             finally:
-                await asyncio.shield(asyncio.to_thread(lock.release))
+                if lock.local:
+                    lock.release()
+                else:
+                    await asyncio.shield(asyncio.to_thread(lock.release))
         finally:
             self._leave(persona)
 
@@ -175,7 +178,7 @@ async def _store_lock(
     store: MessageStore, persona: str, policy: BusyPolicy, deadline: float, waited: _Once
 ) -> PersonaLock:
     """The store's lock of the persona, taken (tried again with growing pauses)."""
-    lock = await asyncio.to_thread(store.persona_lock, persona)
+    lock = store.persona_lock(persona)  # not taken yet: made without I/O
     pause = FIRST_PAUSE_S
     while not await _try(lock):
         if policy.when == "fail":
@@ -191,8 +194,10 @@ async def _store_lock(
 
 
 async def _try(lock: PersonaLock) -> bool:
-    """One try of the store's lock; a try that finishes after its caller was cancelled
-    releases what it took."""
+    """One try of the store's lock (on the loop for a local one, else in a thread); a try
+    that finishes after its caller was cancelled releases what it took."""
+    if lock.local:
+        return lock.try_acquire()
     attempt = asyncio.ensure_future(asyncio.to_thread(lock.try_acquire))
     try:
         return await asyncio.shield(attempt)
