@@ -1,11 +1,14 @@
 """A small real MCP server for the tests, over stdio (FastMCP, from the `mcp` package).
 
-Run as a script: ``python mcp_notes_server.py``. Its tools answer in the three shapes an
-MCP tool can: plain text, structured content with its JSON text, and an error.
+Run as a script: ``python mcp_notes_server.py`` (stdio), or ``python mcp_notes_server.py
+--http PORT`` (streamable HTTP at ``http://127.0.0.1:PORT/mcp``). Its tools answer in the
+three shapes an MCP tool can: plain text, structured content with its JSON text, and an
+error.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TypedDict
 
 from mcp.server.fastmcp import FastMCP
@@ -39,4 +42,9 @@ def refuse(reason: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["--http"]:
+        server.settings.host = "127.0.0.1"
+        server.settings.port = int(sys.argv[2])
+        server.run(transport="streamable-http")
+    else:
+        server.run()

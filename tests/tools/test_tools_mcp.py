@@ -7,7 +7,11 @@ are servers that never get that far.
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -87,6 +91,52 @@ def test_sea_run_calls_mcp_tools_and_memory_keeps_their_results(
     assert "refusal=tool 'refuse' failed: " in note.content
     assert note.content.endswith("refused: not today")
     assert "<system>" not in note.content.lower()
+
+
+@pytest.fixture
+def http_notes_server(tmp_path: Path) -> Iterator[str]:
+    """The notes server over streamable HTTP on a free loopback port: its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None, (tmp_path / "server.log").read_text()
+            assert time.monotonic() < deadline, "the HTTP MCP server did not start in 30 s"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def test_sea_run_calls_the_tools_of_an_mcp_server_over_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], http_notes_server: str
+) -> None:
+    book = tmp_path / "notes.json"
+    book.write_bytes(orjson.dumps(PLAYBOOK))
+    db = tmp_path / "memory.sqlite"
+    servers = config(tmp_path, {"url": http_notes_server})
+    code = main(["run", str(book), "--input", "over the wire", "--db", str(db),
+                 "--model", script(tmp_path), "--mcp", str(servers), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert orjson.loads(out)["status"] == "ok"
+    store = SQLiteStore(db)
+    try:
+        (note,) = [m for m in store.recent("aoi") if "notes" in m.tags]
+    finally:
+        store.close()
+    assert note.content.startswith("loud=OVER THE WIRE words=3 letters=11 refusal=tool ")
+    assert note.content.endswith("refused: not today")
 
 
 def test_the_blocking_facade_calls_mcp_tools(tmp_path: Path, store: SQLiteStore) -> None:
