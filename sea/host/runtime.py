@@ -294,28 +294,49 @@ class Runtime:
     # -- driving ----------------------------------------------------------------------------
 
     async def _collect(self, run: Run) -> PulseResult:
-        events = [event async for event in self._stream(run)]
+        # the events are kept as they come: no queue and no reader to wake for each of them
+        events: list[Event] = []
+
+        def keep(event: Event | None) -> None:
+            if event is not None:
+                events.append(event)
+
+        task = self._begin(run, keep)
+        try:
+            await task
+        finally:
+            await self._end(run, task)
         result = pulse_result(run.pulse_id, events, run.final, run.output_schema)
         if run.mode == "continue" and "spoken" in run.final:  # the earlier drives' too
             result = replace(result, spoken=list(run.final["spoken"]))
         return result
 
     async def _stream(self, run: Run) -> AsyncGenerator[Event, None]:
-        if run.pulse_id in self._running:
-            raise UsageError(f"pulse {run.pulse_id!r} is already running")
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.create_task(self._drive(run, queue.put_nowait))
-        self._running[run.pulse_id] = (asyncio.get_running_loop(), task)
+        task = self._begin(run, queue.put_nowait)
         try:
             while (event := await queue.get()) is not None:
                 yield event
             await task
         finally:
-            self._running.pop(run.pulse_id, None)
-            if not task.done():
-                task.cancel()
-                with suppress(asyncio.CancelledError):
-                    await task
+            await self._end(run, task)
+
+    def _begin(self, run: Run, sink: Sink) -> asyncio.Task[None]:
+        """Start the pulse's drive as a task of the running loop (so it can be cancelled
+        from any thread), its events going to ``sink``."""
+        if run.pulse_id in self._running:
+            raise UsageError(f"pulse {run.pulse_id!r} is already running")
+        task = asyncio.create_task(self._drive(run, sink))
+        self._running[run.pulse_id] = (asyncio.get_running_loop(), task)
+        return task
+
+    async def _end(self, run: Run, task: asyncio.Task[None]) -> None:
+        """The drive is over, or its reader went away: then it is cancelled."""
+        self._running.pop(run.pulse_id, None)
+        if not task.done():
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
 
     async def _drive(self, run: Run, sink: Sink) -> None:
         started = perf_counter()
