@@ -10,6 +10,7 @@ common words, and short words only (a hit, and a miss that reads the whole short
     python bench/bench_memory.py                        # SQLite, 10k and 100k
     python bench/bench_memory.py --big                  # adds 1M
     python bench/bench_memory.py --dsn postgresql://... # PostgreSQL too
+    python bench/bench_memory.py --big --personas 100   # 1M messages over 100 personas
 """
 
 from __future__ import annotations
@@ -38,11 +39,25 @@ ENGLISH = ["the weather", "a long walk", "quantum physics", "the garden", "old m
 Row = tuple[Any, ...]
 
 
+PERSONAS = 2
+"""How many personas share the messages (``--personas``): with the default, the measured
+persona has nine pulses in ten and one other persona the tenth; with N, each of N personas
+(the measured one among them) has one pulse in N."""
+
+
+def persona_of(pulse: int) -> str:
+    """Whose pulse ``pulse`` is."""
+    if PERSONAS <= 2:
+        return OTHER if pulse % 10 == 9 else PERSONA
+    n = pulse % PERSONAS
+    return PERSONA if n == 0 else f"{OTHER}{n}"
+
+
 def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
     """Synthetic messages: pulses of ten, the first and last of each pulse conversation."""
     for i in range(start, stop):
         pulse, k = divmod(i, PULSE_SIZE)
-        persona = OTHER if pulse % 10 == 9 else PERSONA
+        persona = persona_of(pulse)
         node = "input" if k == 0 else "speak" if k == PULSE_SIZE - 1 else f"step{k}"
         role = "assistant" if node == "speak" or k % 2 else "user"
         content = (
@@ -118,17 +133,19 @@ def fill_postgres(store: PostgresStore, start: int, stop: int, t0_us: int) -> No
     conn.execute("ANALYZE message_tags")
 
 
-def median_ms(action: Callable[[], object], repeat: int) -> float:
+def median_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median and 90th percentile milliseconds of ``action`` (after one warm-up)."""
     action()
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
         action()
         samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
 
 
-def measure(store: SqlStore, size: int) -> dict[str, float]:
+def measure(store: SqlStore, size: int) -> dict[str, tuple[float, float]]:
     """Medians of the operations the engine performs, at the current size."""
     pulse = f"live-{size}"
     for text in ("今日はどうだった？", "<system>\nsub-playbook result\n</system>"):
@@ -142,6 +159,7 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
             )
         )
     counter = iter(range(10**9))
+    rare = next(i for i in range(size // 2, size) if persona_of(i // PULSE_SIZE) == PERSONA)
 
     def any_search(query: str) -> None:
         store.search(PERSONA, query, limit=10, match="any")
@@ -162,11 +180,11 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
         "history": median_ms(lambda: store.history(PERSONA, pulse_id=pulse), 50),
         "append": median_ms(append, 100),
         "recent": median_ms(lambda: store.recent(PERSONA, limit=20), 50),
-        "search_rare": median_ms(lambda: store.search(PERSONA, f"メッセージ{size // 2}:"), 10),
+        "search_rare": median_ms(lambda: store.search(PERSONA, f"メッセージ{rare}:"), 10),
         "search_common": median_ms(lambda: store.search(PERSONA, "東京タワー", limit=10), 5),
         "short_hit": median_ms(lambda: store.search(PERSONA, "猫", limit=10), 10),
         "short_miss": median_ms(lambda: store.search(PERSONA, "彗星", limit=10), 5),
-        "any_rare": median_ms(lambda: any_search(f"What is message {size // 2} about?"), 10),
+        "any_rare": median_ms(lambda: any_search(f"What is message {rare} about?"), 10),
         "any_common": median_ms(lambda: any_search("What about the weather?"), 5),
         "any_short": median_ms(lambda: any_search("猫 夜景"), 10),
         "any_short_miss": median_ms(lambda: any_search("彗星 虹"), 5),
@@ -176,11 +194,11 @@ def measure(store: SqlStore, size: int) -> dict[str, float]:
 def run(
     name: str, store: SqlStore, fill: Callable[[int, int, int], None], sizes: list[int]
 ) -> None:
-    store.main_thread(PERSONA)
-    store.main_thread(OTHER)
+    for persona in sorted({persona_of(pulse) for pulse in range(max(PERSONAS, 10))}):
+        store.main_thread(persona)
     t0_us = 1_700_000_000 * 10**6
     filled = 0
-    base: dict[str, float] | None = None
+    base: dict[str, tuple[float, float]] | None = None
     for size in sizes:
         started = time.perf_counter()
         fill(filled, size, t0_us)
@@ -188,20 +206,27 @@ def run(
         fill_s = time.perf_counter() - started
         figures = measure(store, size)
         base = base or figures
-        print(f"{name} {size:,} messages (fill {fill_s:.1f}s)", flush=True)
-        for key, value in figures.items():
+        print(f"{name} {size:,} messages over {max(PERSONAS, 2)} personas (fill {fill_s:.1f}s); "
+              "median, p90", flush=True)
+        for key, (median, p90) in figures.items():
             print(
-                f"    {key:14} {value:9.3f} ms   x{value / base[key]:6.2f} vs {sizes[0]:,}",
+                f"    {key:14} {median:9.3f} ms {p90:9.3f} ms   x{median / base[key][0]:6.2f} "
+                f"vs {sizes[0]:,}",
                 flush=True,
             )
 
 
 def main() -> None:
+    global PERSONAS  # the layout of the synthetic messages, set once from the options
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true", help="also 1,000,000 messages")
     parser.add_argument("--dsn", help="PostgreSQL DSN: also benchmark PostgreSQL")
     parser.add_argument("--no-sqlite", action="store_true", help="skip SQLite")
+    parser.add_argument("--personas", type=int, default=2,
+                        help="how many personas share the messages (default 2: the measured "
+                        "one has nine pulses in ten)")
     args = parser.parse_args()
+    PERSONAS = args.personas
     sizes = [10_000, 100_000] + ([1_000_000] if args.big else [])
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory() as tmp:
