@@ -241,8 +241,10 @@ class Runtime:
 
     async def acontinue(self, pulse_id: str) -> PulseResult:
         """Go on with a pulse from its last checkpoint (its process died): node runs that
-        finished are not run again. A pulse that waits for an answer stays ``waiting``;
-        one whose checkpoints show it ended returns its end again.
+        finished are not run again. Only a pulse started with ``recover=True`` has a
+        checkpoint after every step; any other writes one only when it waits or ends. A
+        pulse that waits for an answer stays ``waiting``; one whose checkpoints show it
+        ended returns its end again.
 
         The result ends ``error`` (code SEA300) when the checkpointer does not know the
         pulse.
