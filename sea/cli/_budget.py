@@ -11,10 +11,10 @@ repeats them.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import replace
 from pathlib import Path
 
+from sea.cli._numbers import amount, count
 from sea.errors import UsageError
 from sea.llm.budget import Budget
 from sea.llm.options import LLMOptions
@@ -29,13 +29,13 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "budgets of one pulse's model calls (SEA566 names the one exceeded)"
     )
-    group.add_argument("--max-calls", type=_count, metavar="N",
+    group.add_argument("--max-calls", type=count, metavar="N",
                        help="the most model calls a pulse makes (default: no bound)")
-    group.add_argument("--max-tokens-in", type=_count, metavar="N",
+    group.add_argument("--max-tokens-in", type=count, metavar="N",
                        help="the most input tokens over a pulse's model calls")
-    group.add_argument("--max-tokens-out", type=_count, metavar="N",
+    group.add_argument("--max-tokens-out", type=count, metavar="N",
                        help="the most output tokens over a pulse's model calls")
-    group.add_argument("--max-cost", type=_cost, metavar="AMOUNT",
+    group.add_argument("--max-cost", type=amount, metavar="AMOUNT",
                        help="the most a pulse's model calls may cost (by --prices)")
     group.add_argument(
         "--prices", type=_prices, metavar="FILE",
@@ -134,23 +134,3 @@ def _prices(text: str) -> PricesOption:
         return PricesOption(path, load_prices(path))
     except UsageError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
-
-
-def _cost(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an amount >= 0, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected an amount >= 0, got {text!r}")
-    return value

@@ -22,6 +22,7 @@ from saimemory.errors import ReadOnlyStoreError
 from saimemory.sqlite import writable
 from sea.cli._answers import Answering, add_answer_arguments, answer_of, terminal_asker
 from sea.cli._budget import add_budget_arguments, budget_of, budget_words, llm_options_of
+from sea.cli._numbers import seconds
 from sea.cli._setup import (
     add_db_argument,
     checkpoint_location,
@@ -96,19 +97,9 @@ def add_busy_arguments(parser: argparse.ArgumentParser, timeout: float = 300.0) 
         "same store): wait for its turn (default) or fail at once (SEA595, nothing stored)",
     )
     parser.add_argument(
-        "--busy-timeout", type=_seconds, default=timeout, metavar="SECONDS",
+        "--busy-timeout", type=seconds, default=timeout, metavar="SECONDS",
         help=f"the longest wait for the persona's turn (default: {timeout:g})",
     )
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from saimemory import open_store
+from sea.cli._numbers import positive_count, positive_seconds
 from sea.cli._setup import store_location
 from sea.cli._toolsources import host_tools
 from sea.cli.run import add_busy_arguments, add_model_arguments, models_of, runtime_of
@@ -28,43 +29,23 @@ def register(subparsers: Any) -> None:
     )
     add_model_arguments(parser)
     add_busy_arguments(parser, timeout=600.0)
-    parser.add_argument("--concurrency", type=_positive_int, default=1,
+    parser.add_argument("--concurrency", type=positive_count, default=1,
                         help="pulses run at once (default: 1)")
-    parser.add_argument("--attempts", type=_positive_int, default=3,
+    parser.add_argument("--attempts", type=positive_count, default=3,
                         help="starts of a pulse before it ends failed (default: 3)")
-    parser.add_argument("--stall-timeout", type=_positive, default=30.0, metavar="SECONDS",
+    parser.add_argument("--stall-timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="a worker silent this long is taken for dead and its pulses "
                         "go to other workers (default: 30)")
-    parser.add_argument("--heartbeat", type=_positive, default=5.0, metavar="SECONDS",
+    parser.add_argument("--heartbeat", type=positive_seconds, default=5.0, metavar="SECONDS",
                         help="seconds between this worker's heartbeats (default: 5)")
-    parser.add_argument("--retry-wait", type=_positive, default=1.0, metavar="SECONDS",
+    parser.add_argument("--retry-wait", type=positive_seconds, default=1.0, metavar="SECONDS",
                         help="wait before a failed pulse is tried again, doubled at each "
                         "attempt (default: 1)")
-    parser.add_argument("--tick", type=_positive, default=1.0, metavar="SECONDS",
+    parser.add_argument("--tick", type=positive_seconds, default=1.0, metavar="SECONDS",
                         help="seconds between looks at the schedules (default: 1)")
     parser.add_argument("--quiet", action="store_true",
                         help="do not print a line per pulse that ends")
     parser.set_defaults(func=worker_command)
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
 
 
 def worker_command(args: argparse.Namespace) -> int:

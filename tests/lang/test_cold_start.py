@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp")
+HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp",
+         "prompt_toolkit")
 
 
 def _imported(*words: str) -> tuple[list[str], list[str]]:
@@ -38,6 +39,7 @@ def _imported(*words: str) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("words", [
     ("validate", "playbooks"),
+    ("validate", "tests/data/saiverse"),
     ("validate", "--strict", "playbooks"),
     ("graph", "meta_user"),
     ("memory", "recent", "--persona", "aoi", "--db", "{db}"),
