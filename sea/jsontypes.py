@@ -8,7 +8,7 @@ the type names JSON Schema uses: ``null``, ``boolean``, ``integer``, ``number``,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -76,11 +76,27 @@ def json_size(value: Any, limit: int | None = None) -> int:
         elif kind is list:
             total += 2 + len(item)  # brackets and commas
             stack.extend(item)
+        elif kind in _SCALAR_SIZES:
+            total += _SCALAR_SIZES[kind](item)
         else:
             total += _other_size(item, stack)
         if limit is not None and total > limit:
             return total
     return total
+
+
+def _int_size(number: int) -> int:
+    """The digits of ``number`` (and its sign), from its bits: exact or one more."""
+    return int(abs(number).bit_length() * _LOG10_2) + 1 + (number < 0)
+
+
+_SCALAR_SIZES: dict[type, Callable[[Any], int]] = {
+    int: _int_size,
+    float: lambda number: len(repr(number)),
+    bool: lambda flag: 4 if flag else 5,
+    type(None): lambda _: 4,
+}
+"""The size of a value of exactly one of these types (no subclass)."""
 
 
 def _other_size(item: Any, stack: list[Any]) -> int:
@@ -91,7 +107,7 @@ def _other_size(item: Any, stack: list[Any]) -> int:
     if item is None or isinstance(item, bool):
         return 4 if item is not False else 5
     if isinstance(item, int):
-        return int(abs(item).bit_length() * _LOG10_2) + 1 + (item < 0)
+        return _int_size(item)
     if isinstance(item, float):
         return len(repr(item))
     if isinstance(item, Mapping):
