@@ -24,7 +24,6 @@ def number_option(
             raise argparse.ArgumentTypeError(f"expected {what} {bound}, got {text!r}")
         return value
 
-    parse.__name__ = what.replace(" ", "_")  # argparse names the type in its own errors
     return parse
 
 

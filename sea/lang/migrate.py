@@ -48,6 +48,7 @@ from sea.lang import codes, saiverse
 from sea.lang.checks.cases import subschema
 from sea.lang.checks.context import CheckContext
 from sea.lang.hints import KNOWN_MISTAKES, TYPE_NAME_FIXES
+from sea.lang.issues import error
 from sea.lang.jsonedit import JsonTextEditor, OverlappingEdit
 from sea.lang.loader import check_document
 from sea.lang.locate import Locator, escape_pointer, join_pointer
@@ -399,17 +400,7 @@ def _plan(plan: _Plan) -> None:
 def _failure(
     file: str | None, text: str, code: str, message: str, pointer: str, hint: str
 ) -> Diagnostic:
-    line, column = Locator(text).position(pointer)
-    return Diagnostic(
-        code=code,
-        severity=Severity.ERROR,
-        message=message,
-        file=file,
-        pointer=pointer,
-        line=line,
-        column=column,
-        hint=hint,
-    )
+    return error(code, message, pointer, hint=hint).diagnostic(file, Locator(text))
 
 
 def _not_a_playbook(document: dict[str, Any], text: str, file: str | None) -> Diagnostic | None:
@@ -462,10 +453,11 @@ def _refusal(document: Any, text: str, file: str | None) -> Diagnostic | None:
     """Why a parsed document cannot be migrated (not a playbook, repeated names)."""
     if not isinstance(document, dict):
         return None  # the loader says it (see migrate_text)
-    repeated = Locator(text).duplicate_keys()
+    locator = Locator(text)
+    repeated = locator.duplicate_keys()
     if repeated:
         pointer, _, again = repeated[0]
-        line, column = Locator(text).line_column(again)
+        line, column = locator.line_column(again)
         name = pointer.rsplit("/", 1)[-1]
         return Diagnostic(
             code=codes.DUPLICATE_KEY,

@@ -181,6 +181,15 @@ RUN_VARIABLES: Final[tuple[ProvidedVariable, ...]] = (
 
 _TOOL_MODE = Condition.AVAILABLE_TOOLS
 
+_CHRONICLE = ProvidedVariable(
+    "_subagent_chronicle",
+    ("string",),
+    Condition.SUBAGENT,
+    "The summary of what the subagent did, after a subagent call.",
+    owner="host",
+)
+"""What a subagent call (``subplay`` or ``exec``) gives back."""
+
 NODE_VARIABLES: Final[Mapping[str, tuple[ProvidedVariable, ...]]] = MappingProxyType(
     {
         "set": (
@@ -236,22 +245,10 @@ NODE_VARIABLES: Final[Mapping[str, tuple[ProvidedVariable, ...]]] = MappingProxy
                 "The callee's name is appended after it ran, when the list exists.",
                 effect=Effect.APPENDS,
             ),
-            ProvidedVariable(
-                "_subagent_chronicle",
-                ("string",),
-                Condition.SUBAGENT,
-                "The summary of what the subagent did, after a subagent call.",
-                owner="host",
-            ),
+            _CHRONICLE,
         ),
         "subplay": (
-            ProvidedVariable(
-                "_subagent_chronicle",
-                ("string",),
-                Condition.SUBAGENT,
-                "The summary of what the subagent did, after a subagent call.",
-                owner="host",
-            ),
+            _CHRONICLE,
         ),
     }
 )
