@@ -156,7 +156,7 @@ class Frame:
 
     def emit(self, event: Event) -> None:
         """Send an event to the host."""
-        self.pulse.emit(event)
+        self.pulse.sink(event)
 
     def child(self, playbook: Playbook, *, scope: str | None = None) -> Frame:
         """The frame of a playbook called from this one."""

@@ -64,7 +64,9 @@ class CallLog:
 
     def __init__(self, store: MessageStore) -> None:
         self._store = store
-        self._records: list[CallRecord] = []
+        self._calls: list[tuple[str, LLMCalled | ToolCalled]] = []
+        """(persona, event) of each call noted: records are made when they are stored, not
+        while the pulse runs."""
 
     def watch(
         self, sink: Callable[[Event | None], None], persona: Callable[[], str | None]
@@ -76,22 +78,21 @@ class CallLog:
             if isinstance(event, LLMCalled | ToolCalled):
                 whose = persona()
                 if whose is not None:
-                    self._note(whose, event)
+                    self._calls.append((whose, event))
             sink(event)
 
         return noting
 
-    def _note(self, persona: str, event: LLMCalled | ToolCalled) -> None:
-        if isinstance(event, LLMCalled):
-            self._records.append(model_call(persona, event.pulse_id, event.record))
-        else:
-            self._records.append(tool_call(persona, event))
-
     async def flush(self, pulse_id: str, sink: Callable[[Event | None], None]) -> None:
         """Store the calls noted so far (then forget them); a refusal becomes a warning."""
-        records, self._records = self._records, []
-        if not records:
+        calls, self._calls = self._calls, []
+        if not calls:
             return
+        records = [
+            model_call(whose, event.pulse_id, event.record) if isinstance(event, LLMCalled)
+            else tool_call(whose, event)
+            for whose, event in calls
+        ]
         try:
             await asyncio.to_thread(self._store.record_calls, records)
         except MemoryStoreError as exc:
