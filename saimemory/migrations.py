@@ -152,6 +152,61 @@ _THREAD_STATES = (
 """Migration 6, a table of its own (not columns of ``threads``) and ``IF NOT EXISTS``, so a
 store whose version record was rolled back can apply it again."""
 
+FTS_ROWID_BITS = 40
+"""SQLite's full-text index keys a message by ``(persona number << FTS_ROWID_BITS) | id``:
+each persona's entries lie in one range of rowids, so a search reads only its persona's
+part of each term's list, however many other personas share the file. Message ids stay
+below ``2**40`` (a trillion) and persona numbers below ``2**23``."""
+
+_FTS_ROWID = (
+    f"((SELECT n FROM persona_numbers WHERE persona = {{row}}.persona) << {FTS_ROWID_BITS})"
+)
+_SQLITE_PERSONA_FTS = (
+    "DROP TRIGGER IF EXISTS messages_fts_insert",
+    "DROP TRIGGER IF EXISTS messages_fts_delete",
+    "DROP TRIGGER IF EXISTS messages_fts_update",
+    "DROP TABLE IF EXISTS messages_fts",
+    "CREATE TABLE IF NOT EXISTS persona_numbers"
+    " (n INTEGER PRIMARY KEY, persona TEXT NOT NULL UNIQUE)",
+    "INSERT OR IGNORE INTO persona_numbers (persona)"
+    " SELECT DISTINCT persona FROM messages ORDER BY 1",
+    "DROP VIEW IF EXISTS messages_fts_source",
+    "CREATE VIEW messages_fts_source AS SELECT"
+    f" (p.n << {FTS_ROWID_BITS}) | m.id AS fts_rowid, m.content AS content"
+    " FROM messages m JOIN persona_numbers p ON p.persona = m.persona",
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages_fts_source',"
+    " content_rowid='fts_rowid', tokenize='trigram')",
+    "CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN"
+    " INSERT OR IGNORE INTO persona_numbers (persona) VALUES (new.persona);"
+    " INSERT INTO messages_fts (rowid, content)"
+    f" VALUES ({_FTS_ROWID.format(row='new')} | new.id, new.content); END",
+    "CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN"
+    " INSERT INTO messages_fts (messages_fts, rowid, content)"
+    f" VALUES ('delete', {_FTS_ROWID.format(row='old')} | old.id, old.content); END",
+    "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, persona ON messages BEGIN"
+    " INSERT INTO messages_fts (messages_fts, rowid, content)"
+    f" VALUES ('delete', {_FTS_ROWID.format(row='old')} | old.id, old.content);"
+    " INSERT OR IGNORE INTO persona_numbers (persona) VALUES (new.persona);"
+    " INSERT INTO messages_fts (rowid, content)"
+    f" VALUES ({_FTS_ROWID.format(row='new')} | new.id, new.content); END",
+    "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+)
+"""Migration 7 (SQLite): the full-text index keyed by persona ranges (:data:`FTS_ROWID_BITS`).
+Each persona gets a number on its first message; the index's external content is a view
+that gives each message its ranged rowid, so ``rebuild`` still works. Every statement may
+run again over what an earlier try left (a store whose version record was rolled back)."""
+
+_POSTGRES_PERSONA_TRGM = (
+    "CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public",
+    "CREATE INDEX IF NOT EXISTS messages_persona_content_trgm ON messages"
+    " USING gin (persona, content public.gin_trgm_ops)",
+    "DROP INDEX IF EXISTS messages_content_trgm",
+)
+"""Migration 7 (PostgreSQL): the trigram index leads with the persona (btree_gin), so a
+search reads only its persona's entries of each trigram."""
+
+_PERSONA_SEARCH_NAME = "full-text search per persona"
+
 _SQLITE_ID = "id INTEGER PRIMARY KEY AUTOINCREMENT"
 _POSTGRES_ID = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 
@@ -194,6 +249,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, _PLANS_NAME, _PLANS),
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_SQLITE_ID)),
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
+    Migration(7, _PERSONA_SEARCH_NAME, _SQLITE_PERSONA_FTS),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -230,6 +286,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, _PLANS_NAME, _PLANS),
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_POSTGRES_ID)),
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
+    Migration(7, _PERSONA_SEARCH_NAME, _POSTGRES_PERSONA_TRGM),
 )
 
 

@@ -30,11 +30,12 @@ from saimemory.errors import (
     StoreUnavailableError,
 )
 from saimemory.locks import FilePersonaLock, NullPersonaLock, PersonaLock
-from saimemory.migrations import SQLITE_MIGRATIONS, current_version, upgrade
+from saimemory.migrations import FTS_ROWID_BITS, SQLITE_MIGRATIONS, current_version, upgrade
 from saimemory.search_terms import Terms, fts5_query, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
+_ID_MASK = (1 << FTS_ROWID_BITS) - 1
 _RECOVER = "Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
 
 
@@ -243,17 +244,24 @@ class SQLiteStore(SqlStore):
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """Indexed terms through FTS5 (newest first along its rowids), short ones by
-        ``LIKE`` on those candidates or, with no indexed term, on the persona's messages."""
+        """Indexed terms through FTS5 (newest first along the persona's range of its
+        rowids, see :data:`~saimemory.migrations.FTS_ROWID_BITS`), short ones by ``LIKE``
+        on those candidates or, with no indexed term, on the persona's messages."""
         where, params = filters
         short = "".join("AND m.content LIKE ? ESCAPE '\\' " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
         if terms.indexed:
+            number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
+            if not number:
+                return []  # the persona has no message
+            low = int(number[0][0]) << FTS_ROWID_BITS
             rows = tx.fetch(
                 "SELECT m.id, m.content FROM messages_fts JOIN messages m "
-                "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? AND m.persona = ? "
+                "ON m.id = messages_fts.rowid - ? WHERE messages_fts MATCH ? "
+                "AND messages_fts.rowid BETWEEN ? AND ? AND m.persona = ? "
                 f"{short}{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
-                [fts5_query(terms), persona, *short_params, *params, limit],
+                [low, fts5_query(terms), low, low | _ID_MASK, persona, *short_params,
+                 *params, limit],
             )
         else:
             rows = tx.fetch(

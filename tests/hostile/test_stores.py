@@ -113,11 +113,17 @@ def test_a_damaged_search_index_is_reported_not_masked(store_path: Path) -> None
     conn.close()
     store = SQLiteStore(store_path)  # quick_check cannot see inside the index's blobs
     try:
-        with pytest.raises(SchemaError, match="malformed|corrupt|damaged"):
-            store.delete_persona("aoi")
         with pytest.raises(SchemaError):
             store.search("aoi", "weather")
-        assert len(store.recent("aoi", limit=500)) == 300  # nothing was deleted
+        # a write meets the damaged segments when the index merges them (after a few
+        # appends, each its own segment): that append fails whole and nothing else is lost
+        stored = 0
+        with pytest.raises(SchemaError, match="malformed|corrupt|damaged"):
+            for i in range(32):
+                store.append(NewMessage("aoi", "user", f"new message {i} about the weather"))
+                stored += 1
+        assert stored < 32
+        assert len(store.recent("aoi", limit=500)) == 300 + stored
     finally:
         store.close()
 

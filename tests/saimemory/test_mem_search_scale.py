@@ -1,0 +1,116 @@
+"""Search stays per persona at scale: what one persona's search reads does not grow with the
+messages of the other personas sharing the store."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from saimemory import NewMessage
+from saimemory.sqlite import SQLiteStore
+
+MINE = [NewMessage("aoi", "user", f"aoi's note {i}: the weather was mild") for i in range(30)]
+OTHERS = [
+    NewMessage(f"p{i % 10}", "user", f"note {i} of another persona about the weather")
+    for i in range(3000)
+]
+
+
+def sqlite_steps(store: SQLiteStore, search: Callable[[], object]) -> int:
+    """How many SQLite virtual-machine steps (in fifties) ``search`` takes on ``store``."""
+    count = 0
+
+    def tick() -> int:
+        nonlocal count
+        count += 1
+        return 0  # go on
+
+    conn = store._conn  # instrumentation of the real connection, nothing replaced
+    conn.set_progress_handler(tick, 50)
+    try:
+        search()
+    finally:
+        conn.set_progress_handler(None, 0)
+    return count
+
+
+@pytest.fixture
+def alone_and_crowded(tmp_path: Path) -> Iterator[tuple[SQLiteStore, SQLiteStore]]:
+    """aoi's messages alone in one store; in the other, the oldest under 3,000 newer matches
+    of ten other personas (what a search walking the whole index newest first reads first)."""
+    alone = SQLiteStore(tmp_path / "alone.db")
+    crowded = SQLiteStore(tmp_path / "crowded.db")
+    alone.append_many(MINE)
+    crowded.append_many(MINE)
+    crowded.append_many(OTHERS)
+    yield alone, crowded
+    alone.close()
+    crowded.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "match"),
+    [("weather", "all"), ("mild weather", "all"), ("was the weather mild?", "any")],
+)
+def test_a_search_reads_only_its_personas_part_of_the_index(
+    alone_and_crowded: tuple[SQLiteStore, SQLiteStore], query: str, match: str
+) -> None:
+    # before: the crowded search stepped through the other personas' 3,000 matches (about
+    # 60 times the steps of the lone one)
+    alone, crowded = alone_and_crowded
+    found = [h.message.content for h in crowded.search("aoi", query, match=match, limit=50)]
+    assert sorted(found) == sorted(m.content for m in MINE)
+    lone = sqlite_steps(alone, lambda: alone.search("aoi", query, match=match, limit=50))
+    shared = sqlite_steps(crowded, lambda: crowded.search("aoi", query, match=match, limit=50))
+    assert shared <= 2 * lone + 20, (lone, shared)
+
+
+def test_a_persona_deleted_and_written_again_finds_only_its_new_messages(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "memory.db")
+    try:
+        store.append_many(MINE)
+        store.append(NewMessage("ren", "user", "ren on the weather"))
+        assert store.delete_persona("aoi") == len(MINE)
+        assert store.search("aoi", "weather") == []
+        again = store.append(NewMessage("aoi", "user", "a new start, whatever the weather"))
+        assert [h.message.id for h in store.search("aoi", "weather")] == [again.id]
+        assert [h.message.content for h in store.search("ren", "weather")] == [
+            "ren on the weather"]
+    finally:
+        store.close()
+
+
+POSTGRES_DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
+def test_postgres_searches_through_a_trigram_index_led_by_the_persona() -> None:
+    import psycopg
+
+    from saimemory.postgres import PostgresStore
+
+    assert POSTGRES_DSN is not None
+    schema = f"t_{uuid.uuid4().hex[:20]}"
+    store = PostgresStore(POSTGRES_DSN, schema=schema)
+    try:
+        store.append_many(MINE[:3])
+        assert [h.message.content for h in store.search("aoi", "weather")] != []
+        with psycopg.connect(POSTGRES_DSN) as conn:
+            indexes = dict(conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE schemaname = %s AND tablename = 'messages'", (schema,)).fetchall())
+    finally:
+        store.close()
+        with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    assert "messages_content_trgm" not in indexes  # the one over every persona is gone
+    definition = indexes["messages_persona_content_trgm"]
+    assert re.search(r"USING gin \(persona, content (public\.)?gin_trgm_ops\)", definition)
