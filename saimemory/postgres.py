@@ -74,7 +74,7 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _driver_error = psycopg.Error if psycopg is not None else Exception
-    _like = "ILIKE"
+    _short_like = "lower(m.content) LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
     """Connections of the persona locks (made with the first lock)."""
 
@@ -182,13 +182,14 @@ class PostgresStore(SqlStore):
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """Every term by ``ILIKE``: the trigram index finds rows for a rare indexed term,
-        the newest rows are walked for a common one."""
+        """Every term by ``ILIKE`` (a short one outside the trigram index): the index finds
+        rows for a rare indexed term, the newest rows are walked for a common one."""
         where, params = filters
         # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
         # trigram index) from a common one (walk the newest rows): plan each search afresh.
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
-        words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.all)
+        words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.indexed)
+        words += "".join(f"AND {self._short_like} " for _ in terms.short)
         rows = tx.fetch(
             f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {words}{where}"
             "ORDER BY m.id DESC LIMIT ?",

@@ -117,8 +117,10 @@ class SqlStore(MessageStore):
     """Serialises the calls of threads sharing this store object (one connection)."""
     _driver_error: type[Exception]
     """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
-    _like: str
-    """The backend's case-insensitive substring operator (``LIKE`` or ``ILIKE``)."""
+    _short_like: str
+    """The condition that message ``m`` holds one short word (its ``LIKE`` pattern the one
+    parameter), case-insensitively and never through the trigram index: a word of one or
+    two characters has no trigram, and an index asked for it would read all of itself."""
 
     @abstractmethod
     def _setup(self) -> None:
@@ -651,7 +653,7 @@ class SqlStore(MessageStore):
             (persona, SHORT_SCAN),
         )
         above = int(floor[0][0]) if floor else 0
-        words = " OR ".join(f"m.content {self._like} ? ESCAPE '\\'" for _ in terms.short)
+        words = " OR ".join(self._short_like for _ in terms.short)
         rows = tx.fetch(
             f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.id > ? AND ({words}) "
             f"{where}ORDER BY m.id DESC LIMIT ?",

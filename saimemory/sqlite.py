@@ -73,7 +73,7 @@ class SQLiteStore(SqlStore):
 
     migrations = SQLITE_MIGRATIONS
     _driver_error = sqlite3.Error
-    _like = "LIKE"
+    _short_like = "m.content LIKE ? ESCAPE '\\'"
 
     def __init__(self, path: str | Path, *, verify: bool = True) -> None:
         self.path = Path(path)
@@ -248,7 +248,7 @@ class SQLiteStore(SqlStore):
         rowids, see :data:`~saimemory.migrations.FTS_ROWID_BITS`), short ones by ``LIKE``
         on those candidates or, with no indexed term, on the persona's messages."""
         where, params = filters
-        short = "".join("AND m.content LIKE ? ESCAPE '\\' " for _ in terms.short)
+        short = "".join(f"AND {self._short_like} " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
         if terms.indexed:
             number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
