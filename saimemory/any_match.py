@@ -92,10 +92,18 @@ def rank_any(
         for message_id, content in hits:
             candidates.setdefault(message_id, (content, set()))[1].add(word)
     weights = query_weights(terms, found, collection)
+    checks = [(word, word.casefold(), weight) for word, weight in weights.items()]
     scored: list[tuple[float, int]] = []
     for message_id, (content, matched) in candidates.items():
-        folded = content.casefold()
-        score = sum(weight for word, weight in weights.items()
-                    if word in matched or word.casefold() in folded)
+        folded = None  # the content casefolded, once a word its lists missed is looked for
+        score = 0.0
+        for word, folded_word, weight in checks:
+            if word in matched:
+                score += weight
+                continue
+            if folded is None:
+                folded = content.casefold()
+            if folded_word in folded:
+                score += weight
         scored.append((score, message_id))
     return [(message_id, score) for score, message_id in heapq.nlargest(limit, scored)]

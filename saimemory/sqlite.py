@@ -21,7 +21,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from saimemory.errors import (
     MemoryStoreError,
@@ -269,7 +269,8 @@ class SQLiteStore(SqlStore):
                 "ORDER BY m.id DESC LIMIT ?",
                 [persona, *short_params, *params, limit],
             )
-        return [(int(row[0]), str(row[1])) for row in rows]
+        # an INTEGER PRIMARY KEY and a TEXT column: sqlite3 gives int and str already
+        return cast("list[tuple[int, str]]", rows)
 
     def persona_lock(self, persona: str) -> PersonaLock:
         """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every
