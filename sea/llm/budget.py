@@ -68,7 +68,9 @@ class Spent:
     @classmethod
     def from_state(cls, value: Mapping[str, Any] | None) -> Spent:
         """The spent amounts of a state's ``spent`` channel (missing keys are 0)."""
-        data = value or {}
+        if not value:
+            return NOTHING_SPENT  # a pulse that made no model call yet
+        data = value
         return cls(
             calls=int(data.get("calls", 0)),
             tokens_in=int(data.get("tokens_in", 0)),
@@ -94,6 +96,10 @@ class Spent:
     def is_zero(self) -> bool:
         """Nothing was spent."""
         return not (self.calls or self.tokens_in or self.tokens_out or self.cost)
+
+
+NOTHING_SPENT = Spent()
+"""No call, no token, no cost."""
 
 
 def add_spent(
@@ -142,6 +148,8 @@ class Meter:
 
     def since(self, start: Spent) -> Spent:
         """What was spent since ``start``."""
+        if self.spent is start:  # no call since: nothing to subtract
+            return NOTHING_SPENT
         return self.spent.minus(start)
 
     def before_call(self) -> None:

@@ -41,3 +41,16 @@ def test_assign_routes_last_and_error_to_their_channels() -> None:
     assert update == {"vars": {"x": 1}, "last": "t", "error": None}
     view = variables({"vars": {"x": 1, "last": "shadowed"}, "last": "t"})
     assert (view["x"], view["last"], view["error"]) == (1, "t", None)
+
+
+def test_a_frame_at_a_node_keeps_every_other_field() -> None:
+    import dataclasses
+
+    from sea.engine.pulse import Frame
+
+    values = {f.name: object() for f in dataclasses.fields(Frame)}
+    frame = Frame(**values)  # type: ignore[arg-type]
+    at = frame.at_node(7)
+    assert at.step == 7 and next(at.writes) == 0
+    kept = [f.name for f in dataclasses.fields(Frame) if f.name not in ("step", "writes")]
+    assert {name: getattr(at, name) for name in kept} == {name: values[name] for name in kept}
