@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
@@ -195,7 +195,8 @@ class PostgresStore(SqlStore):
             "ORDER BY m.id DESC LIMIT ?",
             [persona, *(like_pattern(term) for term in terms.all), *params, limit],
         )
-        return [(int(row[0]), str(row[1])) for row in rows]
+        # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
+        return cast("list[tuple[int, str]]", rows)
 
     def persona_lock(self, persona: str) -> PersonaLock:
         """A session advisory lock on ``persona`` in this store's schema (its connection
