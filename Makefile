@@ -22,8 +22,10 @@ lint: venv-test
 	$(BIN)/ruff check sea saimemory tests bench dev
 	$(BIN)/mypy
 
+# The tests spread over the machine's cores (pytest-xdist): each test has its own store,
+# schema and temporary files, so they run in any order and in parallel.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
 schemas: venv-test
