@@ -50,8 +50,13 @@ found in the whole window (:data:`WORD_WINDOW`) still weighs far less than a rar
 SHORT_SCAN = 20_000
 """Newest messages of the persona a query of short words only is matched against."""
 
-WordMatches = Callable[[str], list[tuple[int, str]]]
-"""The newest (at most :data:`WORD_WINDOW`) ``(id, content)`` of messages containing a word."""
+TEXT_BATCH = 64
+"""Candidates whose texts one read fetches, best first."""
+
+WordIds = Callable[[str], list[int]]
+"""The newest (at most :data:`WORD_WINDOW`) ids of messages containing a word, newest first."""
+Contents = Callable[[list[int]], Mapping[int, str]]
+"""The texts of messages, by id."""
 
 
 def word_weight(found: int, collection: int) -> float:
@@ -77,33 +82,120 @@ def query_weights(terms: Terms, found: Mapping[str, int], collection: int) -> di
     return weights
 
 
+def _groups(
+    lists: Mapping[str, list[int]], bit: Mapping[str, int], short: int, window: int
+) -> dict[tuple[int, int], list[int]]:
+    """The candidates by ``(words their lists show they hold, words only their text can
+    tell)``: short words, and the words of full lists among messages older than the list."""
+    listed: dict[int, int] = {}
+    for word, ids in lists.items():
+        word_bit = bit[word]
+        for message_id in ids:
+            listed[message_id] = listed.get(message_id, 0) | word_bit
+    horizons = [(ids[-1], bit[word]) for word, ids in lists.items() if len(ids) >= window]
+    groups: dict[tuple[int, int], list[int]] = {}
+    for message_id, mask in listed.items():
+        unsure = short
+        for oldest, word_bit in horizons:
+            if message_id < oldest and not mask & word_bit:
+                unsure |= word_bit
+        groups.setdefault((mask, unsure), []).append(message_id)
+    return groups
+
+
+def _in_reach(
+    groups: Mapping[tuple[int, int], list[int]],
+    total: Callable[[int], float],
+    floor: tuple[float, int] | None,
+) -> list[tuple[int, int, int]]:
+    """``(id, listed words, unsure words)`` of the candidates whose highest possible rank
+    reaches ``floor``."""
+    found: list[tuple[int, int, int]] = []
+    for (mask, unsure), ids in groups.items():
+        highest = total(mask | unsure)  # summed as the rank is: comparable exactly
+        if floor is None or highest > floor[0]:
+            found.extend((message_id, mask, unsure) for message_id in ids)
+        elif highest == floor[0]:
+            found.extend((message_id, mask, unsure) for message_id in ids
+                         if message_id >= floor[1])
+    return found
+
+
+def _floor(
+    groups: Mapping[tuple[int, int], list[int]], total: Callable[[int], float], limit: int
+) -> tuple[float, int] | None:
+    """The ``limit``-th best ``(rank from the lists, id)`` of the candidates (None: fewer
+    candidates than ``limit``): a candidate whose highest possible rank is below it cannot
+    be among the best."""
+    levels: dict[float, list[int]] = {}
+    for (mask, _), ids in groups.items():
+        levels.setdefault(total(mask), []).extend(ids)
+    above = 0
+    for level in sorted(levels, reverse=True):
+        ids = levels[level]
+        if above + len(ids) >= limit:
+            return level, heapq.nlargest(limit - above, ids)[-1]
+        above += len(ids)
+    return None
+
+
 def rank_any(
-    terms: Terms, matches: WordMatches, limit: int, *, collection: int
+    terms: Terms,
+    ids_of: WordIds,
+    contents_of: Contents,
+    limit: int,
+    *,
+    collection: int,
+    window: int = WORD_WINDOW,
 ) -> list[tuple[int, float]]:
     """The best ``limit`` message ids with their rank, best first (see the module text).
 
-    ``collection`` is the number of the persona's messages (counted up to
-    :data:`COLLECTION_CAP`)."""
-    found: dict[str, int] = {}
-    candidates: dict[int, tuple[str, set[str]]] = {}
-    for word in terms.indexed:
-        hits = matches(word)
-        found[word] = len(hits)
-        for message_id, content in hits:
-            candidates.setdefault(message_id, (content, set()))[1].add(word)
-    weights = query_weights(terms, found, collection)
-    checks = [(word, word.casefold(), weight) for word, weight in weights.items()]
-    scored: list[tuple[float, int]] = []
-    for message_id, (content, matched) in candidates.items():
-        folded = None  # the content casefolded, once a word its lists missed is looked for
-        score = 0.0
-        for word, folded_word, weight in checks:
-            if word in matched:
-                score += weight
-                continue
-            if folded is None:
-                folded = content.casefold()
-            if folded_word in folded:
-                score += weight
-        scored.append((score, message_id))
-    return [(message_id, score) for score, message_id in heapq.nlargest(limit, scored)]
+    ``ids_of(word)`` gives the newest (at most ``window``) ids of messages holding the word,
+    newest first; ``contents_of(ids)`` their texts. ``collection`` is the number of the
+    persona's messages (counted up to :data:`COLLECTION_CAP`).
+
+    A word's list tells which candidates hold it, except among candidates older than its
+    oldest listed message when the list is full (``window`` ids): there, and for short
+    words, only the text tells. Each candidate's rank is bounded from the lists; the text of
+    a candidate is read only while its highest possible rank can still reach the best
+    ``limit``, so a query of common words reads a few texts, not thousands.
+    """
+    lists = {word: ids_of(word) for word in terms.indexed}
+    weights = query_weights(terms, {word: len(ids) for word, ids in lists.items()}, collection)
+    bit = {word: 1 << k for k, word in enumerate(weights)}
+    sums: dict[int, float] = {}
+
+    def total(mask: int) -> float:
+        """The summed weight of the words in ``mask``, in the words' order (equal sets of
+        words give equal sums)."""
+        found = sums.get(mask)
+        if found is None:
+            found = sums[mask] = sum((weight for word, weight in weights.items()
+                                      if mask & bit[word]), 0.0)
+        return found
+
+    groups = _groups(lists, bit, sum(bit[word] for word in terms.short), window)
+    in_reach = _in_reach(groups, total, _floor(groups, total, limit))
+    # best first by the highest rank each could reach; texts are read a batch at a time
+    # until no candidate left can beat the best ``limit`` found
+    order = sorted(((total(mask | unsure), message_id, mask, unsure)
+                    for message_id, mask, unsure in in_reach), reverse=True)
+    folded_words = [(word.casefold(), word_bit) for word, word_bit in bit.items()]
+    best: list[tuple[float, int]] = []  # the best ``limit`` (rank, id), worst first
+    for start in range(0, len(order), TEXT_BATCH):
+        batch = order[start:start + TEXT_BATCH]
+        if len(best) == limit and (batch[0][0], batch[0][1]) < best[0]:
+            break
+        texts = contents_of([message_id for _, message_id, _, unsure in batch if unsure])
+        for _, message_id, mask, unsure in batch:
+            if unsure:
+                folded = texts[message_id].casefold()
+                for folded_word, word_bit in folded_words:
+                    if unsure & word_bit and folded_word in folded:
+                        mask |= word_bit
+            ranked = (total(mask), message_id)
+            if len(best) < limit:
+                heapq.heappush(best, ranked)
+            elif ranked > best[0]:
+                heapq.heapreplace(best, ranked)
+    return [(message_id, score) for score, message_id in sorted(best, reverse=True)]

@@ -198,6 +198,19 @@ class PostgresStore(SqlStore):
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
 
+    def _match_ids(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[int]:
+        """:meth:`_matches` of one indexed word, without the text."""
+        where, params = filters
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
+        rows = tx.fetch(
+            "SELECT m.id FROM messages m WHERE m.persona = ? AND m.content ILIKE ? "
+            f"ESCAPE '\\' {where}ORDER BY m.id DESC LIMIT ?",
+            [persona, like_pattern(word), *params, limit],
+        )
+        return [row[0] for row in rows]
+
     def persona_lock(self, persona: str) -> PersonaLock:
         """A session advisory lock on ``persona`` in this store's schema (its connection
         comes from a small pool of the store's own)."""

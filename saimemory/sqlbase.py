@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -100,6 +100,8 @@ COLUMNS = (
 )
 PAGE = 500
 HISTORY_PAGE = 64
+CONTENT_CHUNK = 500
+"""Messages whose text one query reads by id."""
 
 
 class SqlStore(MessageStore):
@@ -185,6 +187,24 @@ class SqlStore(MessageStore):
         """``(id, content)`` of the persona's newest ``limit`` messages that contain every
         term and pass the filters, newest first. Terms of three characters or more use the
         trigram index."""
+
+    @abstractmethod
+    def _match_ids(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[int]:
+        """The ids of the persona's newest ``limit`` messages that contain the indexed
+        ``word`` and pass the filters, newest first (no text read)."""
+
+    def _contents(self, tx: Tx, ids: Collection[int]) -> dict[int, str]:
+        """The text of the messages ``ids``, by id."""
+        found: dict[int, str] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), CONTENT_CHUNK):
+            chunk = wanted[start:start + CONTENT_CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            found.update(tx.fetch(f"SELECT id, content FROM messages WHERE id IN ({marks})",
+                                  chunk))
+        return found
 
     def _now(self) -> datetime:
         return datetime.now(UTC)
@@ -608,7 +628,8 @@ class SqlStore(MessageStore):
         )[0][0]
         ranked = rank_any(
             terms,
-            lambda word: self._matches(tx, persona, Terms((word,), ()), filters, WORD_WINDOW),
+            lambda word: self._match_ids(tx, persona, word, filters, WORD_WINDOW),
+            lambda ids: self._contents(tx, ids),
             limit,
             collection=int(collection),
         )

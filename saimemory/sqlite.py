@@ -272,6 +272,33 @@ class SQLiteStore(SqlStore):
         # an INTEGER PRIMARY KEY and a TEXT column: sqlite3 gives int and str already
         return cast("list[tuple[int, str]]", rows)
 
+    def _match_ids(
+        self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
+    ) -> list[int]:
+        """FTS5 alone (its rowids, in the persona's range) when no filter needs the
+        message's columns; else joined to the messages as :meth:`_matches`."""
+        where, params = filters
+        number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
+        if not number:
+            return []  # the persona has no message
+        low = int(number[0][0]) << FTS_ROWID_BITS
+        query = fts5_query(Terms((word,), ()))
+        if where:
+            rows = tx.fetch(
+                "SELECT m.id FROM messages_fts JOIN messages m "
+                "ON m.id = messages_fts.rowid - ? WHERE messages_fts MATCH ? "
+                "AND messages_fts.rowid BETWEEN ? AND ? AND m.persona = ? "
+                f"{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
+                [low, query, low, low | _ID_MASK, persona, *params, limit],
+            )
+        else:
+            rows = tx.fetch(
+                "SELECT rowid - ? FROM messages_fts WHERE messages_fts MATCH ? "
+                "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+                [low, query, low, low | _ID_MASK, limit],
+            )
+        return [row[0] for row in rows]
+
     def persona_lock(self, persona: str) -> PersonaLock:
         """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every
         process opening this file respects; always free on a read-only store (its pulses

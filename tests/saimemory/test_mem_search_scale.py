@@ -8,7 +8,9 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from saimemory import NewMessage
@@ -90,61 +92,60 @@ def test_a_persona_deleted_and_written_again_finds_only_its_new_messages(
 POSTGRES_DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
-def test_postgres_searches_through_a_trigram_index_led_by_the_persona() -> None:
-    import psycopg
+def postgres_test(test: Callable[..., None]) -> Callable[..., None]:
+    """Marked ``postgres``, skipped without a server."""
+    skip = pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
+    marked: Callable[..., None] = pytest.mark.postgres(skip(test))
+    return marked
 
+
+@pytest.fixture
+def pg() -> Iterator[tuple[Any, str]]:
+    """A PostgreSQL store in a fresh schema (dropped afterwards), and the schema's name."""
     from saimemory.postgres import PostgresStore
 
     assert POSTGRES_DSN is not None
     schema = f"t_{uuid.uuid4().hex[:20]}"
     store = PostgresStore(POSTGRES_DSN, schema=schema)
-    try:
-        store.append_many(MINE[:3])
-        assert [h.message.content for h in store.search("aoi", "weather")] != []
-        with psycopg.connect(POSTGRES_DSN) as conn:
-            indexes = dict(conn.execute(
-                "SELECT indexname, indexdef FROM pg_indexes "
-                "WHERE schemaname = %s AND tablename = 'messages'", (schema,)).fetchall())
-    finally:
-        store.close()
-        with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    yield store, schema
+    store.close()
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@postgres_test
+def test_postgres_searches_through_a_trigram_index_led_by_the_persona(pg: tuple[Any, str]) -> None:
+    store, schema = pg
+    store.append_many(MINE[:3])
+    assert [h.message.content for h in store.search("aoi", "weather")] != []
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN) as conn:
+        indexes = dict(conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes "
+            "WHERE schemaname = %s AND tablename = 'messages'", (schema,)).fetchall())
     assert "messages_content_trgm" not in indexes  # the one over every persona is gone
     definition = indexes["messages_persona_content_trgm"]
     assert re.search(r"USING gin \(persona, content (public\.)?gin_trgm_ops\)", definition)
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
-def test_postgres_matches_a_short_word_outside_the_trigram_index() -> None:
+@postgres_test
+def test_postgres_matches_a_short_word_outside_the_trigram_index(pg: tuple[Any, str]) -> None:
     # before: `content ILIKE '%彗星%'` went into the persona-led trigram index, which has no
     # trigram to look up for two characters and read all of itself (2.2 s at 1M messages)
-    import psycopg
-
-    from saimemory.postgres import PostgresStore
-
+    store, schema = pg
+    store.append_many([*MINE[:3], NewMessage("aoi", "user", "彗星を見た")])
+    assert [h.message.content for h in store.search("aoi", "彗星")] == ["彗星を見た"]
+    condition = type(store)._short_like.replace("?", "%s")
     assert POSTGRES_DSN is not None
-    schema = f"t_{uuid.uuid4().hex[:20]}"
-    store = PostgresStore(POSTGRES_DSN, schema=schema)
-    try:
-        store.append_many([*MINE[:3], NewMessage("aoi", "user", "彗星を見た")])
-        assert [h.message.content for h in store.search("aoi", "彗星")] == ["彗星を見た"]
-        condition = PostgresStore._short_like.replace("?", "%s")
-        with psycopg.connect(POSTGRES_DSN) as conn:
-            conn.execute(f'SET search_path = "{schema}", public')
-            conn.execute("SET enable_seqscan = off")  # an index, if any can serve
-            for name in ("messages_persona", "messages_thread", "messages_pulse",
-                         "messages_time", "messages_uid"):  # leave the trigram index to it
-                conn.execute(f"DROP INDEX {name}")  # in this transaction, rolled back
-            plan = [row[0] for row in conn.execute(
-                f"EXPLAIN SELECT m.id FROM messages m WHERE m.persona = %s AND {condition}",
-                ("aoi", "%彗星%")).fetchall()]
-    finally:
-        store.close()
-        with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    with psycopg.connect(POSTGRES_DSN) as conn:
+        conn.execute(f'SET search_path = "{schema}", public')
+        conn.execute("SET enable_seqscan = off")  # an index, if any can serve
+        for name in ("messages_persona", "messages_thread", "messages_pulse",
+                     "messages_time", "messages_uid"):  # leave the trigram index to it
+            conn.execute(f"DROP INDEX {name}")  # in this transaction, rolled back
+        plan = [row[0] for row in conn.execute(
+            f"EXPLAIN SELECT m.id FROM messages m WHERE m.persona = %s AND {condition}",
+            ("aoi", "%彗星%")).fetchall()]
     conditions = [line for line in plan if "Index Cond" in line]
     assert conditions, plan
     assert not any("content" in line for line in conditions), plan
