@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sea.lang.locate import Locator, escape_pointer
+from sea.lang.locate import Locator, escape_pointer, unescape_pointer
 
 _DECODER = json.JSONDecoder()
 _C = TypeVar("_C", dict[str, Any], list[Any])
@@ -144,7 +144,7 @@ def _at(document: Any, pointer: str, kind: type[_C]) -> _C:
     """The object or array at ``pointer`` (``KeyError``/``TypeError`` if there is none)."""
     value = document
     for part in pointer.split("/")[1:] if pointer else ():
-        key = part.replace("~1", "/").replace("~0", "~")
+        key = unescape_pointer(part)
         value = value[int(key)] if isinstance(value, list) else value[key]
     if not isinstance(value, kind):
         raise TypeError(f"no {kind.__name__} at {pointer!r}")

@@ -27,7 +27,7 @@ from sea.lang import codes
 from sea.lang.checks import CheckContext, run_checks
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
-from sea.lang.locate import Locator, escape_pointer, join_pointer
+from sea.lang.locate import Locator, escape_pointer, join_pointer, unescape_pointer
 from sea.lang.models import Playbook
 from sea.lang.validation import SchemaValidation, schema_validation
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
@@ -155,7 +155,7 @@ def _duplicate_keys(
         return []
     found = []
     for pointer, first, again in locator.duplicate_keys():
-        name = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        name = unescape_pointer(pointer.rsplit("/", 1)[-1])
         first_line, _ = locator.line_column(first)
         line, column = locator.line_column(again)
         found.append(

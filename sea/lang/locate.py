@@ -24,6 +24,12 @@ def escape_pointer(segment: str | int) -> str:
     return str(segment).replace("~", "~0").replace("/", "~1")
 
 
+def unescape_pointer(segment: str) -> str:
+    """The member name or index an RFC 6901 pointer segment names (``~1`` → ``/``,
+    ``~0`` → ``~``)."""
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
 def join_pointer(*segments: str | int) -> str:
     """A pointer from segments: ``join_pointer("nodes", 3, "id") == "/nodes/3/id"``."""
     return "".join("/" + escape_pointer(s) for s in segments)

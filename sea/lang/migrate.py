@@ -51,7 +51,7 @@ from sea.lang.hints import KNOWN_MISTAKES, TYPE_NAME_FIXES
 from sea.lang.issues import error
 from sea.lang.jsonedit import JsonTextEditor, OverlappingEdit
 from sea.lang.loader import check_document
-from sea.lang.locate import Locator, escape_pointer, join_pointer
+from sea.lang.locate import Locator, escape_pointer, join_pointer, unescape_pointer
 from sea.lang.models import Playbook
 from sea.lang.node import PlaybookIndex
 from sea.lang.node_models import ParamType
@@ -458,7 +458,7 @@ def _refusal(document: Any, text: str, file: str | None) -> Diagnostic | None:
     if repeated:
         pointer, _, again = repeated[0]
         line, column = locator.line_column(again)
-        name = pointer.rsplit("/", 1)[-1]
+        name = unescape_pointer(pointer.rsplit("/", 1)[-1])
         return Diagnostic(
             code=codes.DUPLICATE_KEY,
             severity=Severity.ERROR,

@@ -268,6 +268,15 @@ def test_a_file_that_is_not_a_playbook_is_a_located_error(
     assert diagnostic.line == line and diagnostic.hint
 
 
+def test_a_repeated_member_is_named_as_written() -> None:
+    # before: the name was shown as its pointer segment (`a~1b`)
+    migration = migrate_text(b'{"name": "x", "nodes": [],\n "a/b~": 1, "a/b~": 2}')
+    (diagnostic,) = migration.diagnostics
+    assert diagnostic.code == codes.DUPLICATE_KEY and diagnostic.line == 2
+    assert "member `a/b~` is given twice" in diagnostic.message
+    assert diagnostic.pointer == "/a~1b~0"
+
+
 def test_bad_files_do_not_stop_the_others(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
