@@ -11,6 +11,7 @@ import pytest
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.engine.limits import Limits
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -24,12 +25,18 @@ MakeRuntime = Callable[..., Runtime]
 def make_runtime(store: SQLiteStore, tmp_path: Path) -> Iterator[MakeRuntime]:
     made: list[Runtime] = []
 
-    def make(responses: dict[str, list[Any]], *, dirs: tuple[Path, ...] = ()) -> Runtime:
+    def make(
+        responses: dict[str, list[Any]],
+        *,
+        dirs: tuple[Path, ...] = (),
+        limits: Limits | None = None,
+    ) -> Runtime:
         model = ScriptedChatModel(responses=responses)
         runtime = Runtime(
             store,
             ModelSet(normal=model, lightweight=model),
             library=PlaybookLibrary.bundled(list(dirs)),
+            limits=limits,
             checkpoint_path=tmp_path / f"checkpoints{len(made)}.sqlite",
         )
         made.append(runtime)

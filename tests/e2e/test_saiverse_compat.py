@@ -7,20 +7,17 @@ callee's ``input`` come from the runtime, and a boolean is matched with the key 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from saimemory.sqlite import SQLiteStore
-from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Spoken
 from sea.engine.limits import Limits
 from sea.host.runtime import Runtime
-from sea.lang.library import PlaybookLibrary
-from sea.llm.models import ModelSet
-from tests.e2e.conftest import PERSONA, contents, request_of
+from tests.e2e.conftest import PERSONA, MakeRuntime, contents, request_of
 
 COMPAT = Path(__file__).resolve().parent.parent / "data" / "saiverse_compat"
 
@@ -31,24 +28,13 @@ Make = Callable[..., Runtime]
 
 
 @pytest.fixture
-def make(store: SQLiteStore, tmp_path: Path) -> Iterator[Make]:
-    made: list[Runtime] = []
+def make(make_runtime: MakeRuntime) -> Make:
+    """Runtimes whose library holds the SAIVerse-form playbooks."""
 
     def build(responses: dict[str, list[Any]], limits: Limits | None = None) -> Runtime:
-        model = ScriptedChatModel(responses=responses)
-        runtime = Runtime(
-            store,
-            ModelSet(normal=model, lightweight=model),
-            library=PlaybookLibrary.bundled([COMPAT]),
-            limits=limits,
-            checkpoint_path=tmp_path / f"checkpoints{len(made)}.sqlite",
-        )
-        made.append(runtime)
-        return runtime
+        return make_runtime(responses, dirs=(COMPAT,), limits=limits)
 
-    yield build
-    for runtime in made:
-        runtime.close()
+    return build
 
 
 def _ran(result: Any) -> list[str]:
