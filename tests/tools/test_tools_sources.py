@@ -145,6 +145,15 @@ def test_a_module_that_fails_to_import_is_a_usage_error(write_module: Write) -> 
         module_tools(empty)
 
 
+def _run_files(tmp_path: Path) -> tuple[Path, Path]:
+    """The playbook file and an empty model script, for ``sea run``."""
+    book = tmp_path / "mirror.json"
+    book.write_bytes(orjson.dumps(PLAYBOOK))
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"responses": {}}))
+    return book, script
+
+
 def _sea(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = main(list(argv))
@@ -155,10 +164,7 @@ def test_sea_run_calls_a_module_tool_and_memory_keeps_its_result(
     write_module: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module = write_module(TOOLS_MODULE)
-    book = tmp_path / "mirror.json"
-    book.write_bytes(orjson.dumps(PLAYBOOK))
-    script = tmp_path / "script.json"
-    script.write_bytes(orjson.dumps({"responses": {}}))
+    book, script = _run_files(tmp_path)
     db = tmp_path / "memory.sqlite"
     code, err = _sea(capsys, "run", str(book), "--input", "stressed", "--db", str(db),
                      "--model", f"scripted:{script}", "--tools", f"{module}:TOOLS", "--json")
@@ -187,10 +193,7 @@ def test_sea_run_with_a_bad_tool_source_exits_2_naming_it(
     option: list[str], expected: str,
 ) -> None:
     module = write_module(TOOLS_MODULE)
-    script = tmp_path / "script.json"
-    script.write_bytes(orjson.dumps({"responses": {}}))
-    book = tmp_path / "mirror.json"
-    book.write_bytes(orjson.dumps(PLAYBOOK))
+    book, script = _run_files(tmp_path)
     given = [word.format(m=module) for word in option]
     code, err = _sea(capsys, "run", str(book), "--input", "hi", "--db",
                      str(tmp_path / "memory.sqlite"), "--model", f"scripted:{script}", *given)
