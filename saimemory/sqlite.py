@@ -36,7 +36,26 @@ from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
 _ID_MASK = (1 << FTS_ROWID_BITS) - 1
+_IN_RANGE = (
+    "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid - ? "
+    "WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ? AND m.persona = ? "
+)
+"""The persona's index entries matching a query, joined to their messages (parameters:
+:func:`_range_params`)."""
+_NEWEST = "ORDER BY messages_fts.rowid DESC LIMIT ?"
 _RECOVER = "Restore it from a backup or an export, or try `sqlite3 FILE .recover`"
+
+
+def _range_start(tx: Tx, persona: str) -> int | None:
+    """The first rowid of the persona's range in the full-text index (None: the persona
+    has no message, so no number)."""
+    number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
+    return int(number[0][0]) << FTS_ROWID_BITS if number else None
+
+
+def _range_params(low: int, query: str, persona: str) -> list[Any]:
+    """The parameters of :data:`_IN_RANGE`."""
+    return [low, query, low, low | _ID_MASK, persona]
 
 
 def writable(path: Path) -> bool:
@@ -251,17 +270,13 @@ class SQLiteStore(SqlStore):
         short = "".join(f"AND {self._short_like} " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
         if terms.indexed:
-            number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
-            if not number:
+            low = _range_start(tx, persona)
+            if low is None:
                 return []  # the persona has no message
-            low = int(number[0][0]) << FTS_ROWID_BITS
             rows = tx.fetch(
-                "SELECT m.id, m.content FROM messages_fts JOIN messages m "
-                "ON m.id = messages_fts.rowid - ? WHERE messages_fts MATCH ? "
-                "AND messages_fts.rowid BETWEEN ? AND ? AND m.persona = ? "
-                f"{short}{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
-                [low, fts5_query(terms), low, low | _ID_MASK, persona, *short_params,
-                 *params, limit],
+                f"SELECT m.id, m.content {_IN_RANGE}{short}{where}{_NEWEST}",
+                [*_range_params(low, fts5_query(terms), persona), *short_params, *params,
+                 limit],
             )
         else:
             rows = tx.fetch(
@@ -278,19 +293,13 @@ class SQLiteStore(SqlStore):
         """FTS5 alone (its rowids, in the persona's range) when no filter needs the
         message's columns; else joined to the messages as :meth:`_matches`."""
         where, params = filters
-        number = tx.fetch("SELECT n FROM persona_numbers WHERE persona = ?", (persona,))
-        if not number:
+        low = _range_start(tx, persona)
+        if low is None:
             return []  # the persona has no message
-        low = int(number[0][0]) << FTS_ROWID_BITS
         query = fts5_query(Terms((word,), ()))
         if where:
-            rows = tx.fetch(
-                "SELECT m.id FROM messages_fts JOIN messages m "
-                "ON m.id = messages_fts.rowid - ? WHERE messages_fts MATCH ? "
-                "AND messages_fts.rowid BETWEEN ? AND ? AND m.persona = ? "
-                f"{where}ORDER BY messages_fts.rowid DESC LIMIT ?",
-                [low, query, low, low | _ID_MASK, persona, *params, limit],
-            )
+            rows = tx.fetch(f"SELECT m.id {_IN_RANGE}{where}{_NEWEST}",
+                            [*_range_params(low, query, persona), *params, limit])
         else:
             rows = tx.fetch(
                 "SELECT rowid - ? FROM messages_fts WHERE messages_fts MATCH ? "
