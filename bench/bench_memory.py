@@ -5,7 +5,7 @@ insert per chunk, tags generated in SQL), the measured operations go through the
 API. Figures are medians in milliseconds; the ratio column compares each size with the
 smallest, so "indexes, not scans" shows as ratios near 1. The ``any_*`` rows are
 natural-language queries in the ``any`` match mode: a rare word among common ones, only
-common words, and short words only (a hit, and a miss that reads the whole short scan).
+common words, and short words only (a hit, and a miss).
 
     python bench/bench_memory.py                        # SQLite, 10k and 100k
     python bench/bench_memory.py --big                  # adds 1M

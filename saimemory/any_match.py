@@ -28,9 +28,9 @@ one or two say what is looked for:
   the messages that share the same content words. A query of stop words only ("What is
   it about?") weighs them as any word. Japanese trigrams are never stop words: their
   rarity alone tells particles from content.
-- A query of short words only ("東京 猫") is answered from the persona's newest
-  :data:`SHORT_SCAN` messages, newest first. A query of one word means the same in both
-  modes and is answered as in the ``all`` mode (so 東京 alone is found however old).
+- A query of short words only ("東京 猫") is answered newest first, through the index of
+  short words (:mod:`saimemory.grams`), however old the messages. A query of one word
+  means the same in both modes and is answered as in the ``all`` mode.
 """
 
 from __future__ import annotations
@@ -47,8 +47,6 @@ WORD_WINDOW = RANK_WINDOW
 COLLECTION_CAP = 20_000
 """The persona's messages are counted up to this many for the weights: beyond it a word
 found in the whole window (:data:`WORD_WINDOW`) still weighs far less than a rare one."""
-SHORT_SCAN = 20_000
-"""Newest messages of the persona a query of short words only is matched against."""
 
 TEXT_BATCH = 64
 """Candidates whose texts one read fetches, best first."""

@@ -196,6 +196,41 @@ Each persona gets a number on its first message; the index's external content is
 that gives each message its ranged rowid, so ``rebuild`` still works. Every statement may
 run again over what an earlier try left (a store whose version record was rolled back)."""
 
+SHORT_KEYS_FUNCTION = "sea_short_keys"
+"""The SQL function (registered on every SQLite connection of the store) that gives a
+text's short-word keys (:func:`saimemory.grams.short_keys`)."""
+
+_SQLITE_SHORT_WORDS = (
+    "DROP TRIGGER IF EXISTS messages_short_insert",
+    "DROP TRIGGER IF EXISTS messages_short_delete",
+    "DROP TRIGGER IF EXISTS messages_short_update",
+    "DROP TABLE IF EXISTS messages_short",
+    "DROP VIEW IF EXISTS messages_short_source",
+    f"CREATE VIEW messages_short_source AS SELECT fts_rowid, {SHORT_KEYS_FUNCTION}(content)"
+    " AS content FROM messages_fts_source",
+    "CREATE VIRTUAL TABLE messages_short USING fts5(content,"
+    " content='messages_short_source', content_rowid='fts_rowid', tokenize='ascii',"
+    " detail='none', columnsize=0)",
+    "CREATE TRIGGER messages_short_insert AFTER INSERT ON messages BEGIN"
+    " INSERT OR IGNORE INTO persona_numbers (persona) VALUES (new.persona);"
+    " INSERT INTO messages_short (rowid, content) VALUES"
+    f" ({_FTS_ROWID.format(row='new')} | new.id, {SHORT_KEYS_FUNCTION}(new.content)); END",
+    "CREATE TRIGGER messages_short_delete AFTER DELETE ON messages BEGIN"
+    " INSERT INTO messages_short (messages_short, rowid, content) VALUES ('delete',"
+    f" {_FTS_ROWID.format(row='old')} | old.id, {SHORT_KEYS_FUNCTION}(old.content)); END",
+    "CREATE TRIGGER messages_short_update AFTER UPDATE OF content, persona ON messages BEGIN"
+    " INSERT INTO messages_short (messages_short, rowid, content) VALUES ('delete',"
+    f" {_FTS_ROWID.format(row='old')} | old.id, {SHORT_KEYS_FUNCTION}(old.content));"
+    " INSERT OR IGNORE INTO persona_numbers (persona) VALUES (new.persona);"
+    " INSERT INTO messages_short (rowid, content) VALUES"
+    f" ({_FTS_ROWID.format(row='new')} | new.id, {SHORT_KEYS_FUNCTION}(new.content)); END",
+    "INSERT INTO messages_short (messages_short) VALUES ('rebuild')",
+)
+"""Migration 8 (SQLite): the index of short words (:mod:`saimemory.grams`), keyed like
+the full-text index by persona ranges, its external content a view giving each message's
+keys. Only rowids are kept (``detail='none'``): a short word is one key, never a phrase.
+Every statement may run again over what an earlier try left."""
+
 _POSTGRES_PERSONA_TRGM = (
     "CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public",
     "CREATE INDEX IF NOT EXISTS messages_persona_content_trgm ON messages"
@@ -205,7 +240,24 @@ _POSTGRES_PERSONA_TRGM = (
 """Migration 7 (PostgreSQL): the trigram index leads with the persona (btree_gin), so a
 search reads only its persona's entries of each trigram."""
 
+_POSTGRES_SHORT_WORDS = (
+    f"CREATE OR REPLACE FUNCTION {SHORT_KEYS_FUNCTION}(t text) RETURNS text[]"
+    " LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
+    " SELECT regexp_split_to_array(regexp_replace(lower(t), '[[:space:]]+', '', 'g'), '')"
+    " || array(SELECT substr(word, i, 2)"
+    " FROM regexp_split_to_table(lower(t), '[[:space:]]+') AS word,"
+    " generate_series(1, char_length(word) - 1) AS i) $$",
+    "CREATE INDEX IF NOT EXISTS messages_persona_short ON messages"
+    f" USING gin (persona, {SHORT_KEYS_FUNCTION}(content))",
+)
+"""Migration 8 (PostgreSQL): the pieces of one and two characters of each message's text
+without whitespace (lower case, as the short words' ``lower(...) LIKE`` compares; a piece
+may come twice, the index keeps it once), indexed with the persona first; the function
+lives in the store's schema. Its cost tells the planner to find a
+short word through the index rather than by computing the pieces of each message."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
+_SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
 _SQLITE_ID = "id INTEGER PRIMARY KEY AUTOINCREMENT"
 _POSTGRES_ID = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
@@ -250,6 +302,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_SQLITE_ID)),
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
     Migration(7, _PERSONA_SEARCH_NAME, _SQLITE_PERSONA_FTS),
+    Migration(8, _SHORT_WORDS_NAME, _SQLITE_SHORT_WORDS),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -287,6 +340,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, _MAIN_MEMORY_NAME, _main_memory(_POSTGRES_ID)),
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
     Migration(7, _PERSONA_SEARCH_NAME, _POSTGRES_PERSONA_TRGM),
+    Migration(8, _SHORT_WORDS_NAME, _POSTGRES_SHORT_WORDS),
 )
 
 

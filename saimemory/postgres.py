@@ -3,7 +3,8 @@
 Every write is one transaction that first takes a transaction-level advisory lock keyed by
 the persona, so writers for one persona are serialised and ids (an identity column) grow
 in commit order for that persona. Full-text search uses ``pg_trgm``: a GIN trigram index
-answers ``ILIKE '%word%'`` for words of three characters or more, Japanese included.
+answers ``ILIKE '%word%'`` for words of three characters or more, Japanese included; a GIN
+index of each message's pieces of one and two characters finds the shorter words.
 
 The tables live in one schema (``public`` unless the DSN says ``?schema=NAME`` or the
 caller passes ``schema``), so several stores can share a database. A connection lost
@@ -21,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
-from saimemory.migrations import POSTGRES_MIGRATIONS, upgrade
+from saimemory.migrations import POSTGRES_MIGRATIONS, SHORT_KEYS_FUNCTION, upgrade
 from saimemory.search_terms import Terms, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
@@ -184,6 +185,8 @@ class PostgresStore(SqlStore):
     ) -> list[tuple[int, str]]:
         """Every term by ``ILIKE`` (a short one outside the trigram index): the index finds
         rows for a rare indexed term, the newest rows are walked for a common one."""
+        if not terms.indexed:
+            return self._short_matches(tx, persona, terms.short, filters, limit, any_word=False)
         where, params = filters
         # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
         # trigram index) from a common one (walk the newest rows): plan each search afresh.
@@ -196,6 +199,31 @@ class PostgresStore(SqlStore):
             [persona, *(like_pattern(term) for term in terms.all), *params, limit],
         )
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
+        return cast("list[tuple[int, str]]", rows)
+
+    def _short_matches(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        limit: int,
+        *,
+        any_word: bool,
+    ) -> list[tuple[int, str]]:
+        """The index of the messages' short pieces (migration 8): every word's piece (or,
+        with ``any_word``, one of them), newest first; ``LIKE`` confirms each candidate."""
+        where, params = filters
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
+        pieces = ", ".join("lower(?)" for _ in words)
+        has = "&&" if any_word else "@>"
+        likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
+        rows = tx.fetch(
+            f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? AND "
+            f"{SHORT_KEYS_FUNCTION}(m.content) {has} ARRAY[{pieces}]::text[] AND ({likes}) "
+            f"{where}ORDER BY m.id DESC LIMIT ?",
+            [persona, *words, *(like_pattern(word) for word in words), *params, limit],
+        )
         return cast("list[tuple[int, str]]", rows)
 
     def _match_ids(

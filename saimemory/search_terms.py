@@ -6,7 +6,9 @@ natural-language queries ("What is my name?"), one term suffices and each word l
 leading and trailing punctuation, ASCII or not (``name?`` → ``name``, ``「東京」`` →
 ``東京``); a word that is only punctuation is dropped. Terms of at least
 :data:`MIN_INDEXED_CHARS` characters can use the trigram index; shorter ones (very common
-in Japanese: 猫, 東京) cannot, and are matched by a substring test instead.
+in Japanese: 猫, 東京) cannot: they are checked as substrings of the indexed words'
+matches, or found through an index of their own when a query has only short words
+(:mod:`saimemory.grams`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from saimemory.all_match import rank_all, relevance
-from saimemory.any_match import COLLECTION_CAP, SHORT_SCAN, WORD_WINDOW, rank_any
+from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW, rank_any
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.budget import clamp, spend
 from saimemory.call_rows import check_call, insert_calls, read_calls
@@ -75,7 +75,6 @@ from saimemory.search_terms import (
     RANK_WINDOW,
     MatchMode,
     Terms,
-    like_pattern,
     search_filters,
     snippet,
     split_terms,
@@ -194,6 +193,21 @@ class SqlStore(MessageStore):
     ) -> list[int]:
         """The ids of the persona's newest ``limit`` messages that contain the indexed
         ``word`` and pass the filters, newest first (no text read)."""
+
+    @abstractmethod
+    def _short_matches(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        limit: int,
+        *,
+        any_word: bool,
+    ) -> list[tuple[int, str]]:
+        """``(id, content)`` of the persona's newest ``limit`` messages that contain every
+        one (or, with ``any_word``, one) of the short ``words`` and pass the filters,
+        newest first."""
 
     def _contents(self, tx: Tx, ids: Collection[int]) -> dict[int, str]:
         """The text of the messages ``ids``, by id."""
@@ -593,8 +607,8 @@ class SqlStore(MessageStore):
 
         ``match="all"``: every word is required. ``since`` is inclusive, ``until`` exclusive.
         Words of three characters or more use the trigram index; shorter ones are checked
-        as substrings of the indexed candidates, or of the persona's messages newest first
-        when the query has only short words. Hits are ranked (relevance, see
+        as substrings of the indexed candidates or, when the query has only short words,
+        found through the index of short words (newest first). Hits are ranked (relevance, see
         :mod:`saimemory.all_match`, then recency) among the newest ``RANK_WINDOW``
         matches; a query of short words only is answered newest first (its hits still
         carry their relevance as rank). ``match="any"``: one word suffices, punctuation
@@ -621,7 +635,7 @@ class SqlStore(MessageStore):
     ) -> list[tuple[Row, float]]:
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
-            return self._short_scan(tx, persona, terms, filters, limit)
+            return self._short_rows(tx, persona, terms, filters, limit)
         collection = tx.fetch(
             "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
             (persona, COLLECTION_CAP),
@@ -663,24 +677,16 @@ class SqlStore(MessageStore):
         )}
         return [(rows[message_id], rank) for message_id, rank in ranked]
 
-    def _short_scan(
+    def _short_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[Row, float]]:
-        """Messages among the persona's newest ``SHORT_SCAN`` that contain one of the
-        (short) words, newest first."""
-        where, params = filters
-        floor = tx.fetch(
-            "SELECT m.id FROM messages m WHERE m.persona = ? ORDER BY m.id DESC LIMIT 1 OFFSET ?",
-            (persona, SHORT_SCAN),
+        """Messages that contain one of the (short) words, newest first, with their
+        relevance as rank."""
+        found = self._short_matches(tx, persona, terms.short, filters, limit, any_word=True)
+        ranks = relevance([content for _, content in found], terms)
+        return self._ranked_rows(
+            tx, [(message_id, rank) for (message_id, _), rank in zip(found, ranks, strict=True)]
         )
-        above = int(floor[0][0]) if floor else 0
-        words = " OR ".join(self._short_like for _ in terms.short)
-        rows = tx.fetch(
-            f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.id > ? AND ({words}) "
-            f"{where}ORDER BY m.id DESC LIMIT ?",
-            [persona, above, *(like_pattern(word) for word in terms.short), *params, limit],
-        )
-        return list(zip(rows, relevance([str(row[4]) for row in rows], terms), strict=True))
 
 
 def constraint_error(where: str, exc: Exception) -> InvalidMessageError:

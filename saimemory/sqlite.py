@@ -4,7 +4,8 @@ Writes take ``BEGIN IMMEDIATE`` (the database write lock) so writers from any nu
 processes are serialised and ids grow in commit order. Full-text search uses FTS5 with
 the trigram tokenizer: it matches any substring of three characters or more, which works
 for Japanese (no word boundaries) as well as English, without a language-specific
-tokenizer. Shorter words are matched by a substring test (see :mod:`saimemory.search_terms`).
+tokenizer. Shorter words, which have no trigram, have an index of their own: every piece of
+one or two characters of each message (:mod:`saimemory.grams`).
 
 Opening checks the file with ``PRAGMA quick_check`` before anything is written, so a corrupt
 file is refused (:class:`~saimemory.errors.SchemaError`) exactly as it was; the check reads
@@ -29,8 +30,15 @@ from saimemory.errors import (
     SchemaError,
     StoreUnavailableError,
 )
+from saimemory.grams import keys_query, short_keys
 from saimemory.locks import FilePersonaLock, NullPersonaLock, PersonaLock
-from saimemory.migrations import FTS_ROWID_BITS, SQLITE_MIGRATIONS, current_version, upgrade
+from saimemory.migrations import (
+    FTS_ROWID_BITS,
+    SHORT_KEYS_FUNCTION,
+    SQLITE_MIGRATIONS,
+    current_version,
+    upgrade,
+)
 from saimemory.search_terms import Terms, fts5_query, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
@@ -121,6 +129,7 @@ class SQLiteStore(SqlStore):
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
+        self._conn.create_function(SHORT_KEYS_FUNCTION, 1, short_keys, deterministic=True)
         self._start()
 
     def _uri(self, directory: Path) -> str:
@@ -265,26 +274,47 @@ class SQLiteStore(SqlStore):
     ) -> list[tuple[int, str]]:
         """Indexed terms through FTS5 (newest first along the persona's range of its
         rowids, see :data:`~saimemory.migrations.FTS_ROWID_BITS`), short ones by ``LIKE``
-        on those candidates or, with no indexed term, on the persona's messages."""
+        on those candidates or, with no indexed term, through the index of short words."""
+        if not terms.indexed:
+            return self._short_matches(tx, persona, terms.short, filters, limit, any_word=False)
         where, params = filters
         short = "".join(f"AND {self._short_like} " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
-        if terms.indexed:
-            low = _range_start(tx, persona)
-            if low is None:
-                return []  # the persona has no message
-            rows = tx.fetch(
-                f"SELECT m.id, m.content {_IN_RANGE}{short}{where}{_NEWEST}",
-                [*_range_params(low, fts5_query(terms), persona), *short_params, *params,
-                 limit],
-            )
-        else:
-            rows = tx.fetch(
-                f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {short}{where}"
-                "ORDER BY m.id DESC LIMIT ?",
-                [persona, *short_params, *params, limit],
-            )
+        low = _range_start(tx, persona)
+        if low is None:
+            return []  # the persona has no message
+        rows = tx.fetch(
+            f"SELECT m.id, m.content {_IN_RANGE}{short}{where}{_NEWEST}",
+            [*_range_params(low, fts5_query(terms), persona), *short_params, *params, limit],
+        )
         # an INTEGER PRIMARY KEY and a TEXT column: sqlite3 gives int and str already
+        return cast("list[tuple[int, str]]", rows)
+
+    def _short_matches(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        limit: int,
+        *,
+        any_word: bool,
+    ) -> list[tuple[int, str]]:
+        """The index of short words (:mod:`saimemory.grams`) along the persona's range,
+        newest first; ``LIKE`` confirms each candidate."""
+        where, params = filters
+        low = _range_start(tx, persona)
+        if low is None:
+            return []  # the persona has no message
+        likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
+        rows = tx.fetch(
+            "SELECT m.id, m.content FROM messages_short JOIN messages m"
+            " ON m.id = messages_short.rowid - ? WHERE messages_short MATCH ?"
+            " AND messages_short.rowid BETWEEN ? AND ? AND m.persona = ?"
+            f" AND ({likes}) {where}ORDER BY messages_short.rowid DESC LIMIT ?",
+            [low, keys_query(words, any_word=any_word), low, low | _ID_MASK, persona,
+             *(like_pattern(word) for word in words), *params, limit],
+        )
         return cast("list[tuple[int, str]]", rows)
 
     def _match_ids(

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,16 @@ def open_same(spec: StoreSpec) -> Iterator[StoreFactory]:
 def store(open_same: StoreFactory) -> SqlStore:
     """A fresh, empty store of the backend under test."""
     return open_same()
+
+
+@pytest.fixture
+def pg() -> Iterator[tuple[Any, str]]:
+    """A PostgreSQL store in a fresh schema (dropped afterwards), and the schema's name."""
+    from saimemory.postgres import PostgresStore
+
+    assert POSTGRES_DSN is not None
+    schema = f"t_{uuid.uuid4().hex[:20]}"
+    store = PostgresStore(POSTGRES_DSN, schema=schema)
+    yield store, schema
+    store.close()
+    drop_schema(schema)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -97,20 +96,6 @@ def postgres_test(test: Callable[..., None]) -> Callable[..., None]:
     skip = pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
     marked: Callable[..., None] = pytest.mark.postgres(skip(test))
     return marked
-
-
-@pytest.fixture
-def pg() -> Iterator[tuple[Any, str]]:
-    """A PostgreSQL store in a fresh schema (dropped afterwards), and the schema's name."""
-    from saimemory.postgres import PostgresStore
-
-    assert POSTGRES_DSN is not None
-    schema = f"t_{uuid.uuid4().hex[:20]}"
-    store = PostgresStore(POSTGRES_DSN, schema=schema)
-    yield store, schema
-    store.close()
-    with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @postgres_test
