@@ -201,30 +201,28 @@ class PostgresStore(SqlStore):
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
 
-    def _short_matches(
+    def _short_lookup(
         self,
         tx: Tx,
         persona: str,
         words: Sequence[str],
-        filters: tuple[str, list[Any]],
+        upto: int,
+        conditions: tuple[str, list[Any]],
         limit: int,
         *,
         any_word: bool,
-    ) -> list[tuple[int, str]]:
-        """The index of the messages' short pieces (migration 8): every word's piece (or,
-        with ``any_word``, one of them), newest first; ``LIKE`` confirms each candidate."""
-        where, params = filters
+    ) -> list[Row]:
+        """The GIN index of the messages' short pieces (migration 8), up to ``upto``."""
+        sql, params = conditions
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
         pieces = ", ".join("lower(?)" for _ in words)
         has = "&&" if any_word else "@>"
-        likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
-        rows = tx.fetch(
-            f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? AND "
-            f"{SHORT_KEYS_FUNCTION}(m.content) {has} ARRAY[{pieces}]::text[] AND ({likes}) "
-            f"{where}ORDER BY m.id DESC LIMIT ?",
-            [persona, *words, *(like_pattern(word) for word in words), *params, limit],
+        return tx.fetch(
+            "SELECT m.id, m.content FROM messages m WHERE m.persona = ? AND m.id <= ? AND "
+            f"{SHORT_KEYS_FUNCTION}(m.content) {has} ARRAY[{pieces}]::text[] "
+            f"{sql}ORDER BY m.id DESC LIMIT ?",
+            [persona, upto, *words, *params, limit],
         )
-        return cast("list[tuple[int, str]]", rows)
 
     def _match_ids(
         self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int

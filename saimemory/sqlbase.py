@@ -14,7 +14,7 @@ from abc import abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -75,6 +75,7 @@ from saimemory.search_terms import (
     RANK_WINDOW,
     MatchMode,
     Terms,
+    like_pattern,
     search_filters,
     snippet,
     split_terms,
@@ -194,7 +195,11 @@ class SqlStore(MessageStore):
         """The ids of the persona's newest ``limit`` messages that contain the indexed
         ``word`` and pass the filters, newest first (no text read)."""
 
-    @abstractmethod
+    _short_walk = 256
+    """A persona's newest messages a query of short words reads one by one (a common
+    word's hits are there) before it looks its words up in the index of short words,
+    migration 8 (for the older messages)."""
+
     def _short_matches(
         self,
         tx: Tx,
@@ -207,7 +212,45 @@ class SqlStore(MessageStore):
     ) -> list[tuple[int, str]]:
         """``(id, content)`` of the persona's newest ``limit`` messages that contain every
         one (or, with ``any_word``, one) of the short ``words`` and pass the filters,
-        newest first."""
+        newest first: the newest :attr:`_short_walk` messages by ``LIKE``, then the older
+        ones through the index (:meth:`_short_lookup`), ``LIKE`` confirming each."""
+        where, params = filters
+        likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
+        patterns = [like_pattern(word) for word in words]
+        floor = tx.fetch(
+            "SELECT m.id FROM messages m WHERE m.persona = ? ORDER BY m.id DESC LIMIT 1 OFFSET ?",
+            (persona, self._short_walk),
+        )
+        above = int(floor[0][0]) if floor else 0
+        rows = tx.fetch(
+            f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? AND m.id > ? AND "
+            f"({likes}) {where}ORDER BY m.id DESC LIMIT ?",
+            [persona, above, *patterns, *params, limit],
+        )
+        if len(rows) < limit and above:
+            rows += self._short_lookup(
+                tx, persona, words, above, (f"AND ({likes}) {where}", [*patterns, *params]),
+                limit - len(rows), any_word=any_word,
+            )
+        # a BIGINT and a TEXT NOT NULL column: both drivers give int and str already
+        return cast("list[tuple[int, str]]", rows)
+
+    @abstractmethod
+    def _short_lookup(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        upto: int,
+        conditions: tuple[str, list[Any]],
+        limit: int,
+        *,
+        any_word: bool,
+    ) -> list[Row]:
+        """``(id, content)`` of the persona's newest ``limit`` messages up to id ``upto``
+        that the index of short words holds for every word (or one, ``any_word``) and
+        that pass ``conditions`` (SQL on ``m`` starting with ``AND``, and its
+        parameters), newest first."""
 
     def _contents(self, tx: Tx, ids: Collection[int]) -> dict[int, str]:
         """The text of the messages ``ids``, by id."""

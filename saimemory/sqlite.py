@@ -200,9 +200,11 @@ class SQLiteStore(SqlStore):
             )
         if "vtable constructor failed" in text or text.startswith("fts5:"):
             return SchemaError(
-                f"{self.path}: the full-text search index is damaged ({text}); the messages "
-                "may be intact: export them, or rebuild the index with `sqlite3 FILE "
-                "\"INSERT INTO messages_fts(messages_fts) VALUES('rebuild')\"`")
+                f"{self.path}: a search index is damaged ({text}); the messages may be "
+                "intact: export them (`sea memory export`) and import them into a new store, "
+                "or rebuild the trigram index with `sqlite3 FILE \"INSERT INTO "
+                "messages_fts(messages_fts) VALUES('rebuild')\"` (the index of short words, "
+                "messages_short, needs SAIMemory's key function: export and import)")
         if "Could not decode to UTF-8" in text:
             return SchemaError(
                 f"{self.path} holds text that is not UTF-8 ({text}); the file is probably "
@@ -290,32 +292,31 @@ class SQLiteStore(SqlStore):
         # an INTEGER PRIMARY KEY and a TEXT column: sqlite3 gives int and str already
         return cast("list[tuple[int, str]]", rows)
 
-    def _short_matches(
+    def _short_lookup(
         self,
         tx: Tx,
         persona: str,
         words: Sequence[str],
-        filters: tuple[str, list[Any]],
+        upto: int,
+        conditions: tuple[str, list[Any]],
         limit: int,
         *,
         any_word: bool,
-    ) -> list[tuple[int, str]]:
-        """The index of short words (:mod:`saimemory.grams`) along the persona's range,
-        newest first; ``LIKE`` confirms each candidate."""
-        where, params = filters
+    ) -> list[Row]:
+        """The FTS5 index of short words (:mod:`saimemory.grams`) along the persona's
+        range of rowids, up to ``upto``."""
         low = _range_start(tx, persona)
         if low is None:
             return []  # the persona has no message
-        likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
-        rows = tx.fetch(
+        sql, params = conditions
+        return tx.fetch(
             "SELECT m.id, m.content FROM messages_short JOIN messages m"
             " ON m.id = messages_short.rowid - ? WHERE messages_short MATCH ?"
             " AND messages_short.rowid BETWEEN ? AND ? AND m.persona = ?"
-            f" AND ({likes}) {where}ORDER BY messages_short.rowid DESC LIMIT ?",
-            [low, keys_query(words, any_word=any_word), low, low | _ID_MASK, persona,
-             *(like_pattern(word) for word in words), *params, limit],
+            f" {sql}ORDER BY messages_short.rowid DESC LIMIT ?",
+            [low, keys_query(words, any_word=any_word), low, low | upto, persona, *params,
+             limit],
         )
-        return cast("list[tuple[int, str]]", rows)
 
     def _match_ids(
         self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int

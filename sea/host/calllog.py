@@ -59,6 +59,10 @@ def tool_call(persona: str, event: ToolCalled) -> CallRecord:
     )
 
 
+_CALLS = (LLMCalled, ToolCalled)
+"""The events that are calls (a tuple: ``A | B`` would build a union at every event)."""
+
+
 class CallLog:
     """Collects one drive's calls and stores them when it ends."""
 
@@ -75,7 +79,7 @@ class CallLog:
         ``persona`` says whose pulse it is (None until the drive has loaded it)."""
 
         def noting(event: Event | None) -> None:
-            if isinstance(event, LLMCalled | ToolCalled):
+            if isinstance(event, _CALLS):
                 whose = persona()
                 if whose is not None:
                     self._calls.append((whose, event))

@@ -54,11 +54,8 @@ def test_a_keys_query_asks_for_every_word_or_for_one() -> None:
     assert keys_query(["猫", "ab"], any_word=True) == f'"{word_key("猫")}" OR "g61x62"'
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(texts=texts_st, words=st.lists(word_st, min_size=1, max_size=3, unique=True))
-def test_short_words_find_exactly_the_messages_that_hold_them(
-    store: SqlStore, texts: list[str], words: list[str]
-) -> None:
+def check_short_search(store: SqlStore, texts: list[str], words: list[str]) -> None:
+    """Every match mode finds exactly the messages a substring test finds, newest first."""
     persona = f"p{uuid.uuid4().hex[:12]}"
     stored = store.append_many([NewMessage(persona, "user", text) for text in texts])
     store.append(NewMessage("someone-else", "user", " ".join(words)))  # never a hit
@@ -77,6 +74,23 @@ def test_short_words_find_exactly_the_messages_that_hold_them(
             assert hits == expected, (match, query)  # newest first
         else:  # one word: ranked as in the all mode
             assert sorted(hits) == sorted(expected), (match, query)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=texts_st, words=st.lists(word_st, min_size=1, max_size=3, unique=True))
+def test_short_words_find_exactly_the_messages_that_hold_them(
+    store: SqlStore, texts: list[str], words: list[str]
+) -> None:
+    check_short_search(store, texts, words)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=texts_st, words=st.lists(word_st, min_size=1, max_size=3, unique=True))
+def test_the_newest_messages_read_and_the_older_ones_looked_up_give_the_same_hits(
+    store: SqlStore, texts: list[str], words: list[str]
+) -> None:
+    store._short_walk = 3  # the store reads its three newest messages, then asks the index
+    check_short_search(store, texts, words)
 
 
 def test_a_short_word_is_found_however_old_its_message(store: SqlStore) -> None:
@@ -109,9 +123,11 @@ def _miss_steps(tmp_path: Path, own: int) -> int:
 
 def test_a_short_word_that_misses_reads_no_more_of_a_large_history(tmp_path: Path) -> None:
     # before: a short word was a substring test of every one of the persona's messages,
-    # so a miss cost in proportion to its history (10 ms at 10,000 messages)
-    small, large = _miss_steps(tmp_path, 30), _miss_steps(tmp_path, 3000)
-    assert large <= 2 * small + 20, (small, large)
+    # so a miss cost in proportion to its history (10 ms at 10,000 messages); now the
+    # newest few hundred are read, the older ones looked up
+    walk = SQLiteStore._short_walk
+    small, large = _miss_steps(tmp_path, 2 * walk), _miss_steps(tmp_path, 20 * walk)
+    assert large <= 1.5 * small + 20, (small, large)
 
 
 def test_an_older_sqlite_store_gains_the_index_of_its_messages(tmp_path: Path) -> None:
