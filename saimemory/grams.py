@@ -41,7 +41,7 @@ def short_keys(text: str | None) -> str:
     if not text:
         return ""
     folded = fold(text)
-    codes = {char: format(ord(char), "x") for char in set(folded) if not char.isspace()}
+    codes = {char: _code(char) for char in set(folded) if not char.isspace()}
     pairs = {
         f"{codes[first]}x{codes[second]}"
         for first, second in set(zip(folded, folded[1:], strict=False))

@@ -185,8 +185,6 @@ class PostgresStore(SqlStore):
     ) -> list[tuple[int, str]]:
         """Every term by ``ILIKE`` (a short one outside the trigram index): the index finds
         rows for a rare indexed term, the newest rows are walked for a common one."""
-        if not terms.indexed:
-            return self._short_matches(tx, persona, terms.short, filters, limit, any_word=False)
         where, params = filters
         # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
         # trigram index) from a common one (walk the newest rows): plan each search afresh.

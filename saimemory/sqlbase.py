@@ -185,8 +185,9 @@ class SqlStore(MessageStore):
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
         """``(id, content)`` of the persona's newest ``limit`` messages that contain every
-        term and pass the filters, newest first. Terms of three characters or more use the
-        trigram index."""
+        term and pass the filters, newest first. ``terms`` has at least one indexed term
+        (three characters or more), which the trigram index finds; a query of short words
+        only goes to :meth:`_short_matches`."""
 
     @abstractmethod
     def _match_ids(
@@ -678,7 +679,7 @@ class SqlStore(MessageStore):
     ) -> list[tuple[Row, float]]:
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
-            return self._short_rows(tx, persona, terms, filters, limit)
+            return self._short_rows(tx, persona, terms, filters, limit, any_word=True)
         collection = tx.fetch(
             "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
             (persona, COLLECTION_CAP),
@@ -697,14 +698,9 @@ class SqlStore(MessageStore):
     ) -> list[tuple[Row, float]]:
         """The ``all`` mode's hits (and a one-word query's) with their rank: the best of the
         newest ``RANK_WINDOW`` matches, or the newest matches when no term is indexed."""
-        if terms.indexed:
-            ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW),
-                              limit)
-        else:
-            found = self._matches(tx, persona, terms, filters, limit)
-            ranks = relevance([content for _, content in found], terms)
-            ranked = [(message_id, rank)
-                      for (message_id, _), rank in zip(found, ranks, strict=True)]
+        if not terms.indexed:
+            return self._short_rows(tx, persona, terms, filters, limit, any_word=False)
+        ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
         return self._ranked_rows(tx, ranked)
 
     def _ranked_rows(
@@ -721,11 +717,18 @@ class SqlStore(MessageStore):
         return [(rows[message_id], rank) for message_id, rank in ranked]
 
     def _short_rows(
-        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+        self,
+        tx: Tx,
+        persona: str,
+        terms: Terms,
+        filters: tuple[str, list[Any]],
+        limit: int,
+        *,
+        any_word: bool,
     ) -> list[tuple[Row, float]]:
-        """Messages that contain one of the (short) words, newest first, with their
-        relevance as rank."""
-        found = self._short_matches(tx, persona, terms.short, filters, limit, any_word=True)
+        """Messages of a query of short words only that contain every one of its words (or,
+        with ``any_word``, one), newest first, with their relevance as rank."""
+        found = self._short_matches(tx, persona, terms.short, filters, limit, any_word=any_word)
         ranks = relevance([content for _, content in found], terms)
         return self._ranked_rows(
             tx, [(message_id, rank) for (message_id, _), rank in zip(found, ranks, strict=True)]

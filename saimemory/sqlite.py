@@ -276,9 +276,7 @@ class SQLiteStore(SqlStore):
     ) -> list[tuple[int, str]]:
         """Indexed terms through FTS5 (newest first along the persona's range of its
         rowids, see :data:`~saimemory.migrations.FTS_ROWID_BITS`), short ones by ``LIKE``
-        on those candidates or, with no indexed term, through the index of short words."""
-        if not terms.indexed:
-            return self._short_matches(tx, persona, terms.short, filters, limit, any_word=False)
+        on those candidates."""
         where, params = filters
         short = "".join(f"AND {self._short_like} " for _ in terms.short)
         short_params = [like_pattern(term) for term in terms.short]
