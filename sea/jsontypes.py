@@ -13,6 +13,13 @@ from typing import Any
 
 import orjson
 
+EXACT_JSON_TYPES: Mapping[type, str] = {
+    str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
+    dict: "object", list: "array", tuple: "array",
+}
+""":func:`json_type` of the values of exactly these types (a lookup costs less than the
+checks a subclass or another mapping needs)."""
+
 
 def json_type(value: Any) -> str:
     """The JSON type name of ``value`` (``object``, ``array``, ``integer``…).
@@ -20,6 +27,9 @@ def json_type(value: Any) -> str:
     ``bool`` is ``boolean`` (never ``integer``), any mapping is an ``object``, lists and
     tuples are ``array``; a value with no JSON type gives its Python type name.
     """
+    exact = EXACT_JSON_TYPES.get(type(value))
+    if exact is not None:
+        return exact
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -32,12 +32,6 @@ TEXT_FIELDS = ("content", "text", "response")
 
 _PREVIEW = 60
 
-EXACT_JSON_TYPES: Mapping[type, str] = {
-    str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
-    dict: "object", list: "array", tuple: "array",
-}
-""":func:`~sea.jsontypes.json_type` of the values of these very types (a lookup is cheaper)."""
-
 
 def tool_schema(tool: BaseTool) -> dict[str, Any]:
     """The JSON Schema of the arguments a model or a node may pass to ``tool``.
@@ -156,7 +150,7 @@ def accepted_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozense
 
 def normalize_value(value: Any, types: frozenset[str]) -> Any:
     """``value`` converted to one of ``types`` where the intent is unambiguous, else as is."""
-    actual = EXACT_JSON_TYPES.get(type(value)) or json_type(value)
+    actual = json_type(value)
     if not types or actual in types or (actual == "integer" and "number" in types):
         return value
     if actual == "object" and types & {"array", "string"} == {"array"}:
