@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from time import perf_counter
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 from pydantic import BaseModel
@@ -126,11 +126,16 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
 
     Tuples become lists, pydantic models their JSON form; anything else that is not JSON
     data fails the node with a message that names the tool and the type. A result larger
-    than ``Limits.max_tool_result_chars`` fails it with :class:`SizeLimitExceeded`, measured
-    before it is copied (and again after, for what a model dump added).
+    than ``Limits.max_tool_result_chars`` fails it with :class:`SizeLimitExceeded`.
+
+    The result is written as JSON once, in C, and read back (the copy state keeps); its
+    characters are counted only when that text has more bytes than the limit (a character
+    takes at least one byte). A text or a list or object whose own length is past the limit
+    is refused before it is written, so a tool's flood of text is never copied.
     """
     limit = frame.services.limits.max_tool_result_chars
-    _check_result_size(result, limit, frame, node, tool)
+    if type(result) in _SIZED and len(result) > limit:
+        _size_exceeded(limit, frame, node, tool)
     try:
         text = orjson.dumps(result, default=_default)
         value = orjson.loads(text)
@@ -141,18 +146,21 @@ def state_value(result: Any, frame: Frame, node: str, tool: str) -> Any:
             playbook=frame.name,
             node=node,
         ) from exc
-    if len(text) > limit:  # bytes bound the characters: only then count them
-        _check_result_size(value, limit, frame, node, tool)
+    if len(text) > limit and json_size(value, limit) > limit:
+        _size_exceeded(limit, frame, node, tool)
     return value
 
 
-def _check_result_size(result: Any, limit: int, frame: Frame, node: str, tool: str) -> None:
-    """Raise :class:`SizeLimitExceeded` if ``result`` is larger than ``limit`` characters."""
-    if json_size(result, limit) > limit:
-        raise SizeLimitExceeded(
-            f"tool {tool!r} returned more than {limit:,} characters "
-            "(Limits.max_tool_result_chars); the result was dropped",
-            limit="max_tool_result_chars",
-            playbook=frame.name,
-            node=node,
-        )
+_SIZED = frozenset({str, dict, list, tuple})
+"""Types whose ``len`` bounds their JSON text from below (a character or a member each)."""
+
+
+def _size_exceeded(limit: int, frame: Frame, node: str, tool: str) -> NoReturn:
+    """Raise :class:`SizeLimitExceeded` for a result over ``limit`` characters."""
+    raise SizeLimitExceeded(
+        f"tool {tool!r} returned more than {limit:,} characters "
+        "(Limits.max_tool_result_chars); the result was dropped",
+        limit="max_tool_result_chars",
+        playbook=frame.name,
+        node=node,
+    )

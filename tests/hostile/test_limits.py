@@ -182,6 +182,42 @@ def test_a_huge_tool_result_fails_the_node_and_is_routed_not_stored(run: Any) ->
     assert "Limits.max_tool_result_chars" in handled["message"]
 
 
+@tool
+def nested_flood() -> dict[str, Any]:
+    """Return far too much text inside an object."""
+    return {"pages": [{"text": "z" * 300_000} for _ in range(5)]}
+
+
+@tool
+def wide_text() -> dict[str, Any]:
+    """Return text of many bytes but few characters."""
+    return {"text": "猫" * 900}
+
+
+CALLING: dict[str, Any] = {
+    "name": "calling", "description": "Calls one tool.", "start_node": "call",
+    "nodes": [
+        {"id": "call", "type": "tool", "action": "nested_flood", "output_key": "got",
+         "error_next": "note"},
+        {"id": "note", "type": "set", "assignments": {"code": "{error.code}"}},
+    ],
+}
+
+
+def test_a_huge_result_inside_an_object_is_refused_too(run: Any) -> None:
+    result = run(CALLING, tools=[nested_flood])
+    assert result.outputs["code"] == "SEA565" and "got" not in result.outputs
+
+
+def test_the_limit_counts_characters_not_bytes(run: Any) -> None:
+    playbook = json.loads(json.dumps(CALLING).replace("nested_flood", "wide_text"))
+    # about 2,700 bytes of JSON text, 913 characters: under a limit of 1,000
+    result = run(playbook, tools=[wide_text], limits=Limits(max_tool_result_chars=1_000))
+    assert result.status == "ok" and result.outputs["got"] == {"text": "猫" * 900}
+    refused = run(playbook, tools=[wide_text], limits=Limits(max_tool_result_chars=900))
+    assert refused.outputs["code"] == "SEA565" and "got" not in refused.outputs
+
+
 ASKING: dict[str, Any] = {
     "name": "asking", "description": "Asks the model.", "start_node": "ask",
     "nodes": [{"id": "ask", "type": "llm", "action": "Say something.", "output_key": "said"}],
