@@ -67,13 +67,13 @@ class _ModelFirst:
     for the verdict, and for the words of every error."""
 
     def __init__(self, model: type[BaseModel], schema: SchemaValidator) -> None:
-        self._model = model
+        self._validate = model.__pydantic_validator__.validate_python  # model_validate's own
         self._schema = schema
 
     def is_valid(self, instance: Any) -> bool:
         """Whether ``instance`` passes."""
         try:
-            self._model.model_validate(instance, strict=True)
+            self._validate(instance, strict=True)
         except ValidationError:
             return self._schema.is_valid(instance)
         return True

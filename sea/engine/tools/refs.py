@@ -90,12 +90,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TypeGuard
 
 from jsonschema.exceptions import ValidationError, best_match
 
 from sea.engine.tools.arguments import (
-    EXACT_JSON_TYPES,
     accepted_types,
     preview,
     resolve_schema_ref,
@@ -136,6 +136,11 @@ class Rule(StrEnum):
     INTEGER_FROM_NUMBER = "integer.from_number"
     NUMBER_FROM_STRING = "number.from_string"
     BOOLEAN_FROM_STRING = "boolean.from_string"
+
+
+_RULES = SimpleNamespace(**{rule.name: rule.value for rule in Rule})
+"""The rules' names as plain strings, by member name (``_RULES.AS_IS == "as_is"``): what the
+functions below use, since reading an enum member and its ``value`` costs a call each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,7 +441,7 @@ class ParameterFit:
 
     def _to_id(self, value: object, ref: str | None) -> tuple[object, Normalization, str | None]:
         parameter = self.name
-        if not isinstance(value, Mapping):
+        if not _is_object(value):
             fitted, rule = self._fit(value, ref)
             return fitted, _record(parameter, rule, value, fitted), None
         for key in self.keys:
@@ -444,8 +449,8 @@ class ParameterFit:
             if picked is None or picked == "" or picked == [] or picked == {}:
                 continue
             fitted, rule = self._fit(picked, ref)
-            detail = key if rule is Rule.AS_IS else f"{key}, then {rule}"
-            return fitted, _record(parameter, Rule.ID_KEY, value, fitted, detail), None
+            detail = key if rule == _RULES.AS_IS else f"{key}, then {rule}"
+            return fitted, _record(parameter, _RULES.ID_KEY, value, fitted, detail), None
         present = ", ".join(str(k) for k in value) or "none"
         raise RefProblem(
             parameter,
@@ -460,22 +465,22 @@ class ParameterFit:
         parameter, types, item_types = self.name, self.types, self.item_types
         if value is not None and _accepts(types, value):
             fitted = list(value) if isinstance(value, tuple) else value
-            return fitted, _record(parameter, Rule.AS_IS, value, fitted), None
-        if isinstance(value, Mapping) or (
+            return fitted, _record(parameter, _RULES.AS_IS, value, fitted), None
+        if _is_object(value) or (
             value is not None
             and item_types
             and "object" not in item_types
             and _accepts(item_types, value)
         ):
-            return [value], _record(parameter, Rule.ARRAY_WRAP, value, [value]), None
+            return [value], _record(parameter, _RULES.ARRAY_WRAP, value, [value]), None
         fitted = [{"raw": value}]
         warning = (
             f"argument {parameter!r} expects an array; {_result_of(ref)} is "
             f'{json_type(value)} ({preview(value)}), passed as [{{"raw": …}}]'
         )
-        return fitted, _record(parameter, Rule.ARRAY_RAW, value, fitted), warning
+        return fitted, _record(parameter, _RULES.ARRAY_RAW, value, fitted), warning
 
-    def _fit(self, value: object, ref: str | None) -> tuple[object, Rule]:
+    def _fit(self, value: object, ref: str | None) -> tuple[object, str]:
         """``value`` as it is if the schema accepts it, else converted losslessly, else
         refused."""
         types = self.types
@@ -486,10 +491,10 @@ class ParameterFit:
             and "number" not in types
             and not self._problems(int(value))
         ):
-            return int(value), Rule.INTEGER_FROM_NUMBER
+            return int(value), _RULES.INTEGER_FROM_NUMBER
         problems = self._problems(value)
         if not problems:
-            return value, Rule.AS_IS
+            return value, _RULES.AS_IS
         if isinstance(value, str):
             converted = _from_string(value, types)
             if converted is not None and not self._problems(converted[0]):
@@ -550,30 +555,30 @@ def _to_string(
     parameter: str, value: object, types: frozenset[str], limit: int | None
 ) -> tuple[object, Normalization, str | None]:
     if value is not None and not isinstance(value, str) and _accepts(types, value):
-        return value, _record(parameter, Rule.AS_IS, value, value), None  # 5 for string|integer
+        return value, _record(parameter, _RULES.AS_IS, value, value), None  # 5 for string|integer
     text, rule, source = _text_of(value)
     if limit is not None and len(text) > limit:
         cut, kept = _cut(text, limit)
         detail = f"{source}; cut to {kept} of {len(text)} characters (limit {limit})"
-        return cut, _record(parameter, Rule.STRING_TRUNCATED, value, cut, detail), None
+        return cut, _record(parameter, _RULES.STRING_TRUNCATED, value, cut, detail), None
     return text, _record(parameter, rule, value, text), None
 
 
-def _text_of(value: object) -> tuple[str, Rule, str]:
+def _text_of(value: object) -> tuple[str, str, str]:
     """The text a string parameter gets from ``value``, the rule, and where the text was."""
     if isinstance(value, str):
-        return value, Rule.AS_IS, "string"
-    if isinstance(value, Mapping):
+        return value, _RULES.AS_IS, "string"
+    if _is_object(value):
         content = value.get("content")
         if isinstance(content, str):
-            return content, Rule.STRING_CONTENT, "content"
+            return content, _RULES.STRING_CONTENT, "content"
         data = value.get("data")
         if isinstance(data, Mapping) and isinstance(data.get("content"), str):
-            return str(data["content"]), Rule.STRING_DATA_CONTENT, "data.content"
+            return str(data["content"]), _RULES.STRING_DATA_CONTENT, "data.content"
         response = value.get("response")
         if isinstance(response, str):
-            return response, Rule.STRING_RESPONSE, "response"
-    return json_text(value), Rule.STRING_JSON, "JSON text"
+            return response, _RULES.STRING_RESPONSE, "response"
+    return json_text(value), _RULES.STRING_JSON, "JSON text"
 
 
 def _cut(text: str, limit: int) -> tuple[str, int]:
@@ -624,24 +629,24 @@ def _item_types(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset[s
 
 
 
-def _from_string(text: str, types: frozenset[str]) -> tuple[object, Rule] | None:
+def _from_string(text: str, types: frozenset[str]) -> tuple[object, str] | None:
     """``text`` read as a boolean or a number when nothing is lost, else ``None``."""
     word = text.strip()
     if "boolean" in types and word.lower() in ("true", "false"):
-        return word.lower() == "true", Rule.BOOLEAN_FROM_STRING
+        return word.lower() == "true", _RULES.BOOLEAN_FROM_STRING
     if not types & {"integer", "number"} or not _JSON_NUMBER.fullmatch(word):
         return None
     if _JSON_INTEGER.fullmatch(word):
         if len(word) > _MAX_DIGITS:
             return None
-        return int(word), Rule.NUMBER_FROM_STRING
+        return int(word), _RULES.NUMBER_FROM_STRING
     if "number" in types:
         number = float(word)
-        return (number, Rule.NUMBER_FROM_STRING) if math.isfinite(number) else None
+        return (number, _RULES.NUMBER_FROM_STRING) if math.isfinite(number) else None
     exact = Decimal(word)
     if exact.adjusted() > _MAX_DIGITS or exact != exact.to_integral_value():
         return None
-    return int(exact), Rule.NUMBER_FROM_STRING
+    return int(exact), _RULES.NUMBER_FROM_STRING
 
 
 
@@ -669,18 +674,24 @@ def _type_only(prop: Mapping[str, Any]) -> bool:
     return all(key in _ANNOTATIONS or key.startswith("x-") for key in prop)
 
 
+def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """Whether ``value`` is a JSON object (a dict, the usual case, asked first: cheaper than
+    the mapping check)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _accepts(types: frozenset[str], value: object) -> bool:
     """Whether one of the JSON ``types`` takes ``value`` (an integral float is an integer)."""
-    actual = EXACT_JSON_TYPES.get(type(value)) or json_type(value)
+    actual = json_type(value)
     if actual in types or (actual == "integer" and "number" in types):
         return True
     return isinstance(value, float) and value.is_integer() and "integer" in types
 
 
 def _record(
-    parameter: str, rule: Rule, value: object, fitted: object, detail: str | None = None
+    parameter: str, rule: str, value: object, fitted: object, detail: str | None = None
 ) -> Normalization:
-    return Normalization(parameter, rule.value, json_type(value), json_type(fitted), detail)
+    return Normalization(parameter, rule, json_type(value), json_type(fitted), detail)
 
 
 def _result_of(ref: str | None) -> str:
