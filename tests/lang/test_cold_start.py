@@ -51,5 +51,16 @@ def test_reading_commands_import_no_model_machinery(tmp_path: Path, words: tuple
     assert heavy == []
 
 
+@pytest.mark.parametrize("words", [
+    ("validate", "playbooks"),
+    ("validate", "--strict", "playbooks"),
+    ("validate", "tests/data/valid"),
+])
+def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]) -> None:
+    # jsonschema only explains a rejected document or schema: a valid one is checked by the
+    # strict models and the metaschema check of sea.lang.metaschema
+    assert _imported(*words) == ([], ["pydantic"])
+
+
 def test_version_imports_neither_pydantic_nor_jsonschema() -> None:
     assert _imported("--version") == ([], [])
