@@ -62,5 +62,13 @@ def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]
     assert _imported(*words) == ([], ["pydantic"])
 
 
+def test_validate_reads_the_store_s_tags_not_its_records() -> None:
+    script = ("import sys; from sea.cli import main; main(['validate', 'playbooks']); "
+              "print(sorted(m for m in sys.modules if m.startswith('saimemory')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""}, check=True)
+    assert done.stdout.strip() == "['saimemory', 'saimemory.errors', 'saimemory.tags']"
+
+
 def test_version_imports_neither_pydantic_nor_jsonschema() -> None:
     assert _imported("--version") == ([], [])
