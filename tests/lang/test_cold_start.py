@@ -8,9 +8,12 @@ import json
 import subprocess
 import sys
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from sea._version import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp",
@@ -62,12 +65,33 @@ def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]
     assert _imported(*words) == ([], ["pydantic"])
 
 
+def _loaded(prefix: str, *words: str) -> list[str]:
+    """The modules named ``prefix...`` that ``sea WORDS`` imported."""
+    script = ("import sys; from sea.cli import main; main(sys.argv[1:]); import json; "
+              f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefix!r}))))")
+    done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
+                          check=True)
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
 def test_validate_reads_the_store_s_tags_not_its_records() -> None:
-    script = ("import sys; from sea.cli import main; main(['validate', 'playbooks']); "
-              "print(sorted(m for m in sys.modules if m.startswith('saimemory')))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""}, check=True)
-    assert done.stdout.strip() == "['saimemory', 'saimemory.errors', 'saimemory.tags']"
+    assert _loaded("saimemory", "validate", "playbooks") == [
+        "saimemory", "saimemory.errors", "saimemory.tags"
+    ]
+
+
+def test_version_reads_no_package_metadata() -> None:
+    assert _loaded("importlib.metadata", "--version") == []
+
+
+def test_the_version_is_the_installed_one() -> None:
+    try:
+        installed = metadata.version("sea-runtime")
+    except metadata.PackageNotFoundError:
+        pytest.skip("sea-runtime is not installed")
+    assert __version__ == installed
 
 
 def test_version_imports_neither_pydantic_nor_jsonschema() -> None:
