@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import re2
-
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
@@ -43,8 +41,6 @@ __all__ = [
     "validator",
 ]
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a bad pattern is reported, not logged to stderr
 _SHOWN = 60
 """Characters of an instance an error message shows."""
 
@@ -61,11 +57,23 @@ class _Unusable:
     """Python's ``re`` compiles it: a feature RE2 leaves out (backreference, lookaround)."""
 
 
+@lru_cache(maxsize=1)
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options (imported on the first pattern: most schemas have
+    none)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # a bad pattern is reported, not logged to stderr
+    return re2, options
+
+
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> Any:
     """The RE2 program of ``pattern``, or an :class:`_Unusable` saying why there is none."""
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(reason, bytes):

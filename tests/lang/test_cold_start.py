@@ -21,7 +21,7 @@ HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate
 
 
 def _imported(*words: str) -> tuple[list[str], list[str]]:
-    """The heavy modules, then pydantic and jsonschema, that ``sea WORDS`` imported."""
+    """The heavy modules, then those of pydantic, jsonschema and re2, ``sea WORDS`` imported."""
     script = textwrap.dedent(f"""
         import json
         import sys
@@ -31,7 +31,7 @@ def _imported(*words: str) -> tuple[list[str], list[str]]:
         except SystemExit:
             pass
         print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
-        print(json.dumps(sorted(m for m in ("pydantic", "jsonschema") if m in sys.modules)))
+        print(json.dumps(sorted(m for m in ("pydantic", "jsonschema", "re2") if m in sys.modules)))
     """)
     done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
                           text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
@@ -58,10 +58,11 @@ def test_reading_commands_import_no_model_machinery(tmp_path: Path, words: tuple
     ("validate", "playbooks"),
     ("validate", "--strict", "playbooks"),
     ("validate", "tests/data/valid"),
+    ("graph", "meta_user"),
 ])
 def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]) -> None:
     # jsonschema only explains a rejected document or schema: a valid one is checked by the
-    # strict models and the metaschema check of sea.lang.metaschema
+    # strict models and the metaschema check of sea.lang.metaschema; RE2 runs patterns only
     assert _imported(*words) == ([], ["pydantic"])
 
 
