@@ -70,7 +70,7 @@ def test_the_bundled_schemas_need_no_metaschema() -> None:
 
 
 CANDIDATES: list[Any] = [
-    None, True, False, 0, 1, -1, 2.0, 0.5, -0.5, "", "x", "string", "#a", "a\n", "^a$", [],
+    None, True, False, 0, 1, -1, 2.0, 0.5, -0.5, "", "x", "string", "#a", "a\n", "^a$", "(", [],
     ["string"], ["string", "string"], ["x"], [1], [{}], [True], {}, {"type": "string"},
     {"type": "nope"}, {"a": {}}, {"a": 1},
 ]  # fmt: skip
