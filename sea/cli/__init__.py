@@ -56,7 +56,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """``--version``: SEA's version, from :mod:`sea._version` (the build reads it there too;
+    """``--version``: SEA's version, ``sea.__version__`` (the build reads it there too;
     reading the installed package's metadata would cost a start-up more than parsing its
     arguments)."""
 
@@ -67,7 +67,7 @@ class _Version(argparse.Action):
 
 
 def _version() -> str:
-    from sea._version import __version__
+    from sea import __version__
 
     return __version__
 

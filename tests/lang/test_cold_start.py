@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sea._version import __version__
+from sea import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp",
