@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from saimemory.tags import PROVENANCE_PREFIXES as PROVENANCE_PREFIXES  # where it was
+
 Role = Literal["user", "assistant", "system"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "system")
 
@@ -15,9 +17,6 @@ ROOT_SCOPE = ""
 
 CONVERSATION_TAG = "conversation"
 """Messages with this tag are the conversation: visible to later pulses."""
-
-PROVENANCE_PREFIXES: tuple[str, ...] = ("pulse:", "playbook:", "node:")
-"""Tags the store adds itself from ``pulse_id``, ``playbook`` and ``node``."""
 
 
 @dataclass(frozen=True, slots=True)

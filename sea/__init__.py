@@ -21,6 +21,10 @@ from sea.errors import (
     UsageError,
 )
 
+__version__ = "0.1.0"
+"""SEA's version: ``sea --version`` prints it and the build reads it here
+(``[tool.hatch.version]`` in ``pyproject.toml``), so the two never disagree."""
+
 if TYPE_CHECKING:
     from sea.engine.limits import Limits
     from sea.host.result import PulseResult

@@ -56,8 +56,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """``--version``, whose text is read only when asked for (reading the installed
-    package's metadata costs a start-up more than parsing its arguments)."""
+    """``--version``: SEA's version, ``sea.__version__`` (the build reads it there too;
+    reading the installed package's metadata would cost a start-up more than parsing its
+    arguments)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
@@ -66,12 +67,9 @@ class _Version(argparse.Action):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from sea import __version__
 
-    try:
-        return version("sea-runtime")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "unknown"
+    return __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,29 +22,25 @@ asserted (no format checker), as before.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import re2
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "SchemaProblem",
     "SchemaValidator",
     "pattern_problem",
+    "plainly_valid",
     "schema_problems",
     "validator",
 ]
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a bad pattern is reported, not logged to stderr
 _SHOWN = 60
 """Characters of an instance an error message shows."""
 
@@ -61,11 +57,23 @@ class _Unusable:
     """Python's ``re`` compiles it: a feature RE2 leaves out (backreference, lookaround)."""
 
 
+@lru_cache(maxsize=1)
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options (imported on the first pattern: most schemas have
+    none)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # a bad pattern is reported, not logged to stderr
+    return re2, options
+
+
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> Any:
     """The RE2 program of ``pattern``, or an :class:`_Unusable` saying why there is none."""
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(reason, bytes):
@@ -103,6 +111,14 @@ def _search(pattern: str, text: str) -> bool | str:
 # -- keywords (each the same as jsonschema's, with RE2 in place of `re`) ---------------------
 
 
+def _error(message: str) -> ValidationError:
+    """A validation error (the keywords run only inside a validator, so jsonschema, imported
+    on first use by :func:`validator`, is loaded)."""
+    from jsonschema.exceptions import ValidationError
+
+    return ValidationError(message)
+
+
 def _pattern(
     validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
@@ -110,9 +126,9 @@ def _pattern(
         return
     matched = _search(pattern, instance)
     if isinstance(matched, str):
-        yield ValidationError(matched)
+        yield _error(matched)
     elif not matched:
-        yield ValidationError(f"{_shown(instance)} does not match {pattern!r}")
+        yield _error(f"{_shown(instance)} does not match {pattern!r}")
 
 
 def _pattern_properties(
@@ -124,7 +140,7 @@ def _pattern_properties(
         for key, value in instance.items():
             matched = _search(pattern, key)
             if isinstance(matched, str):
-                yield ValidationError(matched)
+                yield _error(matched)
                 break
             if matched:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
@@ -151,10 +167,10 @@ def _additional_properties(
         if patterns:
             verb = "does" if len(extras) == 1 else "do"
             regexes = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{shown} {verb} not match any of the regexes: {regexes}")
+            yield _error(f"{shown} {verb} not match any of the regexes: {regexes}")
         else:
             verb = "was" if len(extras) == 1 else "were"
-            yield ValidationError(f"Additional properties are not allowed ({shown} {verb} "
+            yield _error(f"Additional properties are not allowed ({shown} {verb} "
                                   "unexpected)")
 
 
@@ -176,10 +192,10 @@ def _unevaluated_properties(
     shown = ", ".join(repr(each) for each in sorted(rejected, key=str))
     verb = "was" if len(rejected) == 1 else "were"
     if unevaluated is False:
-        yield ValidationError(f"Unevaluated properties are not allowed ({shown} {verb} "
+        yield _error(f"Unevaluated properties are not allowed ({shown} {verb} "
                               "unexpected)")
     else:
-        yield ValidationError(f"Unevaluated properties are not valid under the given schema "
+        yield _error(f"Unevaluated properties are not valid under the given schema "
                               f"({shown} {verb} unevaluated and invalid)")
 
 
@@ -240,17 +256,26 @@ def _conditional_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
     return set()
 
 
-_LinearValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-        "unevaluatedProperties": _unevaluated_properties,
-    },
-)
-_LOCAL_ONLY: Registry[Any] = Registry()
-"""No retrieval: a ``$ref`` resolves within the schema (and the metaschemas) or not at all."""
+@lru_cache(maxsize=1)
+def _linear_validator() -> tuple[Any, Any]:
+    """The validator class whose regex keywords run on RE2, and the registry it resolves
+    ``$ref``s in: none is retrieved, a ``$ref`` resolves within the schema (and the
+    metaschemas) or not at all. Built on first use: importing jsonschema and referencing
+    costs a start-up more than checking every bundled playbook."""
+    from jsonschema import Draft202012Validator, validators
+    from referencing import Registry
+
+    extended = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        {
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+            "unevaluatedProperties": _unevaluated_properties,
+        },
+    )
+    local_only: Registry[Any] = Registry()
+    return extended, local_only
 
 
 class SchemaValidator(Protocol):
@@ -272,8 +297,78 @@ def validator(schema: Mapping[str, Any] | bool) -> SchemaValidator:
     action plans built from them) comes from here. The schema is assumed valid; check it
     with :func:`schema_problems` (and the metaschema) first.
     """
-    built: SchemaValidator = _LinearValidator(schema, registry=_LOCAL_ONLY)
+    linear, local_only = _linear_validator()
+    built: SchemaValidator = linear(schema, registry=local_only)
     return built
+
+
+def _is_type(instance: Any, name: Any) -> bool:
+    """Whether ``instance`` surely has the JSON type ``name`` as jsonschema sees it (``1.0``
+    is an integer, ``True`` no number)."""
+    simple = {"null": type(None), "boolean": bool, "string": str, "array": list, "object": dict}
+    if name in simple:
+        return isinstance(instance, simple[name])
+    if isinstance(instance, bool):
+        return False
+    if name == "number":
+        return isinstance(instance, (int, float))
+    return name == "integer" and (
+        isinstance(instance, int) or isinstance(instance, float) and instance.is_integer()
+    )
+
+
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": operator.ge, "maximum": operator.le,
+    "exclusiveMinimum": operator.gt, "exclusiveMaximum": operator.lt,
+}
+_JSON = (type(None), bool, int, float, str, list, dict)
+
+
+def _plain_keyword(instance: Any, keyword: str, value: Any) -> bool:
+    """Whether one keyword surely accepts ``instance`` (False: maybe not)."""
+    if not isinstance(instance, _JSON):
+        return False
+    if keyword == "type":
+        return any(_is_type(instance, name) for name in (value if isinstance(value, list)
+                                                         else [value]))
+    if keyword in _BOUNDS:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return False
+        if isinstance(instance, bool) or not isinstance(instance, (int, float)):
+            return True  # applies to numbers only
+        return _BOUNDS[keyword](instance, value)
+    if keyword in ("minLength", "maxLength"):
+        if type(value) is not int:
+            return False
+        if not isinstance(instance, str):
+            return True  # applies to strings only
+        return len(instance) >= value if keyword == "minLength" else len(instance) <= value
+    if keyword == "anyOf":
+        return isinstance(value, list) and any(_plainly(instance, each) for each in value)
+    if keyword == "items":
+        return not isinstance(instance, list) or all(_plainly(each, value) for each in instance)
+    if keyword == "enum":
+        return isinstance(instance, str) and isinstance(value, list) and any(
+            isinstance(each, str) and each == instance for each in value
+        )
+    return keyword in _ANNOTATIONS or keyword.startswith("x-")
+
+
+_ANNOTATIONS = frozenset(("title", "description", "default", "examples", "$comment",
+                          "deprecated", "readOnly", "writeOnly"))
+
+
+def plainly_valid(instance: Any, schema: Mapping[str, Any]) -> bool:
+    """True only when ``schema`` accepts ``instance``; False when it may not (then ask
+    :func:`validator`). It judges the simple schemas tool arguments mostly have (``type``,
+    bounds, lengths, a string ``enum``, ``anyOf``, ``items``, annotations) without importing
+    jsonschema; a test checks that what it accepts, the validator accepts."""
+    return all(_plain_keyword(instance, keyword, value) for keyword, value in schema.items())
+
+
+def _plainly(instance: Any, schema: Any) -> bool:
+    """:func:`plainly_valid` of a subschema, which may be ``true``."""
+    return schema is True or isinstance(schema, dict) and plainly_valid(instance, schema)
 
 
 # -- static problems of a schema -------------------------------------------------------------
@@ -329,6 +424,8 @@ def _pattern_issue(pattern: str, path: Path) -> SchemaProblem | None:
 
 
 def _ref_issue(resolver: Any, ref: str, path: Path) -> SchemaProblem | None:
+    from referencing.exceptions import Unresolvable
+
     try:
         resolver.lookup(ref)
     except Unresolvable:
@@ -339,6 +436,29 @@ def _ref_issue(resolver: Any, ref: str, path: Path) -> SchemaProblem | None:
     return None
 
 
+def _nodes(schema: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every schema object in ``schema`` (the places :func:`schema_problems` walks)."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            yield node
+            stack.extend(child for child, _ in _subschemas(node, ()))
+
+
+def _resource(schema: Mapping[str, Any]) -> Any:
+    from referencing.jsonschema import DRAFT202012
+
+    return DRAFT202012.create_resource(schema)
+
+
+def _resolver(schema: Mapping[str, Any]) -> Any:
+    """A resolver of the ``$ref``s in ``schema`` (nothing is retrieved)."""
+    from referencing import Registry
+
+    return Registry().resolver_with_root(_resource(schema))
+
+
 def schema_problems(schema: Any) -> list[SchemaProblem]:
     """Patterns RE2 cannot run and ``$ref``s that do not resolve, anywhere in ``schema``.
 
@@ -347,15 +467,17 @@ def schema_problems(schema: Any) -> list[SchemaProblem]:
     """
     if not isinstance(schema, Mapping):
         return []
-    root = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    # a schema without `$ref` needs no resolver (nor the import of `referencing`)
+    refers = any(isinstance(node.get("$ref"), str) for node in _nodes(schema))
+    root = _resolver(schema) if refers else None
     problems: list[SchemaProblem] = []
     stack: list[tuple[Any, Path, Any]] = [(schema, (), root)]
     while stack:
         node, path, resolver = stack.pop()
         if not isinstance(node, Mapping):
             continue
-        if path and isinstance(node.get("$id"), str):
-            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        if resolver is not None and path and isinstance(node.get("$id"), str):
+            resolver = resolver.in_subresource(_resource(node))
         pattern = node.get("pattern")
         if isinstance(pattern, str) and (found := _pattern_issue(pattern, (*path, "pattern"))):
             problems.append(found)

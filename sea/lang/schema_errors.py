@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
-
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from sea.jsontypes import json_type
 from sea.lang import codes
@@ -13,6 +11,9 @@ from sea.lang.hints import did_you_mean, unknown_field_hint
 from sea.lang.issues import Issue, error
 from sea.lang.locate import join_pointer
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 
 def _article(type_name: str) -> str:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from jsonschema import Draft202012Validator
 from pydantic import ValidationError as ModelError
 
 from sea.jsontypes import json_type
@@ -24,6 +23,9 @@ from sea.lang.node import NODE_ID_PATTERN, NodeModel
 from sea.lang.schema import node_definitions, top_level_schema
 from sea.lang.schema_errors import SchemaErrorTranslator
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 UNSUPPORTED_TYPES = {
     "stelis_start": "a Stelis thread",
@@ -59,6 +61,8 @@ def _validators(types: NodeTypes) -> _Validators:
     cached = _VALIDATORS.get(types)
     if cached is not None:
         return cached
+    from jsonschema import Draft202012Validator  # only a rejected document needs it
+
     schema = types.schema
     definitions = schema.get("$defs", {})
     nodes = {

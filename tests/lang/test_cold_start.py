@@ -8,9 +8,12 @@ import json
 import subprocess
 import sys
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from sea import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp",
@@ -18,7 +21,7 @@ HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate
 
 
 def _imported(*words: str) -> tuple[list[str], list[str]]:
-    """The heavy modules, then pydantic and jsonschema, that ``sea WORDS`` imported."""
+    """The heavy modules, then those of pydantic, jsonschema and re2, ``sea WORDS`` imported."""
     script = textwrap.dedent(f"""
         import json
         import sys
@@ -28,7 +31,7 @@ def _imported(*words: str) -> tuple[list[str], list[str]]:
         except SystemExit:
             pass
         print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
-        print(json.dumps(sorted(m for m in ("pydantic", "jsonschema") if m in sys.modules)))
+        print(json.dumps(sorted(m for m in ("pydantic", "jsonschema", "re2") if m in sys.modules)))
     """)
     done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
                           text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
@@ -49,6 +52,47 @@ def test_reading_commands_import_no_model_machinery(tmp_path: Path, words: tuple
     args = [w.replace("{db}", str(tmp_path / "memory.sqlite")) for w in words]
     heavy, _ = _imported(*args)
     assert heavy == []
+
+
+@pytest.mark.parametrize("words", [
+    ("validate", "playbooks"),
+    ("validate", "--strict", "playbooks"),
+    ("validate", "tests/data/valid"),
+    ("graph", "meta_user"),
+])
+def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]) -> None:
+    # jsonschema only explains a rejected document or schema: a valid one is checked by the
+    # strict models and the metaschema check of sea.lang.metaschema; RE2 runs patterns only
+    assert _imported(*words) == ([], ["pydantic"])
+
+
+def _loaded(prefix: str, *words: str) -> list[str]:
+    """The modules named ``prefix...`` that ``sea WORDS`` imported."""
+    script = ("import sys; from sea.cli import main; main(sys.argv[1:]); import json; "
+              f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefix!r}))))")
+    done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
+                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
+                          check=True)
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_validate_reads_the_store_s_tags_not_its_records() -> None:
+    assert _loaded("saimemory", "validate", "playbooks") == [
+        "saimemory", "saimemory.errors", "saimemory.tags"
+    ]
+
+
+def test_version_reads_no_package_metadata() -> None:
+    assert _loaded("importlib.metadata", "--version") == []
+
+
+def test_the_version_is_the_installed_one() -> None:
+    try:
+        installed = metadata.version("sea-runtime")
+    except metadata.PackageNotFoundError:
+        pytest.skip("sea-runtime is not installed")
+    assert __version__ == installed
 
 
 def test_version_imports_neither_pydantic_nor_jsonschema() -> None:

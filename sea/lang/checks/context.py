@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from jsonschema.exceptions import best_match
 
 from sea.errors import UsageError
 from sea.jsontypes import json_type
 from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.locate import join_pointer
-from sea.lang.metaschema import metaschema
+from sea.lang.metaschema import metaschema, surely_valid
 from sea.lang.node import PlaybookIndex
 
 _SCHEMA_KEYS = ("parameters", "args_schema", "input_schema")
@@ -33,6 +32,10 @@ def _argument_schema(source: str, name: str, schema: Any) -> Mapping[str, Any] |
             f"{source}: the argument schema of `{name}` must be a JSON object (or null "
             f"when unknown), not {json_type(schema)}"
         )
+    if surely_valid(schema):
+        return schema
+    from jsonschema.exceptions import best_match
+
     problem = best_match(metaschema().iter_errors(schema))
     if problem is not None:
         where = join_pointer(*problem.absolute_path) or "/"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from saimemory.records import PROVENANCE_PREFIXES
+from saimemory.tags import PROVENANCE_PREFIXES
 from sea.lang import codes
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer

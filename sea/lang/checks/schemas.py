@@ -16,7 +16,7 @@ from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.issues import Issue, error, warning
 from sea.lang.jsonschemas import SchemaProblem, schema_problems
 from sea.lang.locate import escape_pointer, join_pointer
-from sea.lang.metaschema import metaschema
+from sea.lang.metaschema import metaschema, surely_valid
 from sea.lang.models import Playbook
 from sea.lang.node_models import LLMNode
 
@@ -81,8 +81,10 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
                 + ", ".join(sorted(_TYPES)),
             )
         )
-    canonical = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    for path, message in _meta_errors(canonical):
+    meta = () if surely_valid(schema) else _meta_errors(
+        orjson.dumps(schema, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    )
+    for path, message in meta:
         pointer = base + join_pointer(*path)
         if any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
             continue

@@ -11,7 +11,7 @@ from sea.lang.checks.context import CheckContext, ToolCatalogue
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
-from sea.lang.jsonschemas import validator
+from sea.lang.jsonschemas import plainly_valid, validator
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
 from sea.lang.node_models import ToolNode
@@ -31,7 +31,7 @@ def _unknown_tool(name: str, pointer: str, node_id: str, catalogue: ToolCatalogu
 def _literal_issue(
     name: str, value: Any, schema: Mapping[str, Any], pointer: str, node_id: str
 ) -> Issue | None:
-    if isinstance(value, str) and references(value):
+    if isinstance(value, str) and references(value) or plainly_valid(value, schema):
         return None
     problems = list(validator(dict(schema)).iter_errors(value))
     if not problems:
