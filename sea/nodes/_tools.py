@@ -69,12 +69,15 @@ def _asked_about(request: Mapping[str, Any] | None, name: str, action_id: str | 
 async def _call(
     frame: Frame, node: str, name: str, args: Mapping[str, Any], action_id: str | None
 ) -> Any:
-    """The call itself and its ``tool_call`` event."""
+    """The call itself and its ``tool_call`` event (whose arguments are the checked and
+    normalized ones the tool received)."""
     pulse = frame.pulse
     started = perf_counter()
+    box = pulse.toolbox
     try:
-        result = await pulse.toolbox.invoke(
-            name, args, playbook=frame.name, node=node, pulse_id=pulse.pulse_id
+        args = box.check(name, args, playbook=frame.name, node=node)  # as the tool gets them
+        result = await box.invoke(
+            name, args, playbook=frame.name, node=node, pulse_id=pulse.pulse_id, checked=True
         )
     except ExecutionError as exc:
         took = perf_counter() - started

@@ -238,3 +238,20 @@ def test_tool_tuple_result_spreads_over_output_keys(
     result = runtime.run_pulse(persona, "tool_shapes", "")
     assert result.status == "ok", result.error
     assert result.outputs == {"quotient": 3, "remainder": 2, "first": 3}
+
+
+@tool
+def gather_items(items: list[dict[str, Any]], note: str = "none") -> str:
+    """Count items, with a note."""
+    return f"{len(items)} item(s), note {note}"
+
+
+def test_a_tool_call_event_carries_the_arguments_the_tool_received(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    runtime, _ = make_runtime(tools=[gather_items])
+    result = runtime.run_pulse(persona, "tool_normalized", "")
+    assert result.status == "ok", result.error
+    assert result.outputs == {"got": "1 item(s), note none"}  # null left out: the default
+    (call,) = [e for e in result.events if e.kind == "tool_call"]
+    assert call.args == {"items": [{"title": "a"}]}  # the object became a one-item list

@@ -178,8 +178,11 @@ class ToolBox:
             ToolNotFound: no tool has that name.
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
         """
-        self.get(name, playbook=playbook, node=node)
-        return self.signature(name).arguments.prepare(args, playbook=playbook, node=node)
+        known = self._signatures.get(name)
+        if known is None:
+            self.get(name, playbook=playbook, node=node)
+            known = self.signature(name)
+        return known.arguments.prepare(args, playbook=playbook, node=node)
 
     async def invoke(
         self,
@@ -189,8 +192,10 @@ class ToolBox:
         playbook: str | None = None,
         node: str | None = None,
         pulse_id: str | None = None,
+        checked: bool = False,
     ) -> Any:
-        """Check and normalize ``args``, then run the tool and return its result.
+        """Check and normalize ``args`` (unless ``checked``: they are what :meth:`check`
+        returned), then run the tool and return its result.
 
         The tool runs with ``config={"metadata": {"sea_playbook", "sea_node",
         "sea_pulse_id"}}`` (tools that take a ``config`` parameter can read it).
@@ -205,7 +210,8 @@ class ToolBox:
         if known is None:
             self.get(name, playbook=playbook, node=node)
             known = self.signature(name)
-        prepared = known.arguments.prepare(args, playbook=playbook, node=node)
+        prepared = dict(args) if checked else known.arguments.prepare(
+            args, playbook=playbook, node=node)
         try:
             metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
             return await known.tool.ainvoke(prepared, config={"metadata": metadata})
