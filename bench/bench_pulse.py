@@ -39,8 +39,9 @@ chunks); the rest of the wall time is the engine's (or, for the hand-written pro
 program's own). Pulses rotate over eight personas, each with two earlier messages (about
 the garden and the harvest, so the searches find something), so each persona's history
 stays within the default budget and no short-term memory summary is asked for (the
-hand-written programs do not summarize). With ``--profile``, a second profile of the
-engine's pulses on ``sqlite`` lists where the time goes, for each pulse.
+hand-written programs do not summarize). With ``--profile``, a second run of each pulse on
+``sqlite``, after the table (the profiler slows what it watches), profiles the engine's
+pulses and lists where the time goes.
 
 Backends: ``sqlite`` (SQLite store, SQLite checkpoints), ``memory`` (SQLite store,
 checkpoints in memory) and, with ``--postgres DSN``, ``postgres`` (store and checkpoints in
@@ -577,7 +578,8 @@ def main() -> None:
                         help=f"comma-separated pulses to run, of {', '.join(PLAYBOOKS)}")
     parser.add_argument("--postgres", metavar="DSN", help="also measure on PostgreSQL")
     parser.add_argument("--profile", action="store_true",
-                        help="profile the engine's pulses (sqlite) and print the top costs")
+                        help="then profile the engine's pulses (sqlite, a run of their own) "
+                        "and print the top costs")
     args = parser.parse_args()
     playbooks = [name.strip() for name in args.playbooks.split(",") if name.strip()]
     unknown = sorted(set(playbooks) - set(PLAYBOOKS))
@@ -587,21 +589,20 @@ def main() -> None:
     print(f"{args.pulses} pulses per side, ms median / p90")
     print(f"{'pulse':<13} {'backend':<9} {'side':<13} {'wall':>15} {'model':>15} "
           f"{'engine':>15}  ratio")
-    profiles: list[tuple[str, cProfile.Profile]] = []
     for playbook in playbooks:
         for kind in kinds:
-            profile = cProfile.Profile() if args.profile and kind == "sqlite" else None
             with tempfile.TemporaryDirectory() as tmp:
                 sea_side, hand_side = asyncio.run(bench(
-                    Setup(playbook, kind, args.pulses, Path(tmp), args.postgres), profile))
+                    Setup(playbook, kind, args.pulses, Path(tmp), args.postgres), None))
             ratio = statistics.median(sea_side.wall) / statistics.median(hand_side.wall)
             for name, sample in (("engine", sea_side), ("hand-written", hand_side)):
                 print(f"{playbook:<13} {kind:<9} {name:<13} {_ms(sample.wall):>15} "
                       f"{_ms(sample.model):>15} {_ms(sample.engine()):>15}  "
                       f"{ratio if name == 'engine' else 1:.2f}x", flush=True)
-            if profile is not None:
-                profiles.append((playbook, profile))
-    for playbook, profile in profiles:
+    for playbook in playbooks if args.profile else ():  # a run of its own: the profiler
+        profile = cProfile.Profile()                     # slows what it watches
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(bench(Setup(playbook, "sqlite", args.pulses, Path(tmp), None), profile))
         print(f"\ntop costs of the engine's {playbook} pulses (sqlite), by own time:")
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(15)
