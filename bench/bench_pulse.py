@@ -1,26 +1,55 @@
-"""A real pulse as a host sees it: the bundled ``meta_user`` on a scripted model, against
-the same pulse written by hand as one LangGraph program over the same store and model.
+"""Real pulses as a host sees them: bundled playbooks on a scripted model, each against the
+same pulse written by hand as one LangGraph program over the same store and model.
 
-The engine's pulse routes (``sub_router_user``: list the playbooks, read the plan memory,
-ask the model for a structured decision), takes ``basic_chat`` and speaks (``sub_speak``:
-a streamed reply, stored). The hand-written program does the same work directly: it stores
-the input, reads the history and the same two tool results, asks the same model for the
-same structured decision (validated against the same schema), streams the reply and stores
-it, in a two-node LangGraph graph compiled once, with the same checkpointer used the same way
-(written when the pulse ends, then removed). Runs alternate between the two so machine noise
-hits both alike.
+Three pulses (``--playbooks``, all three by default):
 
-The model time of a pulse is the time spent inside the scripted model (its answer and
+* ``meta_user``: the engine routes (``sub_router_user``: list the playbooks, read the plan
+  memory, ask the model for a structured decision), takes ``basic_chat`` and speaks
+  (``sub_speak``: a streamed reply, stored).
+* ``meta_agentic``: the router chooses ``memory_recall`` (``query: garden``); the choice is
+  stored as the persona's call, the memory is searched (the ``memory_search`` tool, five
+  hits at most) and the notes are stored as the playbook's result (both seen only in this
+  pulse); the router, asked again, sees them and chooses ``basic_chat``; the persona speaks.
+  Two routings, one search, three writes besides the input.
+* ``sub_act``: ``meta_user`` routes to ``sub_act``, whose ``actions`` node asks the model
+  for a plan of four tool calls over a workspace of two small files: ``list_files``,
+  ``read_file`` of ``topic.txt`` (its text is ``harvest``), then ``search_files`` and
+  ``memory_search`` whose ``query`` is ``ref:topic`` (fitted to the file's text); the
+  outcomes are stored as one memo and the persona speaks.
+
+Each hand-written program does the same work directly, in a LangGraph graph compiled once,
+with the same checkpointer used the same way (written when the pulse ends, then removed): it
+stores the input, reads the history, reads the same two tool results before each routing,
+asks the same model for the same structured answers (validated against the same JSON
+Schemas: the router's, and the plan schema the engine builds from the four tools, made
+once), calls the same tools (the workspace tools and the persona's ``memory_search``, with
+the resolved arguments), stores the same memos with the same roles and tags, streams the
+reply and stores it. What it leaves out is the engine's generality: no prompt rendering or
+context profiles (the history and a short instruction), no events, no per-call argument
+checks or ref fitting beyond taking the text a ``ref:`` names.
+
+Runs alternate between the two sides so machine noise hits both alike. Both sides assert
+that their pulse took the scripted route (the engine's: status ``ok``, no failure handled by
+an ``error_next``, the spoken reply, the memos written, every action ``ok`` with its refs
+fitted by ``string.content``; the hand-written one: the decisions, the search hits and
+matches, the reply), so a failing route is never measured.
+
+The model time of a pulse is the time spent inside the scripted model (its answers and
 chunks); the rest of the wall time is the engine's (or, for the hand-written program, the
-program's own). Pulses rotate over eight personas, so each persona's history stays within
-the default budget and no short-term memory summary is asked for (the hand-written program
-does not summarize). A second profile of the engine's pulses lists where the time goes.
+program's own). Pulses rotate over eight personas, each with two earlier messages (about
+the garden and the harvest, so the searches find something), so each persona's history
+stays within the default budget and no short-term memory summary is asked for (the
+hand-written programs do not summarize). With ``--profile``, a second run of each pulse on
+``sqlite``, after the table (the profiler slows what it watches), profiles the engine's
+pulses and lists where the time goes.
 
 Backends: ``sqlite`` (SQLite store, SQLite checkpoints), ``memory`` (SQLite store,
 checkpoints in memory) and, with ``--postgres DSN``, ``postgres`` (store and checkpoints in
-PostgreSQL; the DSN's database gets the tables).
+PostgreSQL; the DSN's database gets the tables: the checkpoints in its default schema, each
+side's store in schema ``bench_<pulse>_<side>``, dropped and made anew for each run).
 
-Run: ``PYTHONPATH=. python bench/bench_pulse.py [--pulses 60] [--postgres DSN] [--profile]``.
+Run: ``PYTHONPATH=. python bench/bench_pulse.py [--pulses 60] [--playbooks meta_user,sub_act]
+[--postgres DSN] [--profile]``.
 """
 
 from __future__ import annotations
@@ -28,6 +57,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import json
 import pstats
 import statistics
 import tempfile
@@ -35,28 +65,67 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import PrivateAttr
 
 from saimemory import MessageStore, NewMessage, Persona
 from sea.chat.scripted import ScriptedChatModel
+from sea.engine.actions.catalogue import ToolSpec
+from sea.engine.actions.plan import plan_schema
+from sea.engine.actions.prompt import actions_prompt
 from sea.engine.plans.memory import plan_memory
+from sea.engine.tools.box import Signature
+from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.workspace import workspace_tools
+from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.jsonschemas import validator
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 
-DECISION = {"playbook": "basic_chat", "reason": "a greeting needs no lookup"}
-REPLY = "Hello! It is good to hear from you again; how was the walk?"
+PLAYBOOKS = ("meta_user", "meta_agentic", "sub_act")
 PERSONAS = [Persona(f"p{i}", f"Aoi{i}", "You are Aoi, a warm and curious companion.")
             for i in range(8)]
+EARLIER = (("user", "The tomatoes in my garden are nearly ripe."),
+           ("assistant", "Lovely! And the harvest festival is next week, too."))
+"""Each persona's conversation before the first pulse (what the searches find)."""
+
+DECISION = {"playbook": "basic_chat", "reason": "a greeting needs no lookup"}
+REPLY = "Hello! It is good to hear from you again; how was the walk?"
+
+RECALL = {"playbook": "memory_recall", "args": {"query": "garden"},
+          "reason": "asks about before"}
+ANSWERED = {"playbook": "basic_chat", "reason": "the recall answers it"}
+AGENTIC_REPLY = "You told me the tomatoes in your garden were nearly ripe; are they ready?"
+MAX_STEPS = 3
+"""``meta_agentic``'s default bound on the playbooks a pulse runs."""
+
+ACT = {"playbook": "sub_act", "reason": "needs a file"}
+WORKSPACE = {"topic.txt": "harvest",
+             "garden.md": "# Garden\nTomatoes: harvest in August.\nBeans: water daily.\n"}
+ACT_TOOLS = ("list_files", "read_file", "search_files", "memory_search")
+"""The tools ``sub_act``'s ``actions`` node offers, in its order."""
+PLAN = {"actions": [
+    {"action_id": "ls", "tool": "list_files", "parameters": {"path": "."}},
+    {"action_id": "topic", "tool": "read_file", "parameters": {"path": "topic.txt"}},
+    {"action_id": "find", "tool": "search_files", "parameters": {"query": "ref:topic"}},
+    {"action_id": "recall", "tool": "memory_search",
+     "parameters": {"query": "ref:topic", "tags": ["conversation"], "limit": 3}},
+], "reason": "read the topic, then look for it in the files and in memory"}
+ACT_REPLY = "The harvest is in August, garden.md says; and you mentioned the harvest festival."
+ACT_TASK = ('The user asked: "{task}"\nPlan the tool calls that find what is needed to '
+            "answer. Use the file names the user gave.")
+"""``sub_act``'s ``act`` node's action, ``{task}`` the user's message."""
 
 
 class TimedModel(ScriptedChatModel):
@@ -92,83 +161,288 @@ class TimedModel(ScriptedChatModel):
             yield chunk
 
 
-def timed_model(pulses: int) -> TimedModel:
-    return TimedModel(responses={"sub_router_user.decide": [DECISION] * pulses,
-                                 "sub_speak.compose": [REPLY] * pulses})
+def timed_model(script: dict[str, list[Any]]) -> TimedModel:
+    return TimedModel(responses=script)
+
+
+def _script(playbook: str, pulses: int) -> dict[str, list[Any]]:
+    """The scripted answers of ``pulses`` pulses of ``playbook`` (per ``playbook.node``)."""
+    if playbook == "meta_user":
+        return {"sub_router_user.decide": [DECISION] * pulses,
+                "sub_speak.compose": [REPLY] * pulses}
+    if playbook == "meta_agentic":
+        return {"sub_router_user.decide": [RECALL, ANSWERED] * pulses,
+                "sub_speak.compose": [AGENTIC_REPLY] * pulses}
+    return {"sub_router_user.decide": [ACT] * pulses, "sub_act.act": [PLAN] * pulses,
+            "sub_speak.compose": [ACT_REPLY] * pulses}
+
+
+def _text(playbook: str, i: int) -> str:
+    """The user's message of pulse ``i``."""
+    if playbook == "meta_agentic":
+        return f"Do you remember what I told you about my garden? (message {i})"
+    if playbook == "sub_act":
+        return f"Read topic.txt and find that topic in my files and in what I said. ({i})"
+    return f"Hello again, it is message {i}."
+
+
+# -- the engine's side: what each pulse must have done ----------------------------------------
+
+
+def _spoke(result: PulseResult, reply: str) -> None:
+    assert result.status == "ok", result.error
+    assert not result.handled_errors, result.handled_errors  # no error_next taken
+    assert result.spoken == [reply], result.spoken
+
+
+def _check_meta_user(result: PulseResult) -> None:
+    _spoke(result, REPLY)
+
+
+def _check_meta_agentic(result: PulseResult) -> None:
+    _spoke(result, AGENTIC_REPLY)
+    assert result.outputs["step_count"] == 1 and result.outputs["recall_hits"], result.outputs
+    written = [(w.playbook, w.node) for w in result.memory_writes]
+    assert written == [(None, None), ("meta_agentic", "record"), ("memory_recall", "save"),
+                       ("sub_speak", "compose")], written
+
+
+def _check_sub_act(result: PulseResult) -> None:
+    _spoke(result, ACT_REPLY)
+    outcomes = result.outputs["act_outcomes"]
+    assert [(o["action_id"], o["status"]) for o in outcomes] == [
+        (a["action_id"], "ok") for a in PLAN["actions"]], outcomes
+    assert outcomes[2]["result"]["matches"] and outcomes[3]["result"], outcomes
+    rules = [(o["action_id"], n["rule"]) for o in outcomes for n in o["normalized"]]
+    assert rules == [("find", "string.content"), ("recall", "string.content")], rules
+    written = [(w.playbook, w.node) for w in result.memory_writes]
+    assert written == [(None, None), ("sub_act", "save"), ("sub_speak", "compose")], written
+
+
+CHECKS: dict[str, Callable[[PulseResult], None]] = {
+    "meta_user": _check_meta_user, "meta_agentic": _check_meta_agentic,
+    "sub_act": _check_sub_act}
+
+
+# -- the hand-written side ---------------------------------------------------------------------
 
 
 class _HandState(TypedDict, total=False):
     persona: str
     pulse_id: str
+    text: str
     decision: dict[str, Any]
+    steps: int
     reply: str
 
 
-def hand_program(store: MessageStore, model: ScriptedChatModel, library: PlaybookLibrary,
-                 saver: BaseCheckpointSaver[Any]) -> Callable[[Persona, str], Awaitable[None]]:
-    """The pulse written by hand: store the input, decide, speak, store the reply."""
-    router = library.get("sub_router_user")
-    schema = next(n.response_schema for n in router.nodes if n.id == "decide")  # type: ignore[attr-defined]
-    check = validator(schema)
-    decide_model = model.with_structured_output(schema, include_raw=True)
-    by_id = {p.id: p for p in PERSONAS}
+def _json(value: Any) -> str:
+    """Compact JSON text, keys sorted (how the engine's memos render values)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
-    def context(persona: Persona, pulse_id: str) -> list[BaseMessage]:
+
+Node = Callable[[_HandState], Awaitable[_HandState]]
+
+
+class Hand:
+    """What the hand-written programs share: the store, the model, and the route and speak
+    steps (``sub_router_user`` and ``sub_speak`` done directly)."""
+
+    def __init__(self, store: MessageStore, model: ScriptedChatModel,
+                 library: PlaybookLibrary, saver: BaseCheckpointSaver[Any]) -> None:
+        self.store, self.model, self.library, self.saver = store, model, library, saver
+        router = library.get("sub_router_user")
+        schema = next(n.response_schema for n in router.nodes  # type: ignore[attr-defined]
+                      if n.id == "decide")
+        self.check = validator(schema)
+        self.decide_model = model.with_structured_output(schema, include_raw=True)
+        self.by_id = {p.id: p for p in PERSONAS}
+        self.memory_search = {  # the persona's own tool, as the engine makes it for a pulse
+            p.id: next(t for t in builtin_tools(store=store, persona_id=p.id, library=library)
+                       if t.name == "memory_search") for p in PERSONAS}
+
+    def context(self, persona: Persona, pulse_id: str) -> list[BaseMessage]:
         messages: list[BaseMessage] = [SystemMessage(persona.system_prompt)]
-        for m in store.history(persona.id, pulse_id=pulse_id):
+        for m in self.store.history(persona.id, pulse_id=pulse_id):
             messages.append(AIMessage(m.content) if m.role == "assistant"
                             else HumanMessage(m.content))
         return messages
 
-    async def route(state: _HandState) -> _HandState:
-        persona = by_id[state["persona"]]
+    async def remember(self, state: _HandState, role: str, content: str,
+                       tags: tuple[str, ...], playbook: str, node: str) -> None:
+        """Store a message of the pulse as the engine's memorize does (its role, tags and
+        provenance; the engine's own words marked as such)."""
+        await asyncio.to_thread(self.store.append, NewMessage(
+            persona=state["persona"], role=role, content=content,  # type: ignore[arg-type]
+            tags=tags, metadata={} if role == "assistant" else {"engine_memo": True},
+            pulse_id=state["pulse_id"], playbook=playbook, node=node))
+
+    async def route(self, state: _HandState) -> _HandState:
+        persona = self.by_id[state["persona"]]
 
         def gather() -> list[BaseMessage]:
-            offered = [f"- {p.name}: {p.description}" for p in library.router_callable()]
-            plans = plan_memory(store.current_plan(persona.id))
-            messages = context(persona, state["pulse_id"])
+            offered = [f"- {p.name}: {p.description}" for p in self.library.router_callable()]
+            plans = plan_memory(self.store.current_plan(persona.id))
+            messages = self.context(persona, state["pulse_id"])
             messages.append(HumanMessage("Choose a playbook:\n" + "\n".join(offered)
                                          + "\n" + plans["note"]))
             return messages
 
         messages = await asyncio.to_thread(gather)
-        answer = await decide_model.ainvoke(messages, config={"metadata": {
+        answer = await self.decide_model.ainvoke(messages, config={"metadata": {
             "sea_playbook": "sub_router_user", "sea_node": "decide"}})
         decision = answer["parsed"]
-        assert check.is_valid(decision), decision
+        assert self.check.is_valid(decision), decision
         return {"decision": decision}
 
-    async def speak(state: _HandState) -> _HandState:
-        persona = by_id[state["persona"]]
-        messages = await asyncio.to_thread(context, persona, state["pulse_id"])
-        parts = [str(chunk.content) async for chunk in model.astream(messages, config={
+    async def speak(self, state: _HandState) -> _HandState:
+        persona = self.by_id[state["persona"]]
+        messages = await asyncio.to_thread(self.context, persona, state["pulse_id"])
+        parts = [str(chunk.content) async for chunk in self.model.astream(messages, config={
             "metadata": {"sea_playbook": "sub_speak", "sea_node": "compose"}})]
         reply = "".join(parts)
-        await asyncio.to_thread(store.append, NewMessage(
-            persona=persona.id, role="assistant", content=reply, tags=("conversation",),
-            pulse_id=state["pulse_id"]))
+        await self.remember(state, "assistant", reply, ("conversation",), "sub_speak",
+                            "compose")
         return {"reply": reply}
 
-    builder = StateGraph(_HandState)
-    builder.add_node("route", route)
-    builder.add_node("speak", speak)
-    builder.add_edge(START, "route")
-    builder.add_conditional_edges("route", lambda s: "speak", ["speak"])
-    builder.add_edge("speak", END)
-    graph = builder.compile(checkpointer=saver)
+    def pulse(self, graph: CompiledStateGraph[Any], reply: str
+              ) -> Callable[[Persona, str], Awaitable[None]]:
+        """A pulse of ``graph``: store the input, run the graph, check the reply, remove the
+        checkpoints."""
 
-    async def pulse(persona: Persona, text: str) -> None:
-        pulse_id = uuid.uuid4().hex
-        await asyncio.to_thread(store.append, NewMessage(
-            persona=persona.id, role="user", content=text, tags=("conversation",),
-            pulse_id=pulse_id))
-        config: Any = {"configurable": {"thread_id": pulse_id}}
-        final = await graph.ainvoke({"persona": persona.id, "pulse_id": pulse_id}, config,
-                                    durability="exit")
-        assert final["reply"] == REPLY
-        await saver.adelete_thread(pulse_id)
+        async def run(persona: Persona, text: str) -> None:
+            pulse_id = uuid.uuid4().hex
+            await asyncio.to_thread(self.store.append, NewMessage(
+                persona=persona.id, role="user", content=text, tags=("conversation",),
+                pulse_id=pulse_id))
+            config: Any = {"configurable": {"thread_id": pulse_id}}
+            final = await graph.ainvoke(
+                {"persona": persona.id, "pulse_id": pulse_id, "text": text}, config,
+                durability="exit")
+            assert final["reply"] == reply, final
+            await self.saver.adelete_thread(pulse_id)
 
-    return pulse
+        return run
+
+    def compile(self, nodes: dict[str, Node], edges: list[tuple[str, Any]]
+                ) -> CompiledStateGraph[Any]:
+        """A graph of ``nodes`` starting at ``route``; an edge's target is a node or a
+        function of the state naming one."""
+        builder = StateGraph(_HandState)
+        for name, node in nodes.items():
+            builder.add_node(name, node)
+        builder.add_edge(START, "route")
+        for source, target in edges:
+            if callable(target):
+                builder.add_conditional_edges(source, target, [*nodes, END])
+            else:
+                builder.add_edge(source, target)
+        return builder.compile(checkpointer=self.saver)
+
+
+def hand_meta_user(hand: Hand, workspace: Path | None) -> Callable[[Persona, str], Awaitable[None]]:
+    """``meta_user`` by hand: store the input, decide, speak, store the reply."""
+    graph = hand.compile({"route": hand.route, "speak": hand.speak},
+                         [("route", lambda s: "speak"), ("speak", END)])
+    return hand.pulse(graph, REPLY)
+
+
+def hand_meta_agentic(hand: Hand, workspace: Path | None
+                      ) -> Callable[[Persona, str], Awaitable[None]]:
+    """``meta_agentic`` by hand: decide; while the decision is a playbook, store the call,
+    recall from memory, store the notes and decide again; then speak."""
+
+    async def call(state: _HandState) -> _HandState:
+        decision = state["decision"]
+        assert decision["playbook"] == "memory_recall", decision
+        args = decision.get("args") or {}
+        called = {"playbook": decision["playbook"], "args": args, "reason": decision["reason"]}
+        await hand.remember(state, "assistant", "Calling a playbook: " + _json(called),
+                            ("meta_agentic", "playbook_call"), "meta_agentic", "record")
+        query = args.get("query") or state["text"]
+        hits = await hand.memory_search[state["persona"]].ainvoke(
+            {"query": query, "match": "any", "limit": 5, "tags": ["conversation"]},
+            config={"metadata": {"sea_playbook": "memory_recall", "sea_node": "search",
+                                 "sea_pulse_id": state["pulse_id"]}})
+        assert hits, query
+        notes = [("The user said: " if h["role"] == "user" else "You said: ") + h["content"]
+                 for h in hits]
+        await hand.remember(
+            state, "user", f'<system>Memory recall for "{query}" (for you only): '
+            f"{_json(notes)}</system>", ("memory_recall", "playbook_result"), "memory_recall",
+            "save")
+        return {"steps": state.get("steps", 0) + 1}
+
+    def after_route(state: _HandState) -> str:
+        return "speak" if state["decision"]["playbook"] == "basic_chat" else "call"
+
+    def after_call(state: _HandState) -> str:
+        return "speak" if state["steps"] >= MAX_STEPS else "route"
+
+    graph = hand.compile({"route": hand.route, "call": call, "speak": hand.speak},
+                         [("route", after_route), ("call", after_call), ("speak", END)])
+    return hand.pulse(graph, AGENTIC_REPLY)
+
+
+def hand_sub_act(hand: Hand, workspace: Path | None) -> Callable[[Persona, str], Awaitable[None]]:
+    """``meta_user`` routing to ``sub_act`` by hand: decide, ask for the plan (the plan
+    schema and prompt the engine makes for the four tools, made once), run its actions with
+    each ``ref:`` replaced by the file text it names, store the outcomes, speak."""
+    assert workspace is not None
+    tools: dict[str, BaseTool] = {t.name: t for t in workspace_tools(workspace)}
+    offered = [*tools.values(), hand.memory_search[PERSONAS[0].id]]
+    catalogue = [ToolSpec(t.name, (t.description or "").strip(), Signature.of(t).schema)
+                 for name in ACT_TOOLS for t in offered if t.name == name]
+    schema = plan_schema(catalogue, 4)
+    check = validator(schema)
+    mark = "\x00"
+    prompt = actions_prompt(mark, catalogue, 4)
+    plan_model = hand.model.with_structured_output(schema, include_raw=True)
+
+    async def act(state: _HandState) -> _HandState:
+        persona, pulse_id = hand.by_id[state["persona"]], state["pulse_id"]
+        task = ACT_TASK.format(task=state["text"])
+        messages = [SystemMessage(persona.system_prompt),
+                    HumanMessage(prompt.replace(mark, task))]
+        answer = await plan_model.ainvoke(messages, config={"metadata": {
+            "sea_playbook": "sub_act", "sea_node": "act"}})
+        plan = answer["parsed"]
+        assert check.is_valid(plan), plan
+        metadata = {"sea_playbook": "sub_act", "sea_node": "act", "sea_pulse_id": pulse_id}
+        results: dict[str, Any] = {}
+        notes = []
+        for action in plan["actions"]:
+            args = {name: results[value[4:]]["content"]  # an earlier read_file's text
+                    if isinstance(value, str) and value.startswith("ref:") else value
+                    for name, value in action["parameters"].items()}
+            tool = (hand.memory_search[persona.id] if action["tool"] == "memory_search"
+                    else tools[action["tool"]])
+            result = await tool.ainvoke(args, config={"metadata": metadata})
+            results[action["action_id"]] = result
+            notes.append({"action": action["action_id"], "tool": action["tool"],
+                          "result": result})
+        assert results["find"]["matches"] and results["recall"], results
+        await hand.remember(
+            state, "user", f'<system>Tool results for "{state["text"]}" (for you only; the '
+            f"user has not seen them): {_json(notes)}</system>", ("sub_act", "playbook_result"),
+            "sub_act", "save")
+        return {}
+
+    def after_route(state: _HandState) -> str:
+        assert state["decision"]["playbook"] == "sub_act", state["decision"]
+        return "act"
+
+    graph = hand.compile({"route": hand.route, "act": act, "speak": hand.speak},
+                         [("route", after_route), ("act", "speak"), ("speak", END)])
+    return hand.pulse(graph, ACT_REPLY)
+
+
+Pulse = Callable[[Persona, str], Awaitable[None]]
+HAND_PROGRAMS: dict[str, Callable[[Hand, Path | None], Pulse]] = {
+    "meta_user": hand_meta_user, "meta_agentic": hand_meta_agentic, "sub_act": hand_sub_act}
+
+
+# -- the run --------------------------------------------------------------------------------
 
 
 async def _saver(kind: str, workdir: Path, dsn: str | None,
@@ -187,14 +461,36 @@ async def _saver(kind: str, workdir: Path, dsn: str | None,
     return saver
 
 
-def _store(kind: str, workdir: Path, side: str, dsn: str | None) -> MessageStore:
+def _store(kind: str, workdir: Path, playbook: str, side: str, dsn: str | None) -> MessageStore:
     if kind == "postgres":
+        import psycopg
+        from psycopg import sql
+
         from saimemory.postgres import PostgresStore
 
-        return PostgresStore(f"{dsn}{'&' if '?' in str(dsn) else '?'}schema=bench_{side}")
+        schema = f"bench_{playbook}_{side}"
+        with psycopg.connect(str(dsn), autocommit=True) as conn:  # a fresh store each run
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(schema)))
+        return PostgresStore(str(dsn), schema=schema)
     from saimemory.sqlite import SQLiteStore
 
     return SQLiteStore(workdir / f"{side}.sqlite")
+
+
+def _seed(store: MessageStore) -> None:
+    for persona in PERSONAS:
+        for role, content in EARLIER:
+            store.append(NewMessage(persona=persona.id, role=role,  # type: ignore[arg-type]
+                                    content=content, tags=("conversation",)))
+
+
+def _workspace(workdir: Path) -> Path:
+    root = workdir / "workspace"
+    root.mkdir()
+    for name, text in WORKSPACE.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
 
 
 class Sample:
@@ -214,36 +510,54 @@ def _ms(values: list[float]) -> str:
     return f"{statistics.median(ordered) * 1e3:6.1f} / {p90 * 1e3:6.1f}"
 
 
-async def bench(kind: str, pulses: int, workdir: Path, dsn: str | None,
-                profile: cProfile.Profile | None) -> tuple[Sample, Sample]:
-    """(engine, hand-written) samples of ``pulses`` alternated pulses on backend ``kind``."""
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One run: the pulse, the backend and where it keeps its files."""
+
+    playbook: str
+    kind: str
+    pulses: int
+    workdir: Path
+    dsn: str | None
+
+
+async def bench(setup: Setup, profile: cProfile.Profile | None) -> tuple[Sample, Sample]:
+    """(engine, hand-written) samples of alternated pulses of one playbook on one backend."""
     warm = 8
+    playbook, kind, workdir, dsn = setup.playbook, setup.kind, setup.workdir, setup.dsn
     library = PlaybookLibrary.bundled([])
-    sea_model, hand_model = timed_model(pulses + warm), timed_model(pulses + warm)
-    sea_store, hand_store = (_store(kind, workdir, side, dsn) for side in ("engine", "hand"))
+    count = setup.pulses + warm
+    sea_model, hand_model = (timed_model(_script(playbook, count)) for _ in range(2))
+    sea_store, hand_store = (_store(kind, workdir, playbook, side, dsn)
+                             for side in ("engine", "hand"))
+    for store in (sea_store, hand_store):
+        _seed(store)
+    workspace = _workspace(workdir) if playbook == "sub_act" else None
     checkpoints: dict[str, Any] = (
         {"checkpointer": InMemorySaver()} if kind == "memory"
         else {"checkpoint_path": dsn if kind == "postgres" else workdir / "checkpoints.sqlite"})
     runtime = Runtime(sea_store, ModelSet(normal=sea_model, lightweight=sea_model),
-                      library=library, **checkpoints)
+                      library=library, workspace=workspace, **checkpoints)
+    top = "meta_user" if playbook == "sub_act" else playbook
+    check = CHECKS[playbook]
     sea_side, hand_side = Sample(), Sample()
     async with AsyncExitStack() as stack:
-        hand = hand_program(hand_store, hand_model, library,
-                            await _saver(kind, workdir, dsn, stack))
+        hand = HAND_PROGRAMS[playbook](
+            Hand(hand_store, hand_model, library, await _saver(kind, workdir, dsn, stack)),
+            workspace)
 
         async def engine_pulse(persona: Persona, text: str) -> None:
-            result = await runtime.arun_pulse(persona, "meta_user", text)
-            assert result.status == "ok" and result.spoken == [REPLY], result.error
+            check(await runtime.arun_pulse(persona, top, text))
 
         sides: list[tuple[Callable[[Persona, str], Awaitable[None]], TimedModel, Sample]] = [
             (engine_pulse, sea_model, sea_side), (hand, hand_model, hand_side)]
-        for i in range(warm + pulses):
+        for i in range(count):
             persona = PERSONAS[i % len(PERSONAS)]
             for run, model, sample in sides:
                 spent, started = model.spent, time.perf_counter()
                 if profile is not None and run is engine_pulse and i >= warm:
                     profile.enable()
-                await run(persona, f"Hello again, it is message {i}.")
+                await run(persona, _text(playbook, i))
                 if profile is not None:
                     profile.disable()
                 if i >= warm:
@@ -260,26 +574,38 @@ def main() -> None:
     """Print per-pulse times (median / p90) and the engine/hand-written ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pulses", type=int, default=60)
+    parser.add_argument("--playbooks", default=",".join(PLAYBOOKS),
+                        help=f"comma-separated pulses to run, of {', '.join(PLAYBOOKS)}")
     parser.add_argument("--postgres", metavar="DSN", help="also measure on PostgreSQL")
     parser.add_argument("--profile", action="store_true",
-                        help="profile the engine's pulses and print the top costs")
+                        help="then profile the engine's pulses (sqlite, a run of their own) "
+                        "and print the top costs")
     args = parser.parse_args()
+    playbooks = [name.strip() for name in args.playbooks.split(",") if name.strip()]
+    unknown = sorted(set(playbooks) - set(PLAYBOOKS))
+    if unknown or not playbooks:
+        parser.error(f"--playbooks takes names of {', '.join(PLAYBOOKS)} (got {unknown})")
     kinds = ["sqlite", "memory", *(["postgres"] if args.postgres else [])]
-    print(f"meta_user, {args.pulses} pulses per side, ms median / p90")
-    print(f"{'backend':<9} {'side':<13} {'wall':>15} {'model':>15} {'engine':>15}  ratio")
-    for kind in kinds:
-        profile = cProfile.Profile() if args.profile and kind == "sqlite" else None
+    print(f"{args.pulses} pulses per side, ms median / p90")
+    print(f"{'pulse':<13} {'backend':<9} {'side':<13} {'wall':>15} {'model':>15} "
+          f"{'engine':>15}  ratio")
+    for playbook in playbooks:
+        for kind in kinds:
+            with tempfile.TemporaryDirectory() as tmp:
+                sea_side, hand_side = asyncio.run(bench(
+                    Setup(playbook, kind, args.pulses, Path(tmp), args.postgres), None))
+            ratio = statistics.median(sea_side.wall) / statistics.median(hand_side.wall)
+            for name, sample in (("engine", sea_side), ("hand-written", hand_side)):
+                print(f"{playbook:<13} {kind:<9} {name:<13} {_ms(sample.wall):>15} "
+                      f"{_ms(sample.model):>15} {_ms(sample.engine()):>15}  "
+                      f"{ratio if name == 'engine' else 1:.2f}x", flush=True)
+    for playbook in playbooks if args.profile else ():  # a run of its own: the profiler
+        profile = cProfile.Profile()                     # slows what it watches
         with tempfile.TemporaryDirectory() as tmp:
-            sea_side, hand_side = asyncio.run(
-                bench(kind, args.pulses, Path(tmp), args.postgres, profile))
-        ratio = statistics.median(sea_side.wall) / statistics.median(hand_side.wall)
-        for name, sample in (("engine", sea_side), ("hand-written", hand_side)):
-            print(f"{kind:<9} {name:<13} {_ms(sample.wall):>15} {_ms(sample.model):>15} "
-                  f"{_ms(sample.engine()):>15}  {ratio if name == 'engine' else 1:.2f}x")
-        if profile is not None:
-            print("\ntop costs of the engine's pulses (sqlite), by own time:")
-            stats = pstats.Stats(profile)
-            stats.sort_stats("tottime").print_stats(15)
+            asyncio.run(bench(Setup(playbook, "sqlite", args.pulses, Path(tmp), None), profile))
+        print(f"\ntop costs of the engine's {playbook} pulses (sqlite), by own time:")
+        stats = pstats.Stats(profile)
+        stats.sort_stats("tottime").print_stats(15)
 
 
 if __name__ == "__main__":
