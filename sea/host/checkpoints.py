@@ -327,3 +327,86 @@ async def sweep_orphans(
         await saver.adelete_thread(thread)
         removed.append(thread)
     return removed
+
+
+class FreshPulse(BaseCheckpointSaver[Any]):
+    """A pulse's view of the runtime's saver while the pulse runs for the first time.
+
+    When a pulse starts, LangGraph asks the saver for the latest checkpoint of the pulse's
+    graph, and again for each called playbook's graph (each in a namespace of its own),
+    where such a pulse has none: a round trip to the store each (a worker thread's hop for
+    SQLite, a network round trip for PostgreSQL), two or three for a bundled persona's pulse.
+    This view answers those reads itself, "no checkpoint", for every namespace of the pulse's
+    thread that it has not written (a checkpoint or pending writes) through this view; any
+    other read, and every write, goes to ``saver``. Made only for a pulse that has no
+    checkpoint: a new one, or one a crashed worker never checkpointed.
+
+    Args:
+        saver: The runtime's saver.
+        thread_id: The pulse's thread (its pulse id).
+    """
+
+    def __init__(self, saver: BaseCheckpointSaver[Any], thread_id: str) -> None:
+        # not BaseCheckpointSaver.__init__: the serializer is the saver's own
+        self.serde = saver.serde
+        self.saver = saver
+        self._thread = thread_id
+        self._written: set[str] = set()
+
+    @property
+    def config_specs(self) -> list[Any]:
+        """The saver's."""
+        return list(self.saver.config_specs)
+
+    def _where(self, config: Any) -> tuple[Any, str]:
+        configurable = (config or {}).get("configurable") or {}
+        return configurable.get("thread_id"), str(configurable.get("checkpoint_ns", ""))
+
+    async def aget_tuple(self, config: Any) -> Any:
+        """None for a namespace of this pulse not yet written; else the saver's answer."""
+        thread, namespace = self._where(config)
+        if thread == self._thread and namespace not in self._written:
+            return None
+        return await self.saver.aget_tuple(config)
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        """The saver's (the namespace is read from the saver from now on)."""
+        self._note(config)
+        return await self.saver.aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> None:
+        """The saver's (the namespace is read from the saver from now on)."""
+        self._note(config)
+        await self.saver.aput_writes(config, writes, task_id, task_path)
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        """The saver's (the namespace is read from the saver from now on)."""
+        self._note(config)
+        return self.saver.put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        """The saver's (the namespace is read from the saver from now on)."""
+        self._note(config)
+        self.saver.put_writes(config, writes, task_id, task_path)
+
+    def _note(self, config: Any) -> None:
+        thread, namespace = self._where(config)
+        if thread == self._thread:
+            self._written.add(namespace)
+
+
+def _delegate(name: str) -> Any:
+    def delegated(self: FreshPulse, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.saver, name)(*args, **kwargs)
+
+    delegated.__name__ = delegated.__qualname__ = name
+    delegated.__doc__ = f"The saver's ``{name}``."
+    return delegated
+
+
+for _name, _member in vars(BaseCheckpointSaver).items():
+    # every other method of a saver, present or to come, is the saver's own
+    if not _name.startswith("_") and callable(_member) and _name not in vars(FreshPulse):
+        setattr(FreshPulse, _name, _delegate(_name))

@@ -70,6 +70,7 @@ from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.calllog import CallLog
 from sea.host.checkpoints import (
     OWNER_KEY,
+    FreshPulse,
     checkpoints_at,
     owner_of_this_process,
     sweep_orphans,
@@ -414,6 +415,8 @@ class Runtime:
         }
         if not run.recover:  # no other process takes it over: its checkpoints name this one
             config["metadata"] = {OWNER_KEY: self._owner}
+        if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
+            saver = FreshPulse(saver, run.pulse_id)
         bound = graph.copy(update={"checkpointer": saver})
         run.ran = True
         if run.mode == "resume":
