@@ -140,7 +140,10 @@ def with_playbook_enum(schema: Mapping[str, Any], names: Sequence[str] | None) -
     The schema is returned unchanged (copied) when ``names`` is empty or there is no
     ``playbook`` property.
     """
-    result = copy.deepcopy(dict(schema))
+    try:  # a schema is JSON: its JSON round trip is a deep copy, several times as fast
+        result: dict[str, Any] = orjson.loads(orjson.dumps(schema))
+    except TypeError:  # an integer beyond 64 bits, or a value that is not JSON
+        result = copy.deepcopy(dict(schema))
     properties = result.get("properties")
     if names and isinstance(properties, dict) and isinstance(properties.get("playbook"), dict):
         properties["playbook"]["enum"] = list(names)

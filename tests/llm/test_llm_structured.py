@@ -50,6 +50,17 @@ def test_enum_is_injected_into_a_deep_copy() -> None:
     assert injected["properties"]["reason"] == ROUTER_SCHEMA["properties"]["reason"]
 
 
+def test_the_copy_shares_nothing_with_the_schema_even_past_json() -> None:
+    schema = {"type": "object", "properties": {"playbook": {"type": "string"},
+                                               "n": {"type": "integer", "maximum": 2**70}}}
+    for given in (ROUTER_SCHEMA, schema):  # the second is not orjson's JSON (a big integer)
+        copied = with_playbook_enum(given, ["basic_chat"])
+        copied["properties"]["playbook"]["description"] = "changed"
+        copied["properties"].setdefault("reason", {})["changed"] = True
+        assert "changed" not in str(given)
+    assert with_playbook_enum(schema, None)["properties"]["n"]["maximum"] == 2**70
+
+
 def test_enum_is_not_injected_without_a_playbook_property_or_names() -> None:
     schema = {"type": "object", "properties": {"queries": {"type": "array"}}}
     assert with_playbook_enum(schema, ["basic_chat"]) == schema
