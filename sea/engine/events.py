@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from saimemory.frozen import fast_init
 from sea.llm.records import LLMCallRecord
 
 
@@ -278,43 +279,6 @@ class ApprovalRequested(NodeEvent):
 
 # -- construction ----------------------------------------------------------------------------
 
-_NO_VALUE = object()
-"""The default of a field whose default is made by a factory (a fresh one per event)."""
-
-
-def _slot_init(cls: type[Event]) -> Any:
-    """An ``__init__`` for the frozen dataclass ``cls`` that sets each field through its slot.
-
-    The one dataclass writes goes through ``object.__setattr__`` per field (the class
-    refuses plain assignment), about four times as slow; events are made at every step
-    and every action, and this one takes the same arguments with the same defaults.
-    Assignment afterwards is still refused.
-    """
-    names: dict[str, Any] = {}
-    parameters: list[str] = []
-    body: list[str] = []
-    for index, spec in enumerate(dataclasses.fields(cls)):
-        setter = f"_set{index}"
-        names[setter] = getattr(cls, spec.name).__set__  # the slot's member descriptor
-        value = spec.name
-        if spec.default is not dataclasses.MISSING:
-            names[f"_default{index}"] = spec.default
-            parameters.append(f"{spec.name}=_default{index}")
-        elif spec.default_factory is not dataclasses.MISSING:
-            names[f"_factory{index}"] = spec.default_factory
-            parameters.append(f"{spec.name}=_NO_VALUE")
-            value = f"_factory{index}() if {spec.name} is _NO_VALUE else {spec.name}"
-        else:
-            parameters.append(spec.name)
-        body.append(f"    {setter}(self, {value})")
-    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body) + "\n"
-    names["_NO_VALUE"] = _NO_VALUE
-    exec(source, names)  # the source is made above from the class's own fields
-    init = names["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = cls.__init__.__doc__
-    return init
-
 
 def _all_events(root: type[Event]) -> list[type[Event]]:
     """``root`` and the event classes below it (the slotted classes the dataclass decorator
@@ -326,6 +290,5 @@ def _all_events(root: type[Event]) -> list[type[Event]]:
     return found
 
 
-for _cls in _all_events(Event):
-    if "__post_init__" not in vars(_cls):
-        _cls.__init__ = _slot_init(_cls)  # type: ignore[method-assign]
+for _cls in _all_events(Event):  # events are made at every step and every action
+    fast_init(_cls)
