@@ -157,12 +157,12 @@ class PostgresStore(SqlStore):
             try:
                 if personas is None:
                     self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                else:
-                    self._conn.execute("BEGIN")
-                for persona in personas or ():
-                    self._conn.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [persona]
-                    )
+                else:  # one round trip: the statements go as one simple query
+                    self._conn.execute(pgsql.SQL("; ").join([
+                        pgsql.SQL("BEGIN"),
+                        *(pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))")
+                          .format(pgsql.Literal(persona)) for persona in personas),
+                    ]))
                 return _PgTx(self._conn)
             except psycopg.Error as exc:
                 if attempt == 0 and self._lost():

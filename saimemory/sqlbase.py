@@ -104,6 +104,11 @@ CONTENT_CHUNK = 500
 """Messages whose text one query reads by id."""
 
 
+TAG_PAGE = 100
+"""Tags of one message written by one statement (five values each: within every SQLite's
+limit of 999 values a statement)."""
+
+
 class SqlStore(MessageStore):
     """The store contract over a SQL database with the schema of the migrations."""
 
@@ -316,11 +321,14 @@ class SqlStore(MessageStore):
              row.scope, row.metadata_json, row.playbook, row.node, row.uid),
         )
         message_id = int(inserted[0][0])
-        for pos, tag in enumerate(row.tags):
+        tags = list(enumerate(row.tags))
+        for start in range(0, len(tags), TAG_PAGE):  # a statement a page: a round trip each
+            page = tags[start:start + TAG_PAGE]
             tx.run(
-                "INSERT INTO message_tags (message_id, pos, tag, persona, thread) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (message_id, pos, tag, row.persona, thread),
+                "INSERT INTO message_tags (message_id, pos, tag, persona, thread) VALUES "
+                + ", ".join("(?, ?, ?, ?, ?)" for _ in page),
+                [value for pos, tag in page
+                 for value in (message_id, pos, tag, row.persona, thread)],
             )
         return row.to_message(message_id, thread)
 

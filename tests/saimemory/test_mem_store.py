@@ -11,7 +11,7 @@ import pytest
 
 from saimemory import CONVERSATION_TAG, MemoryStoreError, NewMessage, open_store
 from saimemory.errors import InvalidMessageError, InvalidQueryError, NotFoundError
-from saimemory.sqlbase import SqlStore
+from saimemory.sqlbase import TAG_PAGE, SqlStore
 from saimemory.sqlite import SQLiteStore
 
 
@@ -52,6 +52,24 @@ def test_provenance_tags_are_added_by_the_store(store: SqlStore) -> None:
 
 def test_duplicate_tags_are_stored_once(store: SqlStore) -> None:
     assert store.append(msg(tags=("a", "b", "a"))).tags == ("a", "b")
+
+
+def test_a_persona_id_with_quotes_and_semicolons_is_only_a_name(store: SqlStore) -> None:
+    # PostgreSQL takes a write's persona lock in the statement that begins the transaction
+    hostile = "o'hara\"; ROLLBACK; DROP TABLE messages; --"
+    got = store.append(msg(persona=hostile))
+    again = store.append_many([msg("second", persona=hostile), msg("third")])
+    assert [m.content for m in store.recent(hostile)] == ["hello", "second"]
+    assert store.recent("alice")[-1].id == again[1].id
+    assert got.persona == hostile
+
+
+def test_many_tags_are_stored_in_order_over_several_statements(store: SqlStore) -> None:
+    tags = tuple(f"t{i}" for i in range(2 * TAG_PAGE + 7))  # three statements' worth
+    got = store.append(msg(tags=tags, pulse_id="p1"))
+    assert got.tags == (*tags, "pulse:p1")
+    assert store.recent("alice")[0].tags == got.tags
+    assert [h.message.id for h in store.search("alice", "hello", tags=["t205"])] == [got.id]
 
 
 @pytest.mark.parametrize(
