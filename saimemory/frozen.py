@@ -24,8 +24,9 @@ def fast_init(cls: type[T]) -> type[T]:
     """Give the frozen, slotted dataclass ``cls`` the faster ``__init__`` (in place).
 
     Raises:
-        TypeError: ``cls`` is not a dataclass with slots, or has a ``__post_init__`` or
-            init-only fields (which this constructor does not run).
+        TypeError: ``cls`` is not a dataclass with slots, or has a ``__post_init__``,
+            init-only, keyword-only or non-init fields (which this constructor does not
+            serve).
     """
     if not dataclasses.is_dataclass(cls) or "__slots__" not in vars(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass with slots")
@@ -33,6 +34,9 @@ def fast_init(cls: type[T]) -> type[T]:
         isinstance(f.type, dataclasses.InitVar) for f in dataclasses.fields(cls)
     ):
         raise TypeError(f"{cls.__name__} has a __post_init__ or init-only fields")
+    keyword_only = [f.name for f in dataclasses.fields(cls) if f.kw_only]
+    if keyword_only:
+        raise TypeError(f"{cls.__name__} has keyword-only fields: {', '.join(keyword_only)}")
     names: dict[str, Any] = {"_NO_VALUE": _NO_VALUE}
     parameters: list[str] = []
     body: list[str] = []
@@ -52,9 +56,6 @@ def fast_init(cls: type[T]) -> type[T]:
         else:
             parameters.append(spec.name)
         body.append(f"    {setter}(self, {value})")
-    keyword_only = [f.name for f in dataclasses.fields(cls) if f.kw_only]
-    if keyword_only:
-        raise TypeError(f"{cls.__name__} has keyword-only fields: {', '.join(keyword_only)}")
     source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
     exec(source + "\n", names)  # the source is made above from the class's own fields
     init = names["__init__"]

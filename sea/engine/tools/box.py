@@ -116,15 +116,18 @@ class ToolBox:
                 self._signatures[name] = signature.for_tool(same)
         self._learned = known if isinstance(known, MutableMapping) else None
 
-    def signature(self, name: str) -> Signature:
+    def signature(
+        self, name: str, *, playbook: str | None = None, node: str | None = None
+    ) -> Signature:
         """The argument schema and validator of a tool (worked out on first use).
 
         Raises:
-            ToolNotFound: no tool has that name.
+            ToolNotFound: no tool has that name (located at ``playbook``/``node``).
         """
         found = self._signatures.get(name)
         if found is None:
-            found = self._signatures[name] = Signature.of(self.get(name))
+            tool = self.get(name, playbook=playbook, node=node)
+            found = self._signatures[name] = Signature.of(tool)
             if self._learned is not None:
                 self._learned[name] = found
         return found
@@ -178,10 +181,7 @@ class ToolBox:
             ToolNotFound: no tool has that name.
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
         """
-        known = self._signatures.get(name)
-        if known is None:
-            self.get(name, playbook=playbook, node=node)
-            known = self.signature(name)
+        known = self.signature(name, playbook=playbook, node=node)
         return known.arguments.prepare(args, playbook=playbook, node=node)
 
     async def invoke(
@@ -206,10 +206,7 @@ class ToolBox:
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
         """
-        known = self._signatures.get(name)
-        if known is None:
-            self.get(name, playbook=playbook, node=node)
-            known = self.signature(name)
+        known = self.signature(name, playbook=playbook, node=node)
         prepared = dict(args) if checked else known.arguments.prepare(
             args, playbook=playbook, node=node)
         try:
