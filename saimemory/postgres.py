@@ -134,7 +134,7 @@ class PostgresStore(SqlStore):
     def _translate(self, exc: Exception) -> MemoryStoreError:
         if isinstance(exc, psycopg.errors.IntegrityError):
             return constraint_error(self.where, exc)
-        if isinstance(exc, psycopg.OperationalError) and self._lost():
+        if self._lost(exc):
             return StoreUnavailableError(
                 f"{self.where}: lost the connection to PostgreSQL ({exc}); this call did not "
                 "complete (a write in it may or may not be committed). The next call reconnects."
@@ -143,8 +143,13 @@ class PostgresStore(SqlStore):
             return StoreUnavailableError(f"{self.where}: {exc}")
         return MemoryStoreError(f"{self.where}: {type(exc).__name__}: {exc}")
 
-    def _lost(self) -> bool:
-        return bool(self._conn.closed or self._conn.broken)
+    def _lost(self, exc: Exception | None = None) -> bool:
+        """Whether the connection is gone. psycopg marks it broken when libpq saw it end; a
+        socket the kernel closed under a waiting call raises an ``OperationalError`` with no
+        SQLSTATE (no server said anything) before libpq notices, so that error counts too."""
+        if self._conn.closed or self._conn.broken:
+            return True
+        return isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None
 
     def _begin(self, personas: Sequence[str] | None) -> Tx:
         """Start a transaction and take the persona locks. A connection found lost here has
@@ -165,7 +170,8 @@ class PostgresStore(SqlStore):
                     ]))
                 return _PgTx(self._conn)
             except psycopg.Error as exc:
-                if attempt == 0 and self._lost():
+                if attempt == 0 and self._lost(exc):
+                    self._conn.close()
                     continue
                 self._end(commit=False)
                 raise self._translate(exc) from None

@@ -96,6 +96,48 @@ def test_a_connection_lost_between_calls_is_reopened(schema: str) -> None:
         store.close()
 
 
+class _SocketClosedUnnoticed:
+    """A connection whose socket the kernel closed while libpq has not yet noticed: psycopg's
+    wait raises ``OperationalError("connection socket closed")`` (no SQLSTATE) and the
+    connection is neither ``closed`` nor ``broken``. This is a race a server's terminate can
+    produce; it is staged here so the test does not depend on timing."""
+
+    closed = False
+    broken = False
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.calls = 0
+
+    def execute(self, *args: object, **kwargs: object) -> object:
+        import psycopg
+
+        self.calls += 1
+        raise psycopg.OperationalError("connection socket closed")
+
+    def close(self) -> None:
+        self.closed = True
+        self.real.close()  # type: ignore[attr-defined]
+
+
+def test_a_socket_closed_before_libpq_notices_is_reopened(schema: str) -> None:
+    from saimemory.postgres import PostgresStore
+
+    store = PostgresStore(dsn(schema))
+    try:
+        store.append(NewMessage("alice", "user", "before"))
+        stale = _SocketClosedUnnoticed(store._conn)
+        store._conn = stale
+        store.append(NewMessage("alice", "user", "after"))
+        assert stale.calls == 1 and stale.closed
+        stale = _SocketClosedUnnoticed(store._conn)
+        store._conn = stale
+        assert [m.content for m in store.recent("alice")] == ["before", "after"]
+        assert stale.calls == 1 and stale.closed
+    finally:
+        store.close()
+
+
 def test_a_connection_lost_inside_a_call_fails_it_clearly(schema: str) -> None:
     from saimemory.postgres import PostgresStore
 
