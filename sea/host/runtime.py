@@ -70,11 +70,11 @@ from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.calllog import CallLog
 from sea.host.checkpoints import (
     OWNER_KEY,
-    FreshPulse,
     checkpoints_at,
     owner_of_this_process,
     sweep_orphans,
 )
+from sea.host.pulse_savers import FreshPulse, HeldPulse
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
 from sea.host.turns import BusyPolicy, PersonaTurns, WhenBusy
@@ -415,10 +415,14 @@ class Runtime:
         }
         if not run.recover:  # no other process takes it over: its checkpoints name this one
             config["metadata"] = {OWNER_KEY: self._owner}
+        held: HeldPulse | None = None
         if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
-            saver = FreshPulse(saver, run.pulse_id)
+            if run.recover or self._keep_checkpoints:  # its checkpoints go to the store
+                saver = FreshPulse(saver, run.pulse_id)
+            else:  # they serve only a wait: held until it waits, gone if it does not
+                saver = held = HeldPulse(saver, run.pulse_id)
         bound = graph.copy(update={"checkpointer": saver})
-        run.ran = True
+        run.ran = held is None  # a held pulse writes to the store only when it waits
         if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
             if not interrupts:
@@ -436,6 +440,9 @@ class Runtime:
             final = await bound.ainvoke(payload, config, context=frame, durability=durability)
             waiting = final.get("__interrupt__") or []
         run.final = dict(final)
+        if held is not None and waiting:
+            run.ran = True  # what the flush wrote is removed if the pulse fails from here on
+            await held.flush()
         for pending in waiting:
             request = dict(pending.value) if isinstance(pending.value, dict) else {}
             where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))

@@ -6,19 +6,16 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
-from sea.engine.limits import Limits
-from sea.host.checkpoints import FreshPulse, SqliteCheckpoints
+from sea.host.checkpoints import SqliteCheckpoints
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from tests.engine.conftest import MakeRuntime
-from tests.engine.test_runtime import send_mail
 
 
 def test_pulses_running_together_share_one_saver(tmp_path: Path) -> None:
@@ -125,11 +122,6 @@ def test_the_checkpoint_file_gives_back_the_space_of_ended_pulses(
 
     from langchain_core.tools import tool
 
-    from saimemory.sqlite import SQLiteStore
-    from sea.chat.scripted import ScriptedChatModel
-    from sea.host.runtime import Runtime
-    from sea.lang.library import PlaybookLibrary
-    from sea.llm.models import ModelSet
 
     @tool
     def big() -> str:
@@ -181,7 +173,6 @@ def _checkpoint_of(saver: Any, thread: str, owner: str, *, wait: bool) -> None:
 
 
 def test_the_sweep_removes_only_ended_processes_pulses_that_do_not_wait() -> None:
-    from langgraph.checkpoint.memory import InMemorySaver
 
     from sea.host.checkpoints import sweep_orphans
 
@@ -197,65 +188,3 @@ def test_the_sweep_removes_only_ended_processes_pulses_that_do_not_wait() -> Non
     assert removed == ["orphan"]
     left = {item.config["configurable"]["thread_id"] for item in saver.list(None)}
     assert left == {"waiting", "alive", "elsewhere", "unowned"}
-
-
-class CountingSaver(InMemorySaver):
-    """An in-memory saver that counts the reads that reach it (by namespace)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.reads: list[str] = []
-
-    async def aget_tuple(self, config: Any) -> Any:
-        self.reads.append(config["configurable"].get("checkpoint_ns", ""))
-        return await super().aget_tuple(config)
-
-
-def _config(thread: str, namespace: str = "") -> Any:
-    return {"configurable": {"thread_id": thread, "checkpoint_ns": namespace}}
-
-
-def test_a_fresh_pulse_reads_no_checkpoint_it_has_not_written() -> None:
-    saver = CountingSaver()
-
-    async def main() -> None:
-        fresh = FreshPulse(saver, "p1")
-        assert await fresh.aget_tuple(_config("p1")) is None
-        assert await fresh.aget_tuple(_config("p1", "call:1")) is None
-        assert saver.reads == []  # answered without the store
-        checkpoint = empty_checkpoint()
-        stored = await fresh.aput(_config("p1", "call:1"), checkpoint, {}, {})
-        found = await fresh.aget_tuple(stored)
-        assert found is not None and found.checkpoint["id"] == checkpoint["id"]
-        assert saver.reads == ["call:1"]  # written: asked from now on
-        assert await fresh.aget_tuple(_config("p1")) is None  # the root still is not
-        assert await fresh.aget_tuple(_config("other")) is None
-        assert saver.reads == ["call:1", ""]  # another thread's read goes to the saver
-        assert [t.config["configurable"]["checkpoint_ns"] async for t in fresh.alist(
-            _config("p1", "call:1"))] == ["call:1"]  # every other method is the saver's
-        await fresh.adelete_thread("p1")
-        assert await saver.aget_tuple(_config("p1", "call:1")) is None
-
-    asyncio.run(main())
-
-
-def test_a_nested_pulse_starts_without_reading_checkpoints_and_still_waits_and_resumes(
-    store: SQLiteStore, library: PlaybookLibrary, persona: Persona
-) -> None:
-    saver = CountingSaver()
-    limits = Limits(approval_tools=frozenset({"send_mail"}))
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      tools=[send_mail], library=library, limits=limits, checkpointer=saver)
-    try:
-        done = runtime.run_pulse(persona, "nest_a", "")
-        assert done.status == "ok", done.error
-        assert saver.reads == []  # three graphs started, none asked for a checkpoint
-        waiting = runtime.run_pulse(persona, "approval_nested", "dave")
-        assert waiting.status == "waiting", waiting.error
-        assert saver.reads == []
-        resumed = runtime.resume(waiting.pulse_id, "approve")
-        assert resumed.status == "ok", resumed.error
-        assert resumed.outputs == {"outcome": "sent", "after": "saw sent"}
-        assert len(saver.reads) >= 2  # the resumed graphs read what the wait wrote
-    finally:
-        runtime.close()
