@@ -20,6 +20,15 @@ settings.register_profile("sea", deadline=None)
 settings.load_profile("sea")
 
 
+@pytest.fixture(autouse=True)
+def _verdict_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sea validate`` keeps its verdicts under ``$SEA_CACHE_DIR``: each test has its own,
+    so no test reads another's verdicts, nor the user's cache."""
+    monkeypatch.setenv("SEA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     """A fresh SQLite store in a temporary directory."""

@@ -44,8 +44,7 @@ def _files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[Path], lis
     """The files to migrate with their bytes, the directories to look callees up in, and
     why some files were not read."""
     from sea.errors import PlaybookError
-    from sea.lang.library import scan_directory
-    from sea.lang.loader import read_playbook_bytes
+    from sea.lang.files import read_playbook_bytes, scan_directory
 
     files: list[tuple[Path, bytes]] = []
     dirs: list[Path] = []

@@ -3,7 +3,7 @@
 Exit status: 0 when there are no errors (and, with ``--strict``, no warnings), 1 when there
 are, 2 on a usage error. Heavy modules are imported only when the command runs.
 
-Only regular files of at most ``sea.lang.loader.MAX_PLAYBOOK_BYTES`` are read (a symlink is
+Only regular files of at most ``sea.lang.files.MAX_PLAYBOOK_BYTES`` are read (a symlink is
 followed only to a regular file). In a directory, other ``*.json`` entries (a FIFO, a device,
 an oversized file) are skipped with a warning; a file named on the command line that cannot
 be read is an error. Every file is checked on its own: a bad one never stops the others.
@@ -12,6 +12,7 @@ be read is an error. Every file is checked on its own: a bad one never stops the
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,12 @@ def register(subparsers: Any) -> None:
         help="the tools of the MCP servers CONFIG.json names (as for sea run; each server "
         "is started to list its tools) (repeatable)",
     )
+    parser.add_argument(
+        "--no-cache", action="store_true",
+        help="check everything again: without it, the verdict of an unchanged set of "
+        "playbooks, options, catalogues and SEA is read from $SEA_CACHE_DIR/validate (else "
+        "the user's cache directory); never with --mcp or tools from a Python module",
+    )
     parser.set_defaults(func=run)
 
 
@@ -65,8 +72,7 @@ class _Plan:
 
 def _plan(paths: list[Path]) -> _Plan:
     from sea.errors import PlaybookError
-    from sea.lang.library import scan_directory
-    from sea.lang.loader import read_playbook_bytes
+    from sea.lang.files import read_playbook_bytes, scan_directory
 
     plan = _Plan()
     for path in paths:
@@ -168,30 +174,73 @@ def collect(
     paths: list[Path], tools: ToolCatalogue | None
 ) -> tuple[list[Diagnostic], _Plan]:
     """Every diagnostic of every file under ``paths`` (calls checked against ``tools``)."""
+    plan = _plan(paths)
+    return list(plan.unread) + _check(plan, tools), plan
+
+
+def _check(plan: _Plan, tools: ToolCatalogue | None) -> list[Diagnostic]:
+    """The diagnostics of the checks of ``plan``'s files (not of their reading)."""
     from sea.lang.library import PlaybookLibrary
     from sea.lang.loader import check_document
 
-    plan = _plan(paths)
     library = PlaybookLibrary.bundled(dict.fromkeys(plan.dirs), tools=tools)
     context = library.context()
-    diagnostics = list(plan.unread)
+    diagnostics = []
     results = []
     for path, data in plan.files:
         result = check_document(data, file=str(path), context=context)
         diagnostics.extend(result.diagnostics)
         results.append((path, data, result.playbook))
-    return diagnostics + _duplicates(results), plan
+    return diagnostics + _duplicates(results)
+
+
+def cache_dir() -> Path:
+    """Where verdicts are kept: ``$SEA_CACHE_DIR/validate``, else the user's cache
+    directory's ``sea/validate``."""
+    configured = os.environ.get("SEA_CACHE_DIR")
+    if configured:
+        return Path(configured) / "validate"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("sea")) / "validate"
+
+
+def _key(plan: _Plan, args: argparse.Namespace) -> str | None:
+    """The key of this run's verdict, or None when it is not kept: ``--no-cache``, tools
+    from a Python module or an MCP server, or a catalogue that cannot be read (the checks
+    then say why)."""
+    from sea.cli._verdicts import verdict_key
+    from sea.lang.files import scan_directory
+
+    if args.no_cache or args.mcp or any(not s.endswith(".json") for s in args.tools):
+        return None
+    catalogues = []
+    for source in args.tools:
+        try:
+            catalogues.append((source, Path(source).read_bytes()))
+        except OSError:
+            return None
+    library = [found for directory in dict.fromkeys(plan.dirs)
+               for found in scan_directory(directory)[0]]
+    return verdict_key(plan.files, library, strict=args.strict, catalogues=catalogues)
 
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``sea validate``."""
     import orjson
 
+    from sea.cli import _verdicts
     from sea.cli._text import printable
     from sea.errors import Severity
 
-    catalogue = _catalogue(args.tools, args.mcp, args.strict)
-    diagnostics, plan = collect(args.paths, catalogue)
+    plan = _plan(args.paths)
+    key = _key(plan, args)
+    checked = None if key is None else _verdicts.load(cache_dir(), key)
+    if checked is None:
+        checked = _check(plan, _catalogue(args.tools, args.mcp, args.strict))
+        if key is not None:
+            _verdicts.store(cache_dir(), key, checked)
+    diagnostics = list(plan.unread) + checked
     for directory in plan.empty:
         print(f"sea: note: no playbooks (*.json) in {directory}", file=sys.stderr)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)

@@ -6,7 +6,7 @@ against the library (subplay targets, arguments, callee outputs), so a library v
 playbooks with itself as the context.
 
 A directory scan reads only regular files of at most
-:data:`~sea.lang.loader.MAX_PLAYBOOK_BYTES` (a symlink is followed only to a regular file):
+:data:`~sea.lang.files.MAX_PLAYBOOK_BYTES` (a symlink is followed only to a regular file):
 a FIFO, a device or an oversized file named ``*.json`` is left out, and
 :meth:`PlaybookLibrary.skipped` says why. A file with odd values (``"input_schema": 1.5``)
 is still listed; its own check reports them, and its callers see no parameters.
@@ -25,8 +25,9 @@ import orjson
 from sea.errors import Diagnostic, PlaybookError, SeaError
 from sea.lang import codes
 from sea.lang.checks import CheckContext, Signature, ToolCatalogue
+from sea.lang.files import read_playbook_bytes, scan_directory
 from sea.lang.hints import did_you_mean
-from sea.lang.loader import LoadResult, check_document, read_playbook_bytes, skipped
+from sea.lang.loader import LoadResult, check_document
 from sea.lang.models import Playbook
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
@@ -238,21 +239,3 @@ class PlaybookLibrary:
             if result.playbook is not None:
                 found.append(result.playbook)
         return found
-
-
-def scan_directory(directory: Path) -> tuple[list[tuple[Path, bytes]], list[Diagnostic]]:
-    """The ``*.json`` files of ``directory`` (not recursive), sorted, with their bytes; and a
-    warning for each entry left out (not a regular file, too large, unreadable). A directory
-    that does not exist or cannot be listed has no files."""
-    found: list[tuple[Path, bytes]] = []
-    left_out: list[Diagnostic] = []
-    try:
-        paths = sorted(directory.glob("*.json")) if directory.is_dir() else []
-    except OSError:
-        paths = []
-    for path in paths:
-        try:
-            found.append((path, read_playbook_bytes(path)))
-        except PlaybookError as exc:
-            left_out.extend(skipped(d) for d in exc.diagnostics)
-    return found, left_out

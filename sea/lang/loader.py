@@ -5,16 +5,14 @@ line:column in the source text, a stable code and a hint. All problems are repor
 first, each in source order. Bad input never raises from :func:`check_document`.
 
 Files are read by :func:`read_playbook_bytes` only: a regular file (a symlink is followed
-only to one) of at most :data:`MAX_PLAYBOOK_BYTES`, so a FIFO, a device such as
+only to one) of at most :data:`sea.lang.files.MAX_PLAYBOOK_BYTES`, so a FIFO, a device such as
 ``/dev/zero`` or a huge file named ``*.json`` never hangs or exhausts the process.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,7 +23,7 @@ from sea.errors import Diagnostic, PlaybookError, Severity
 from sea.jsontypes import json_type
 from sea.lang import codes
 from sea.lang.checks import CheckContext, run_checks
-from sea.lang.hints import suggest
+from sea.lang.files import read_playbook_bytes
 from sea.lang.issues import Issue, error
 from sea.lang.locate import Locator, escape_pointer, join_pointer, unescape_pointer
 from sea.lang.models import Playbook
@@ -110,10 +108,6 @@ def _parse(text: str, file: str | None) -> tuple[Any, list[Diagnostic]]:
 MAX_DEPTH = 64
 """Deepest nesting of objects and arrays a document may have (playbooks need far less)."""
 
-MAX_PLAYBOOK_BYTES: Final = 1024 * 1024
-"""The largest playbook file that is read: 1 MiB (the bundled playbooks are a few KiB).
-A larger file is not read; it is reported as ``SEA007`` (an error when the file was named,
-a warning when a directory scan skipped it)."""
 
 _MEMBER_END = re.compile(r'"[ \t\n\r]*:')
 """A quote, then a colon: the end of an object member's name, unless the quote is escaped."""
@@ -330,107 +324,3 @@ def load_playbook_file(
     return result.playbook
 
 
-def _missing_hint(path: Path) -> str | None:
-    """``did you mean `x.json`?`` from the files beside a missing one, if one is close."""
-    try:
-        siblings = [p.name for p in path.parent.iterdir() if p.suffix == ".json"]
-    except OSError:
-        return None
-    return suggest(path.name, siblings).strip() or None
-
-
-def unreadable(path: Path, exc: OSError) -> Diagnostic:
-    """The diagnostic for a file that cannot be read."""
-    missing = isinstance(exc, FileNotFoundError)
-    reason = "does not exist" if missing else f"cannot be read ({exc.strerror or exc})"
-    return Diagnostic(
-        code=codes.FILE_UNREADABLE,
-        severity=Severity.ERROR,
-        message=f"the file {reason}",
-        file=str(path),
-        hint=_missing_hint(path) if missing else None,
-    )
-
-
-def _not_read(path: Path, code: str, message: str, hint: str) -> PlaybookError:
-    return PlaybookError([
-        Diagnostic(code=code, severity=Severity.ERROR, message=message, file=str(path), hint=hint)
-    ])
-
-
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes:
-    """The bytes of a playbook file, read only if it is a regular file (a symlink is followed
-    only to one) of at most ``limit`` bytes: a FIFO, a device (``/dev/zero``) or a socket
-    named ``*.json`` is never opened for a blocking read, and no more than ``limit + 1``
-    bytes are ever read.
-
-    Raises:
-        PlaybookError: with one error diagnostic: ``SEA001`` (missing or unreadable),
-            ``SEA006`` (not a regular file) or ``SEA007`` (larger than ``limit``).
-    """
-    try:
-        info = os.stat(path)
-    except FileNotFoundError as exc:
-        if os.path.islink(path):
-            raise _not_read(path, codes.FILE_UNREADABLE,
-                            f"the file is a symbolic link to {os.readlink(path)}, which does "
-                            "not exist", "fix or remove the link") from None
-        raise PlaybookError([unreadable(path, exc)]) from None
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise _not_read(path, codes.NOT_A_FILE,
-                        f"the path is {_kind(info.st_mode)}, not a regular file; it was not read",
-                        "a playbook is a regular .json file")
-    if info.st_size > limit:
-        raise _too_large(path, f"{info.st_size:,} bytes", limit)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from None
-    try:
-        opened = os.fstat(fd)  # the file may have been swapped since the first look
-        if not stat.S_ISREG(opened.st_mode):
-            raise _not_read(path, codes.NOT_A_FILE,
-                            f"the path is {_kind(opened.st_mode)}, not a regular file; "
-                            "it was not read", "a playbook is a regular .json file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from None
-    finally:
-        os.close(fd)
-    if size > limit:  # it grew after the first look
-        raise _too_large(path, f"more than {limit:,} bytes", limit)
-    return b"".join(chunks)
-
-
-def _too_large(path: Path, shown: str, limit: int) -> PlaybookError:
-    return _not_read(path, codes.FILE_TOO_LARGE,
-                     f"the file is {shown}, larger than the {limit:,}-byte limit for a "
-                     "playbook; it was not read",
-                     "a playbook is small; split it into playbooks that call each other")
-
-
-def skipped(diagnostic: Diagnostic) -> Diagnostic:
-    """A file a directory scan leaves out: the reason as a warning (the file was not named,
-    so it fails the scan only with ``--strict``)."""
-    message = diagnostic.message.removesuffix("; it was not read")
-    return replace(diagnostic, severity=Severity.WARNING, message=f"{message}; skipped")

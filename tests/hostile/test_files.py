@@ -18,8 +18,9 @@ import orjson
 import pytest
 
 from sea.cli import main
+from sea.lang.files import MAX_PLAYBOOK_BYTES
 from sea.lang.library import PlaybookLibrary
-from sea.lang.loader import MAX_PLAYBOOK_BYTES, check_document
+from sea.lang.loader import check_document
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 60

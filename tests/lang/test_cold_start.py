@@ -5,6 +5,7 @@ LangGraph, LangChain or model runtime is imported by ``sea validate``, ``sea gra
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,11 @@ from sea import __version__
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "langchain_core", "langchain", "llama_cpp", "procrastinate", "mcp",
          "prompt_toolkit")
+
+
+def _env() -> dict[str, str]:
+    """A bare environment, with the test's own verdict cache."""
+    return {"PYTHONPATH": str(ROOT), "PATH": "", "SEA_CACHE_DIR": os.environ["SEA_CACHE_DIR"]}
 
 
 def _imported(*words: str) -> tuple[list[str], list[str]]:
@@ -34,8 +40,7 @@ def _imported(*words: str) -> tuple[list[str], list[str]]:
         print(json.dumps(sorted(m for m in ("pydantic", "jsonschema", "re2") if m in sys.modules)))
     """)
     done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
-                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
-                          check=True)
+                          text=True, cwd=ROOT, env=_env(), check=True)
     heavy, light = done.stdout.strip().splitlines()[-2:]
     return json.loads(heavy), json.loads(light)
 
@@ -66,13 +71,17 @@ def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]
     assert _imported(*words) == ([], ["pydantic"])
 
 
+def test_a_verdict_read_from_the_cache_imports_no_document_models() -> None:
+    assert _imported("validate", "playbooks") == ([], ["pydantic"])  # checked, then kept
+    assert _imported("validate", "playbooks") == ([], [])
+
+
 def _loaded(prefix: str, *words: str) -> list[str]:
     """The modules named ``prefix...`` that ``sea WORDS`` imported."""
     script = ("import sys; from sea.cli import main; main(sys.argv[1:]); import json; "
               f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefix!r}))))")
     done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True,
-                          text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""},
-                          check=True)
+                          text=True, cwd=ROOT, env=_env(), check=True)
     loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
     return loaded
 
