@@ -6,6 +6,7 @@ The modules are real files in a temporary directory on ``sys.path``; the pulses 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -241,7 +242,7 @@ def test_validate_with_a_json_catalogue_still_imports_no_langchain(tmp_path: Pat
         [sys.executable, "-c", script, str(ROOT / "tests" / "data" / "tools.json"),
          str(ROOT / "tests" / "data" / "valid")],
         capture_output=True, text=True, check=True, cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        env={"PYTHONPATH": str(ROOT), "PATH": "", "SEA_CACHE_DIR": os.environ["SEA_CACHE_DIR"]},
     )
     assert done.stdout.strip().splitlines()[-1] == "0 []"
 
