@@ -14,9 +14,20 @@ $(BIN)/python:
 venv-test: $(BIN)/python
 	$(PIP) -e '.[test,workers,mcp]'
 
-# The local model: llama-cpp-python compiles from source the first time (about 7 minutes).
+# The local model: llama-cpp-python compiles from source the first time (about 7 minutes),
+# for this machine's CPU, except its AMX tiles: some virtual machines list AMX among the
+# CPU's features without letting a process use it, and the first matrix product then dies of
+# an illegal instruction. The wheel is built once into LLAMA_WHEELS, named for these flags
+# (pip's own wheel cache would hand back a wheel built with other flags).
+LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_WHEELS ?= $(HOME)/.cache/sea/llama-wheels-native-no-amx
+LLAMA_REQ := llama-cpp-python[server]>=0.3,<0.4
 venv-local: $(BIN)/python
-	$(PIP) -e '.[local]'
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" \
+	  $(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps \
+	  -w $(LLAMA_WHEELS) '$(LLAMA_REQ)'
+	$(PIP) --find-links $(LLAMA_WHEELS) -e '.[local]'
 
 lint: venv-test
 	$(BIN)/ruff check sea saimemory tests bench dev
