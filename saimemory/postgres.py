@@ -22,7 +22,10 @@ from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from saimemory import one_read
+from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import (
+    InvalidQueryError,
     MemoryStoreError,
     NotFoundError,
     SchemaError,
@@ -36,9 +39,9 @@ from saimemory.migrations import (
     upgrade,
 )
 from saimemory.prepare import PreparedMessage, prepare, to_micros
-from saimemory.records import Message, NewMessage
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
 from saimemory.search_terms import Terms, like_pattern
-from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
+from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
 
 psycopg: Any
 pgsql: Any
@@ -236,6 +239,47 @@ class PostgresStore(SqlStore):
             raise NotFoundError(f"persona {row.persona!r} has no thread {row.thread!r}")
         message_id, thread = found[0]
         return row.to_message(int(message_id), thread)
+
+    def history(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = DEFAULT_BUDGET,
+        thread: str | None = None,
+    ) -> list[Message]:
+        """The pulse rule, in one round trip when one page of earlier conversation holds the
+        budget (the default's does); a larger budget reads page by page in a transaction."""
+        if budget.max_messages > HISTORY_PAGE:
+            return super().history(
+                persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread)
+        thread_id = thread if thread is not None else main_thread_id(persona)
+        return one_read.history(self._fetch_alone, persona, thread_id, pulse_id, scope, budget)
+
+    def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
+        """The newest ``limit`` messages of a persona, oldest first, in one round trip."""
+        if limit < 0:
+            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        return one_read.recent(self._fetch_alone, persona, limit, thread)
+
+    def _fetch_alone(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """One statement in autocommit: one round trip. It writes nothing, so a connection
+        found lost, before or during it, is reopened and the statement run once more."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            for attempt in range(2):
+                if self._lost():
+                    self._conn = self._connect()
+                try:
+                    return list(self._conn.execute(_pg(sql), list(params)).fetchall())
+                except psycopg.Error as exc:
+                    if attempt == 0 and self._lost(exc):
+                        self._conn.close()
+                        continue
+                    raise self._translate(exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _end(self, *, commit: bool) -> None:
         if commit:
