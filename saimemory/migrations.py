@@ -256,6 +256,51 @@ may come twice, the index keeps it once), indexed with the persona first; the fu
 lives in the store's schema. Its cost tells the planner to find a
 short word through the index rather than by computing the pieces of each message."""
 
+APPEND_FUNCTION = "sea_append"
+"""The PostgreSQL function (in the store's schema) that appends one message."""
+
+_POSTGRES_APPEND = (
+    f"CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(p_persona text, p_thread text, p_role text,"
+    " p_content text, p_created_us bigint, p_pulse_id text, p_scope text, p_metadata text,"
+    " p_playbook text, p_node text, p_uid text, p_tags text[], p_now_us bigint,"
+    " p_recovering boolean)"
+    " RETURNS TABLE (new_id bigint, new_thread text) LANGUAGE plpgsql AS $$"
+    " DECLARE v_thread text := coalesce(p_thread, p_persona || ':main');"
+    " BEGIN"
+    " PERFORM pg_advisory_xact_lock(hashtextextended(p_persona, 0));"
+    " IF p_recovering THEN"
+    " RETURN QUERY SELECT m.id, m.thread FROM messages m WHERE m.persona = p_persona"
+    " AND m.uid = p_uid AND m.created_us = p_created_us AND m.content = p_content;"
+    " IF FOUND THEN RETURN; END IF;"
+    " END IF;"
+    " IF p_thread IS NULL THEN"
+    " IF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = v_thread) THEN"
+    " INSERT INTO threads (id, persona, parent, title, is_main, created_us)"
+    " VALUES (v_thread, p_persona, NULL, 'main', 1, p_now_us);"
+    " END IF;"
+    " ELSIF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = p_thread"
+    " AND t.persona = p_persona) THEN"
+    " RETURN;"
+    " END IF;"
+    " INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope,"
+    " metadata, playbook, node, uid) VALUES (p_persona, v_thread, p_role, p_content,"
+    " p_created_us, p_pulse_id, p_scope, p_metadata, p_playbook, p_node, p_uid)"
+    " RETURNING id INTO new_id;"
+    " INSERT INTO message_tags (message_id, pos, tag, persona, thread)"
+    " SELECT new_id, t.pos - 1, t.tag, p_persona, v_thread"
+    " FROM unnest(p_tags) WITH ORDINALITY AS t(tag, pos);"
+    " new_thread := v_thread;"
+    " RETURN NEXT;"
+    " END $$",
+)
+"""Migration 9 (PostgreSQL): one message appended by one statement, so one round trip. In
+order, as a write transaction of the store does: the persona's advisory lock (the key
+:meth:`~saimemory.postgres.PostgresStore._begin` takes, so ids still grow in commit order
+for the persona), the thread (the main thread created when missing; no row returned when
+a named thread is not the persona's), the message, its tags in order. ``p_recovering``
+first looks for the message by its uid, time and text: an append retried after its
+connection was lost finds the one the first try committed instead of writing it twice."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
@@ -341,6 +386,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
     Migration(7, _PERSONA_SEARCH_NAME, _POSTGRES_PERSONA_TRGM),
     Migration(8, _SHORT_WORDS_NAME, _POSTGRES_SHORT_WORDS),
+    Migration(9, "appending a message in one statement", _POSTGRES_APPEND),
 )
 
 

@@ -10,7 +10,9 @@ The tables live in one schema (``public`` unless the DSN says ``?schema=NAME`` o
 caller passes ``schema``), so several stores can share a database. A connection lost
 before a transaction starts is reopened once, transparently; one lost inside a call fails
 that call with :class:`~saimemory.errors.StoreUnavailableError`, and the next call
-reconnects.
+reconnects. An append is one statement (a function of the schema, migration 9): one lost
+during it is asked again on a new connection, which finds the message if the first try
+committed it.
 """
 
 from __future__ import annotations
@@ -20,11 +22,26 @@ from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from saimemory.errors import MemoryStoreError, SchemaError, StoreUnavailableError
+from saimemory import one_read
+from saimemory.base import DEFAULT_BUDGET
+from saimemory.errors import (
+    InvalidQueryError,
+    MemoryStoreError,
+    NotFoundError,
+    SchemaError,
+    StoreUnavailableError,
+)
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
-from saimemory.migrations import POSTGRES_MIGRATIONS, SHORT_KEYS_FUNCTION, upgrade
+from saimemory.migrations import (
+    APPEND_FUNCTION,
+    POSTGRES_MIGRATIONS,
+    SHORT_KEYS_FUNCTION,
+    upgrade,
+)
+from saimemory.prepare import PreparedMessage, prepare, to_micros
+from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
 from saimemory.search_terms import Terms, like_pattern
-from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
+from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
 
 psycopg: Any
 pgsql: Any
@@ -40,6 +57,10 @@ SCHEMA_PARAM = "schema"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x5EA5A1  # advisory lock id held while migrating
 _PLACEHOLDER = re.compile(r"\?")
+_APPEND = (
+    f"SELECT new_id, new_thread FROM {APPEND_FUNCTION}(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s::text[], %s, %s)"
+)
 
 
 def _pg(sql: str) -> str:
@@ -175,6 +196,89 @@ class PostgresStore(SqlStore):
                     continue
                 self._end(commit=False)
                 raise self._translate(exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def append(self, message: NewMessage) -> Message:
+        """Store one message by one statement, one round trip (migration 9's function, which
+        takes the persona's lock as a write transaction does).
+
+        A connection found lost before the call is reopened first. One lost during the
+        call leaves the append either committed whole or not at all: the function is asked
+        again on a new connection, and it returns the message the first try committed (found
+        by its uid, time and text) rather than writing it twice.
+        """
+        row = prepare(message, self._now())
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            if self._lost():
+                self._conn = self._connect()
+            try:
+                return self._append_row(row, recovering=False)
+            except psycopg.Error as exc:
+                if not self._lost(exc):
+                    raise self._translate(exc) from None
+                lost = self._translate(exc)
+            self._conn.close()
+            try:
+                self._conn = self._connect()
+            except StoreUnavailableError:
+                raise lost from None  # it says the append may or may not be committed
+            try:
+                return self._append_row(row, recovering=True)
+            except psycopg.Error as exc:
+                raise self._translate(exc) from None
+
+    def _append_row(self, row: PreparedMessage, *, recovering: bool) -> Message:
+        found = self._conn.execute(_APPEND, [
+            row.persona, row.thread, row.role, row.content, row.created_us, row.pulse_id,
+            row.scope, row.metadata_json, row.playbook, row.node, row.uid, list(row.tags),
+            to_micros(self._now()), recovering,
+        ]).fetchall()
+        if not found:
+            raise NotFoundError(f"persona {row.persona!r} has no thread {row.thread!r}")
+        message_id, thread = found[0]
+        return row.to_message(int(message_id), thread)
+
+    def history(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = DEFAULT_BUDGET,
+        thread: str | None = None,
+    ) -> list[Message]:
+        """The pulse rule, in one round trip when one page of earlier conversation holds the
+        budget (the default's does); a larger budget reads page by page in a transaction."""
+        if budget.max_messages > HISTORY_PAGE:
+            return super().history(
+                persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread)
+        thread_id = thread if thread is not None else main_thread_id(persona)
+        return one_read.history(self._fetch_alone, persona, thread_id, pulse_id, scope, budget)
+
+    def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
+        """The newest ``limit`` messages of a persona, oldest first, in one round trip."""
+        if limit < 0:
+            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        return one_read.recent(self._fetch_alone, persona, limit, thread)
+
+    def _fetch_alone(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """One statement in autocommit: one round trip. It writes nothing, so a connection
+        found lost, before or during it, is reopened and the statement run once more."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            for attempt in range(2):
+                if self._lost():
+                    self._conn = self._connect()
+                try:
+                    return list(self._conn.execute(_pg(sql), list(params)).fetchall())
+                except psycopg.Error as exc:
+                    if attempt == 0 and self._lost(exc):
+                        self._conn.close()
+                        continue
+                    raise self._translate(exc) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _end(self, *, commit: bool) -> None:

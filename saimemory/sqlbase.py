@@ -526,7 +526,9 @@ class SqlStore(MessageStore):
     # -- reads ----------------------------------------------------------------------------
 
     def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
-        tags: dict[int, list[str]] = {int(row[0]): [] for row in rows}
+        """The messages of rows of :data:`COLUMNS`, with their tags (one query a page). Both
+        drivers give ids as int already."""
+        tags: dict[int, list[str]] = {row[0]: [] for row in rows}
         ids = list(tags)
         for start in range(0, len(ids), PAGE):
             chunk = ids[start:start + PAGE]
@@ -536,13 +538,12 @@ class SqlStore(MessageStore):
                 "ORDER BY message_id, pos",
                 chunk,
             ):
-                tags[int(message_id)].append(tag)
-        return [
+                tags[message_id].append(tag)
+        return [  # positionally: id, persona, thread, role, content, created_at, pulse_id,
+            # scope, tags, metadata, uid, playbook, node
             Message(
-                id=int(row[0]), persona=row[1], thread=row[2], role=row[3], content=row[4],
-                created_at=from_micros(row[5]), pulse_id=row[6], scope=row[7],
-                tags=tuple(tags[int(row[0])]), metadata=orjson.loads(row[8]),
-                playbook=row[9], node=row[10], uid=row[11],
+                row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
+                tuple(tags[row[0]]), orjson.loads(row[8]), row[11], row[9], row[10],
             )
             for row in rows
         ]
@@ -559,6 +560,13 @@ class SqlStore(MessageStore):
         """The pulse rule (see :meth:`MessageStore.history`)."""
         thread_id = thread if thread is not None else main_thread_id(persona)
         with self._read() as tx:
+            if budget.max_messages <= HISTORY_PAGE:  # one page: its tags and the pulse's at once
+                page = self._conversation_page(
+                    tx, persona, thread_id, pulse_id, None, budget.max_messages
+                ) if budget.max_messages else []
+                current = self._current_pulse(tx, persona, thread_id, pulse_id, scope)
+                both = self._messages(tx, page + current)
+                return spend(both[:len(page)], budget) + clamp(both[len(page):], budget)
             earlier = spend(
                 self._earlier_conversation(tx, persona, thread_id, pulse_id, budget), budget
             )
@@ -569,25 +577,36 @@ class SqlStore(MessageStore):
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, budget: HistoryBudget
     ) -> Iterator[Message]:
         """Conversation of other pulses, newest first, read a page at a time while wanted."""
+        before, remaining = None, budget.max_messages
+        while remaining > 0:
+            page = min(remaining, HISTORY_PAGE)
+            rows = self._conversation_page(tx, persona, thread, pulse_id, before, page)
+            yield from self._messages(tx, rows)
+            if len(rows) < page:
+                return
+            before, remaining = rows[-1][0], remaining - len(rows)
+
+    def _conversation_page(
+        self, tx: Tx, persona: str, thread: str, pulse_id: str | None, before: int | None,
+        limit: int,
+    ) -> list[Row]:
+        """The newest ``limit`` conversation rows of the thread older than ``before`` (if
+        given) and not of ``pulse_id`` (if given), newest first."""
         not_this_pulse = ""
         params: list[Any] = [persona, CONVERSATION_TAG, thread]
         if pulse_id is not None:
             not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
             params.append(pulse_id)
-        before, remaining = None, budget.max_messages
-        while remaining > 0:
-            page = min(remaining, HISTORY_PAGE)
-            older = "" if before is None else "AND t.message_id < ? "
-            rows = tx.fetch(
-                f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-                "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
-                f"{not_this_pulse}{older}ORDER BY t.message_id DESC LIMIT ?",
-                [*params, *([] if before is None else [before]), page],
-            )
-            yield from self._messages(tx, rows)
-            if len(rows) < page:
-                return
-            before, remaining = rows[-1][0], remaining - len(rows)
+        older = ""
+        if before is not None:
+            older = "AND t.message_id < ? "
+            params.append(before)
+        return tx.fetch(
+            f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
+            "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
+            f"{not_this_pulse}{older}ORDER BY t.message_id DESC LIMIT ?",
+            [*params, limit],
+        )
 
     def _current_pulse(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, scope: str

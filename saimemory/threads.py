@@ -84,11 +84,15 @@ def ensure_main(tx: Tx, persona: str, now_us: int) -> Thread:
 
 
 def writable_thread(tx: Tx, persona: str, thread: str | None, now_us: int) -> str:
-    """The id of the thread a message of ``persona`` goes to (None: the main thread)."""
+    """The id of the thread a message of ``persona`` goes to (None: the main thread, created
+    if missing). Only the thread's owner is read: every append asks."""
     if thread is None:
-        return ensure_main(tx, persona, now_us).id
-    found = get_thread(tx, thread)
-    if found is None or found.persona != persona:
+        thread_id = main_thread_id(persona)
+        if not tx.fetch("SELECT 1 FROM threads WHERE id = ?", (thread_id,)):
+            ensure_main(tx, persona, now_us)
+        return thread_id
+    found = tx.fetch("SELECT persona FROM threads WHERE id = ?", (thread,))
+    if not found or found[0][0] != persona:
         raise NotFoundError(f"persona {persona!r} has no thread {thread!r}")
     return thread
 

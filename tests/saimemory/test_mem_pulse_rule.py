@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from saimemory import CONVERSATION_TAG, HistoryBudget, NewMessage
 from saimemory.budget import truncation_marker
-from saimemory.sqlbase import SqlStore
+from saimemory.sqlbase import HISTORY_PAGE, SqlStore
 
 P = "alice"
 
@@ -149,3 +149,31 @@ def test_history_spanning_several_pages_keeps_a_contiguous_newest_run(store: Sql
     got = contents(store, pulse_id="now", budget=HistoryBudget(max_messages=130,
                                                                 max_chars=10**6))
     assert got == [f"{i:09d}" for i in range(120, 250)]
+
+
+def test_one_page_and_several_pages_read_the_same_history(store: SqlStore) -> None:
+    """A budget of one page is read by one statement on PostgreSQL, a larger one page by
+    page: with fewer messages than either, both give the same messages, tags in order."""
+    for i in range(5):
+        say(store, f"earlier {i}", pulse=f"old{i}", conversation=True, tags=(f"t{i}", "a"))
+    say(store, "no tags at all", pulse="old9", conversation=False)
+    say(store, "mine", pulse="now", tags=("z", "b"))
+    say(store, "other scope", pulse="now", scope="sub")
+    say(store, "other scope, conversation", pulse="now", scope="sub", conversation=True)
+    say(store, "said last", pulse="now", conversation=True)
+    one, paged = (
+        store.history(P, pulse_id="now", budget=HistoryBudget(max_messages=size))
+        for size in (HISTORY_PAGE, HISTORY_PAGE + 1)
+    )
+    assert one == paged
+    assert [m.content for m in one] == [
+        *(f"earlier {i}" for i in range(5)), "mine", "other scope, conversation",
+        "said last"]
+    assert one[0].tags == ("t0", "a", CONVERSATION_TAG, "pulse:old0")
+    assert one[5].tags == ("z", "b", "pulse:now")
+    for pulse in (None, "old3"):
+        one, paged = (
+            store.history(P, pulse_id=pulse, budget=HistoryBudget(max_messages=size))
+            for size in (HISTORY_PAGE, HISTORY_PAGE + 1)
+        )
+        assert one == paged and len(one) == 7

@@ -1,0 +1,94 @@
+"""History and recent messages read by one statement, each message's tags in its row.
+
+A single statement reads one snapshot, so these reads need no explicit transaction: on
+PostgreSQL the whole read is one round trip instead of a ``BEGIN``, the messages, their
+tags, the current pulse, its tags and a ``COMMIT``. (SQLite, in process, has no round trip
+to save; its per-message sort of the tags costs more than the separate tag query, so it
+keeps the reads of :class:`~saimemory.sqlbase.SqlStore`.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from saimemory.budget import clamp, spend
+from saimemory.prepare import from_micros
+from saimemory.records import CONVERSATION_TAG, HistoryBudget, Message
+from saimemory.tx import Row
+
+COLUMNS = (
+    "o.id, o.persona, o.thread, o.role, o.content, o.created_us, o.pulse_id, o.scope, "
+    "o.metadata, o.playbook, o.node, o.uid"
+)
+"""The message columns of the outer query (the inner ones select ``m.*`` as ``o``)."""
+
+TAGS = "ARRAY(SELECT x.tag FROM message_tags x WHERE x.message_id = o.id ORDER BY x.pos)"
+"""The tags of message ``o``, in order, as one array."""
+
+Fetch = Callable[[str, Sequence[Any]], list[Row]]
+"""Runs one read statement (``?`` placeholders) on its own and returns its rows."""
+
+
+def tagged(rows: list[Row]) -> list[Message]:
+    """The messages of rows of :data:`COLUMNS` followed by :data:`TAGS`."""
+    return [
+        Message(
+            row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
+            tuple(row[12]), orjson.loads(row[8]), row[11], row[9], row[10],
+        )
+        for row in rows
+    ]
+
+
+def history(
+    fetch: Fetch,
+    persona: str,
+    thread: str,
+    pulse_id: str | None,
+    scope: str,
+    budget: HistoryBudget,
+) -> list[Message]:
+    """The pulse rule (:meth:`~saimemory.base.MessageStore.history`) for a budget of at
+    most one page of earlier conversation: that page (newest first) and, with a pulse, the
+    pulse's rows of ``scope`` and its conversation rows of any scope (oldest first), read
+    together as the two parts of one statement."""
+    pulse = pulse_id is not None
+    not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) " if pulse else ""
+    earlier = (
+        "SELECT e.*, 0 AS part, -e.id AS k FROM (SELECT m.* FROM message_tags t "
+        "JOIN messages m ON m.id = t.message_id WHERE t.persona = ? AND t.tag = ? "
+        f"AND t.thread = ? {not_this_pulse}ORDER BY t.message_id DESC LIMIT ?) e"
+    )
+    current = (
+        " UNION ALL SELECT c.*, 1, c.id FROM (SELECT m.* FROM messages m "
+        "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
+        "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?))) c"
+        if pulse else ""
+    )
+    params: list[Any] = [persona, CONVERSATION_TAG, thread]
+    if pulse:
+        params.append(pulse_id)
+    params.append(budget.max_messages)
+    if pulse:
+        params += [persona, pulse_id, thread, scope, CONVERSATION_TAG]
+    rows = fetch(
+        f"SELECT {COLUMNS}, {TAGS}, o.part FROM ({earlier}{current}) o ORDER BY o.part, o.k",
+        params,
+    )
+    split = next((i for i, row in enumerate(rows) if row[13] == 1), len(rows))
+    messages = tagged(rows)
+    return spend(messages[:split], budget) + clamp(messages[split:], budget)
+
+
+def recent(fetch: Fetch, persona: str, limit: int, thread: str | None) -> list[Message]:
+    """The newest ``limit`` messages of a persona (of one thread, if named), oldest first."""
+    where = "m.persona = ?" if thread is None else "m.persona = ? AND m.thread = ?"
+    params = [persona, limit] if thread is None else [persona, thread, limit]
+    return tagged(fetch(
+        f"SELECT {COLUMNS}, {TAGS} FROM (SELECT m.* FROM messages m WHERE {where} "
+        "ORDER BY m.id DESC LIMIT ?) o ORDER BY o.id",
+        params,
+    ))
