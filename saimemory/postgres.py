@@ -18,8 +18,8 @@ committed it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
@@ -57,6 +57,7 @@ SCHEMA_PARAM = "schema"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x5EA5A1  # advisory lock id held while migrating
 _PLACEHOLDER = re.compile(r"\?")
+T = TypeVar("T")
 _APPEND = (
     f"SELECT new_id, new_thread FROM {APPEND_FUNCTION}(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "%s, %s::text[], %s, %s)"
@@ -177,25 +178,38 @@ class PostgresStore(SqlStore):
         done nothing of this call yet, so it is reopened and the start tried once more."""
         if self._closed:
             raise StoreUnavailableError(f"{self.where}: the store is closed")
+
+        def start() -> Tx:
+            if personas is None:
+                self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            else:  # one round trip: the statements go as one simple query
+                self._conn.execute(pgsql.SQL("; ").join([
+                    pgsql.SQL("BEGIN"),
+                    *(pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))")
+                      .format(pgsql.Literal(persona)) for persona in personas),
+                ]))
+            return _PgTx(self._conn)
+
+        try:
+            return self._once_more_if_lost(start)
+        except psycopg.Error as exc:
+            self._end(commit=False)
+            raise self._translate(exc) from None
+
+    def _once_more_if_lost(self, work: Callable[[], T]) -> T:
+        """``work()`` on the connection, reopened first if found lost; if it is lost during
+        ``work`` (which must then have changed nothing), reopened and ``work`` run once more.
+        Any other error, or a second loss, is raised as psycopg raised it."""
         for attempt in range(2):
             if self._lost():
                 self._conn = self._connect()
             try:
-                if personas is None:
-                    self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                else:  # one round trip: the statements go as one simple query
-                    self._conn.execute(pgsql.SQL("; ").join([
-                        pgsql.SQL("BEGIN"),
-                        *(pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))")
-                          .format(pgsql.Literal(persona)) for persona in personas),
-                    ]))
-                return _PgTx(self._conn)
+                return work()
             except psycopg.Error as exc:
                 if attempt == 0 and self._lost(exc):
                     self._conn.close()
                     continue
-                self._end(commit=False)
-                raise self._translate(exc) from None
+                raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def append(self, message: NewMessage) -> Message:
@@ -269,17 +283,11 @@ class PostgresStore(SqlStore):
         with self._lock:
             if self._closed:
                 raise StoreUnavailableError(f"{self.where}: the store is closed")
-            for attempt in range(2):
-                if self._lost():
-                    self._conn = self._connect()
-                try:
-                    return list(self._conn.execute(_pg(sql), list(params)).fetchall())
-                except psycopg.Error as exc:
-                    if attempt == 0 and self._lost(exc):
-                        self._conn.close()
-                        continue
-                    raise self._translate(exc) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+            try:
+                return self._once_more_if_lost(
+                    lambda: list(self._conn.execute(_pg(sql), list(params)).fetchall()))
+            except psycopg.Error as exc:
+                raise self._translate(exc) from None
 
     def _end(self, *, commit: bool) -> None:
         if commit:
