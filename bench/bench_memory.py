@@ -11,6 +11,14 @@ common words, and short words only (a hit, and a miss).
     python bench/bench_memory.py --big                  # adds 1M
     python bench/bench_memory.py --dsn postgresql://... # PostgreSQL too
     python bench/bench_memory.py --big --personas 100   # 1M messages over 100 personas
+
+A filled store can be kept and measured again (filling 1M messages takes minutes):
+``--sqlite-path FILE`` and ``--pg-schema NAME`` use that file or schema, keep it, and add
+only the messages it lacks; ``--sizes`` measures only the sizes named::
+
+    python bench/bench_memory.py --personas 100 --sizes 1000000 --sqlite-path /tmp/b.db
+    python bench/bench_memory.py --personas 100 --sizes 1000000 --no-sqlite \
+        --dsn postgresql://... --pg-schema bench_keep
 """
 
 from __future__ import annotations
@@ -191,15 +199,26 @@ def measure(store: SqlStore, size: int) -> dict[str, tuple[float, float]]:
     }
 
 
+def filled_count(store: SqlStore) -> int:
+    """How many synthetic messages a kept store already holds (the fill's own playbook)."""
+    with store._read() as tx:
+        return int(tx.fetch(
+            "SELECT count(*) FROM messages WHERE playbook = 'bench_playbook'")[0][0])
+
+
 def run(
     name: str, store: SqlStore, fill: Callable[[int, int, int], None], sizes: list[int]
 ) -> None:
     for persona in sorted({persona_of(pulse) for pulse in range(max(PERSONAS, 10))}):
         store.main_thread(persona)
     t0_us = 1_700_000_000 * 10**6
-    filled = 0
+    filled = filled_count(store)
     base: dict[str, tuple[float, float]] | None = None
     for size in sizes:
+        if size < filled:
+            print(f"{name} {size:,} skipped: the kept store already holds {filled:,}",
+                  flush=True)
+            continue
         started = time.perf_counter()
         fill(filled, size, t0_us)
         filled = size
@@ -225,20 +244,27 @@ def main() -> None:
     parser.add_argument("--personas", type=int, default=2,
                         help="how many personas share the messages (default 2: the measured "
                         "one has nine pulses in ten)")
+    parser.add_argument("--sizes", type=int, nargs="+",
+                        help="measure only these sizes (messages), e.g. 1000000")
+    parser.add_argument("--sqlite-path", type=Path,
+                        help="the SQLite file to fill and keep (reused when already filled)")
+    parser.add_argument("--pg-schema",
+                        help="the PostgreSQL schema to fill and keep (reused when filled)")
     args = parser.parse_args()
     PERSONAS = args.personas
-    sizes = [10_000, 100_000] + ([1_000_000] if args.big else [])
+    sizes = args.sizes or [10_000, 100_000] + ([1_000_000] if args.big else [])
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory() as tmp:
-            sqlite = SQLiteStore(Path(tmp) / "bench.db")
+            sqlite = SQLiteStore(args.sqlite_path or Path(tmp) / "bench.db")
             run("sqlite", sqlite, lambda a, b, t: fill_sqlite(sqlite, a, b, t), sizes)
             sqlite.close()
     if args.dsn:
-        pg = PostgresStore(args.dsn, schema=f"bench_{uuid.uuid4().hex[:12]}")
+        pg = PostgresStore(args.dsn, schema=args.pg_schema or f"bench_{uuid.uuid4().hex[:12]}")
         try:
             run("postgres", pg, lambda a, b, t: fill_postgres(pg, a, b, t), sizes)
         finally:
-            pg.drop_schema()
+            if args.pg_schema is None:
+                pg.drop_schema()
             pg.close()
 
 

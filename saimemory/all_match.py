@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from saimemory.search_terms import Terms
+from saimemory.search_terms import Terms, is_cjk
 
 K1 = 1.2
 """How fast further occurrences of a word stop raising the rank (BM25's usual value)."""
@@ -30,22 +30,38 @@ B = 0.75
 """How much a message's length lowers its rank (BM25's usual value)."""
 
 
+def fold_free(word: str) -> bool:
+    """Whether casefolding a text leaves where ``word`` occurs in it as it was: each of the
+    word's characters is ASCII but not a letter, or Chinese, Japanese or Korean
+    (:func:`~saimemory.search_terms.is_cjk`). Casefolding leaves such a character alone and
+    never makes one out of another character, so the word occurs in the folded text exactly
+    where it occurs in the text, and the text need not be folded to count it."""
+    return all(is_cjk(char) or (char.isascii() and not char.isalpha()) for char in word)
+
+
 def relevance(contents: Sequence[str], terms: Terms) -> list[float]:
     """The rank of each of ``contents`` for ``terms``, ranked together (module text)."""
     if not contents:
         return []
-    average = max(1.0, sum(len(content) for content in contents) / len(contents))
+    lengths = list(map(len, contents))
+    average = max(1.0, sum(lengths) / len(contents))
     words = [term.casefold() for term in terms.all]
     fixed, per_char = K1 * (1.0 - B), K1 * B / average
+    texts = contents if all(map(fold_free, words)) else [text.casefold() for text in contents]
+    top = K1 + 1.0
+    if len(words) == 1:  # the common query, without the loop over words
+        word = words[0]
+        return [tf * top / (tf + (fixed + per_char * length))
+                if (tf := text.count(word)) else 0.0
+                for text, length in zip(texts, lengths, strict=True)]
     ranks = []
-    for content in contents:
-        folded = content.casefold()
-        norm = fixed + per_char * len(content)
+    for text, length in zip(texts, lengths, strict=True):
+        norm = fixed + per_char * length
         rank = 0.0
         for word in words:
-            tf = folded.count(word)
+            tf = text.count(word)
             if tf:
-                rank += tf * (K1 + 1.0) / (tf + norm)
+                rank += tf * top / (tf + norm)
         ranks.append(rank)
     return ranks
 

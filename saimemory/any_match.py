@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping
+from itertools import chain, islice
 
 from saimemory.search_terms import MAX_TERMS, RANK_WINDOW, Terms
 from saimemory.stop_words import is_stop_word
@@ -80,61 +82,110 @@ def query_weights(terms: Terms, found: Mapping[str, int], collection: int) -> di
     return weights
 
 
+Group = tuple[int, int, list[int]]
+"""Candidates sharing ``(listed words, unsure words)``, and their ids."""
+
+
+def _by_listed_words(lists: Mapping[str, list[int]], bit: Mapping[str, int]) -> dict[int, set[int]]:
+    """The candidates by the words their lists show they hold (a mask of word bits).
+
+    Built with set operations, a word at a time: each word splits every group found so far
+    into the part its list holds and the rest, so the work runs in C, not id by id."""
+    by_mask: dict[int, set[int]] = {}
+    for word, ids in lists.items():
+        word_bit, fresh = bit[word], set(ids)
+        for mask, members in list(by_mask.items()):
+            shared = members & fresh
+            if not shared:
+                continue
+            fresh -= shared
+            if len(shared) == len(members):
+                del by_mask[mask]
+            else:
+                members -= shared
+            by_mask[mask | word_bit] = shared
+        if fresh:
+            by_mask[word_bit] = fresh
+    return by_mask
+
+
 def _groups(
     lists: Mapping[str, list[int]], bit: Mapping[str, int], short: int, window: int
-) -> dict[tuple[int, int], list[int]]:
+) -> list[Group]:
     """The candidates by ``(words their lists show they hold, words only their text can
-    tell)``: short words, and the words of full lists among messages older than the list."""
-    listed: dict[int, int] = {}
-    for word, ids in lists.items():
-        word_bit = bit[word]
-        for message_id in ids:
-            listed[message_id] = listed.get(message_id, 0) | word_bit
-    horizons = [(ids[-1], bit[word]) for word, ids in lists.items() if len(ids) >= window]
-    groups: dict[tuple[int, int], list[int]] = {}
-    for message_id, mask in listed.items():
-        unsure = short
-        for oldest, word_bit in horizons:
-            if message_id < oldest and not mask & word_bit:
-                unsure |= word_bit
-        groups.setdefault((mask, unsure), []).append(message_id)
+    tell)``: short words, and the words of full lists among messages older than the list
+    (a full list's oldest id is its horizon: an older message may hold the word unlisted)."""
+    horizons = sorted((ids[-1], bit[word]) for word, ids in lists.items() if len(ids) >= window)
+    groups: list[Group] = []
+    for mask, members in _by_listed_words(lists, bit).items():
+        beyond = [(oldest, word_bit) for oldest, word_bit in horizons if not mask & word_bit]
+        if not beyond:
+            groups.append((mask, short, list(members)))
+            continue
+        ordered = sorted(members)
+        # ids below the k-th horizon (and at or above the one before) are older than the
+        # k-th list and every later one: those words are unsure for them
+        unsure = [short] * (len(beyond) + 1)
+        for k in range(len(beyond) - 1, -1, -1):
+            unsure[k] = unsure[k + 1] | beyond[k][1]
+        cut = 0
+        for k, (oldest, _) in enumerate(beyond):
+            end = bisect_left(ordered, oldest, cut)
+            if end > cut:
+                groups.append((mask, unsure[k], ordered[cut:end]))
+            cut = end
+        if cut < len(ordered):
+            groups.append((mask, short, ordered[cut:]))
     return groups
 
 
 def _in_reach(
-    groups: Mapping[tuple[int, int], list[int]],
-    total: Callable[[int], float],
-    floor: tuple[float, int] | None,
-) -> list[tuple[int, int, int]]:
-    """``(id, listed words, unsure words)`` of the candidates whose highest possible rank
-    reaches ``floor``."""
-    found: list[tuple[int, int, int]] = []
-    for (mask, unsure), ids in groups.items():
+    groups: list[Group], total: Callable[[int], float], floor: tuple[float, int] | None
+) -> list[Group]:
+    """The groups, narrowed to the candidates whose highest possible rank reaches
+    ``floor``."""
+    found: list[Group] = []
+    for mask, unsure, ids in groups:
         highest = total(mask | unsure)  # summed as the rank is: comparable exactly
         if floor is None or highest > floor[0]:
-            found.extend((message_id, mask, unsure) for message_id in ids)
+            found.append((mask, unsure, ids))
         elif highest == floor[0]:
-            found.extend((message_id, mask, unsure) for message_id in ids
-                         if message_id >= floor[1])
+            kept = [message_id for message_id in ids if message_id >= floor[1]]
+            if kept:
+                found.append((mask, unsure, kept))
     return found
 
 
 def _floor(
-    groups: Mapping[tuple[int, int], list[int]], total: Callable[[int], float], limit: int
+    groups: list[Group], total: Callable[[int], float], limit: int
 ) -> tuple[float, int] | None:
     """The ``limit``-th best ``(rank from the lists, id)`` of the candidates (None: fewer
     candidates than ``limit``): a candidate whose highest possible rank is below it cannot
     be among the best."""
-    levels: dict[float, list[int]] = {}
-    for (mask, _), ids in groups.items():
-        levels.setdefault(total(mask), []).extend(ids)
+    levels: dict[float, list[list[int]]] = {}
+    for mask, _, ids in groups:
+        levels.setdefault(total(mask), []).append(ids)
     above = 0
     for level in sorted(levels, reverse=True):
-        ids = levels[level]
-        if above + len(ids) >= limit:
-            return level, heapq.nlargest(limit - above, ids)[-1]
-        above += len(ids)
+        count = sum(len(ids) for ids in levels[level])
+        if above + count >= limit:
+            return level, heapq.nlargest(limit - above, chain.from_iterable(levels[level]))[-1]
+        above += count
     return None
+
+
+def _best_first(
+    groups: list[Group], total: Callable[[int], float]
+) -> Iterator[tuple[float, int, int, int]]:
+    """``(highest possible rank, id, listed words, unsure words)`` of every candidate of
+    ``groups``, highest first, then newest; a level of rank is sorted only when reached."""
+    levels: dict[float, list[Group]] = {}
+    for group in groups:
+        levels.setdefault(total(group[0] | group[1]), []).append(group)
+    for level in sorted(levels, reverse=True):
+        yield from sorted(((level, message_id, mask, unsure)
+                           for mask, unsure, ids in levels[level] for message_id in ids),
+                          reverse=True)
 
 
 def rank_any(
@@ -173,15 +224,12 @@ def rank_any(
         return found
 
     groups = _groups(lists, bit, sum(bit[word] for word in terms.short), window)
-    in_reach = _in_reach(groups, total, _floor(groups, total, limit))
-    # best first by the highest rank each could reach; texts are read a batch at a time
+    order = _best_first(_in_reach(groups, total, _floor(groups, total, limit)), total)
+    # texts are read a batch at a time, best first by the highest rank each could reach,
     # until no candidate left can beat the best ``limit`` found
-    order = sorted(((total(mask | unsure), message_id, mask, unsure)
-                    for message_id, mask, unsure in in_reach), reverse=True)
     folded_words = [(word.casefold(), word_bit) for word, word_bit in bit.items()]
     best: list[tuple[float, int]] = []  # the best ``limit`` (rank, id), worst first
-    for start in range(0, len(order), TEXT_BATCH):
-        batch = order[start:start + TEXT_BATCH]
+    while batch := list(islice(order, TEXT_BATCH)):
         if len(best) == limit and (batch[0][0], batch[0][1]) < best[0]:
             break
         texts = contents_of([message_id for _, message_id, _, unsure in batch if unsure])

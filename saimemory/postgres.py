@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
+from saimemory.all_match import fold_free
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import (
     InvalidQueryError,
@@ -66,6 +67,17 @@ _APPEND = (
 
 def _pg(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
+
+
+def holds_word(word: str) -> str:
+    """The condition that message ``m`` holds an indexed word (its ``LIKE`` pattern the one
+    parameter), case-insensitively: ``ILIKE``, or ``LIKE`` when casefolding cannot touch the
+    word (:func:`~saimemory.all_match.fold_free`: CJK, digits, ASCII punctuation). Lower
+    case changes none of its characters and makes none of them out of another, so both
+    find the same messages; ``LIKE`` compares the bytes instead of lowering every text it
+    checks."""
+    operator = "LIKE" if fold_free(word) else "ILIKE"
+    return f"m.content {operator} ? ESCAPE '\\'"
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:
@@ -301,13 +313,14 @@ class PostgresStore(SqlStore):
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """Every term by ``ILIKE`` (a short one outside the trigram index): the index finds
-        rows for a rare indexed term, the newest rows are walked for a common one."""
+        """Every term by ``ILIKE`` or ``LIKE`` (:func:`holds_word`; a short one outside the
+        trigram index): the index finds rows for a rare indexed term, the newest rows are
+        walked for a common one."""
         where, params = filters
         # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
         # trigram index) from a common one (walk the newest rows): plan each search afresh.
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
-        words = "".join("AND m.content ILIKE ? ESCAPE '\\' " for _ in terms.indexed)
+        words = "".join(f"AND {holds_word(term)} " for term in terms.indexed)
         words += "".join(f"AND {self._short_like} " for _ in terms.short)
         rows = tx.fetch(
             f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {words}{where}"
@@ -347,8 +360,8 @@ class PostgresStore(SqlStore):
         where, params = filters
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
         rows = tx.fetch(
-            "SELECT m.id FROM messages m WHERE m.persona = ? AND m.content ILIKE ? "
-            f"ESCAPE '\\' {where}ORDER BY m.id DESC LIMIT ?",
+            f"SELECT m.id FROM messages m WHERE m.persona = ? AND {holds_word(word)} "
+            f"{where}ORDER BY m.id DESC LIMIT ?",
             [persona, like_pattern(word), *params, limit],
         )
         return [row[0] for row in rows]

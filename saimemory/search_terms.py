@@ -93,7 +93,7 @@ def _cjk_pieces(word: str) -> list[str]:
     ``東京タ``, ``京タワ``, ``タワー``, … A message sharing more (and rarer) trigrams ranks
     higher. When a sentence has more than :data:`MAX_TERMS` trigrams, every second one is
     taken, which still covers every character."""
-    if len(word) <= MIN_INDEXED_CHARS or not any(_is_cjk(char) for char in word):
+    if len(word) <= MIN_INDEXED_CHARS or not any(is_cjk(char) for char in word):
         return [word]
     parts = "".join(" " if _is_punctuation(char) else char for char in word).split()
     grams = [part[i:i + MIN_INDEXED_CHARS]
@@ -107,7 +107,7 @@ def _cjk_pieces(word: str) -> list[str]:
     return grams
 
 
-def _is_cjk(char: str) -> bool:
+def is_cjk(char: str) -> bool:
     """A kana, CJK ideograph, or Hangul syllable character."""
     code = ord(char)
     return any(low <= code <= high for low, high in _CJK_RANGES)

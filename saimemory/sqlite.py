@@ -43,6 +43,11 @@ from saimemory.search_terms import Terms, fts5_query, like_pattern
 from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
 
 BUSY_TIMEOUT_S = 30.0
+PAGE_CACHE_KIB = 32 * 1024
+"""The connection's page cache (SQLite's default is 2 MiB). A search reads one page of the
+messages table for each of up to 2,000 matches, spread over the file by the other personas'
+messages; pages the cache does not hold are read again from the operating system at each
+search. The cache fills only as pages are read."""
 _ID_MASK = (1 << FTS_ROWID_BITS) - 1
 _IN_RANGE = (
     "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid - ? "
@@ -143,6 +148,7 @@ class SQLiteStore(SqlStore):
 
     def _setup(self) -> None:
         try:
+            self._conn.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
             if self._verify:
                 self._quick_check()
             self._check_existing()

@@ -13,7 +13,8 @@ import psycopg
 import pytest
 
 from saimemory import NewMessage
-from saimemory.sqlite import SQLiteStore
+from saimemory.search_terms import RANK_WINDOW
+from saimemory.sqlite import PAGE_CACHE_KIB, SQLiteStore
 
 MINE = [NewMessage("aoi", "user", f"aoi's note {i}: the weather was mild") for i in range(30)]
 OTHERS = [
@@ -69,6 +70,20 @@ def test_a_search_reads_only_its_personas_part_of_the_index(
     lone = sqlite_steps(alone, lambda: alone.search("aoi", query, match=match, limit=50))
     shared = sqlite_steps(crowded, lambda: crowded.search("aoi", query, match=match, limit=50))
     assert shared <= 2 * lone + 20, (lone, shared)
+
+
+def test_a_connection_caches_the_pages_a_search_of_many_matches_reads(tmp_path: Path) -> None:
+    # before: SQLite's default 2 MiB, fewer pages than a common word's 2,000 matches spread
+    # over a file shared by 100 personas, read again from the OS at every search
+    path = tmp_path / "memory.db"
+    for verify in (True, False):  # created, then opened again
+        store = SQLiteStore(path, verify=verify)
+        try:
+            cache = store._conn.execute("PRAGMA cache_size").fetchone()[0]
+            assert cache == -PAGE_CACHE_KIB  # KiB, as a negative size means
+            assert PAGE_CACHE_KIB * 1024 >= 4096 * 2 * RANK_WINDOW
+        finally:
+            store.close()
 
 
 def test_a_persona_deleted_and_written_again_finds_only_its_new_messages(
