@@ -376,6 +376,20 @@ class PostgresStore(SqlStore):
                 self._lock_conns = PgLockConnections(self._connect)
             return PostgresPersonaLock(self._lock_conns, self.schema, persona)
 
+    def optimize(self) -> None:
+        """``VACUUM (ANALYZE)`` of the store's tables: the GIN indexes' pending entries (a
+        search scans them one by one) moved into the indexes, dead rows' space made
+        reusable, and the planner's statistics refreshed. VACUUM runs outside any
+        transaction, on the store's autocommit connection; readers and writers go on."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            try:
+                self._once_more_if_lost(lambda: self._conn.execute(
+                    "VACUUM (ANALYZE) messages, message_tags, threads"))
+            except psycopg.Error as exc:
+                raise self._translate(exc) from None
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:

@@ -343,6 +343,19 @@ class SQLiteStore(SqlStore):
             )
         return [row[0] for row in rows]
 
+    def optimize(self) -> None:
+        """Each full-text index's segments merged into one (FTS5 ``optimize``: a search
+        reads one b-tree per word instead of one per segment, and appends leave many small
+        segments), then ``PRAGMA optimize`` for the planner's statistics."""
+        with self._write() as tx:
+            tx.run("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+            tx.run("INSERT INTO messages_short (messages_short) VALUES ('optimize')")
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA optimize")
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from None
+
     def persona_lock(self, persona: str) -> PersonaLock:
         """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every
         process opening this file respects; always free on a read-only store (its pulses

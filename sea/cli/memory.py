@@ -64,6 +64,11 @@ def register(subparsers: Any) -> None:
     unpin = _command(sub, "unpin", "drop one of the persona's pinned items", _unpin)
     unpin.add_argument("pin_id", type=int, help="the pinned item's id (see `sea memory pins`)")
     _command(sub, "pins", "the persona's pinned items", _pins)
+    optimize = sub.add_parser(
+        "optimize", help="maintenance: merge the search indexes' pieces and refresh the "
+        "planner's statistics (run when the store is quiet)")
+    add_db_argument(optimize)
+    optimize.set_defaults(func=_optimize)
 
 
 def _command(
@@ -261,6 +266,16 @@ def _unpin(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         _print_pins(store, args.persona, args.json)
+    return 0
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    from time import perf_counter
+
+    with opened_store(args.db) as store:
+        started = perf_counter()
+        store.optimize()
+        print(f"optimized in {perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
 
 

@@ -152,6 +152,9 @@ def test_a_read_only_store_file_serves_reads_and_refuses_writes(store_path: Path
         assert info.value.code == "MEM010"
         with pytest.raises(MemoryStoreError, match="read-only"):
             store.delete_persona("aoi")
+        with pytest.raises(MemoryStoreError, match="read-only") as refused:
+            store.optimize()
+        assert refused.value.code == "MEM010"
         assert store.read_only
     finally:
         store.close()
