@@ -153,9 +153,11 @@ def median_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
 
 
-def measure(store: SqlStore, size: int) -> dict[str, tuple[float, float]]:
-    """Medians of the operations the engine performs, at the current size."""
-    pulse = f"live-{size}"
+def measure(store: SqlStore, size: int, label: str = "") -> dict[str, tuple[float, float]]:
+    """Medians of the operations the engine performs, at the current size, in a pulse of
+    its own (``label`` tells a second measurement at one size from the first: the appends
+    measured go into the pulse, whose history would otherwise hold the first one's too)."""
+    pulse = f"live-{size}{label}"
     for text in ("今日はどうだった？", "<system>\nsub-playbook result\n</system>"):
         store.append(
             NewMessage(
@@ -206,8 +208,17 @@ def filled_count(store: SqlStore) -> int:
             "SELECT count(*) FROM messages WHERE playbook = 'bench_playbook'")[0][0])
 
 
+def report(figures: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]],
+           first: int) -> None:
+    """One size's figures: median, p90, and the median's ratio to the first size's."""
+    for key, (median, p90) in figures.items():
+        print(f"    {key:14} {median:9.3f} ms {p90:9.3f} ms   x{median / base[key][0]:6.2f} "
+              f"vs {first:,}", flush=True)
+
+
 def run(
-    name: str, store: SqlStore, fill: Callable[[int, int, int], None], sizes: list[int]
+    name: str, store: SqlStore, fill: Callable[[int, int, int], None], sizes: list[int],
+    optimize: bool = False,
 ) -> None:
     for persona in sorted({persona_of(pulse) for pulse in range(max(PERSONAS, 10))}):
         store.main_thread(persona)
@@ -227,12 +238,13 @@ def run(
         base = base or figures
         print(f"{name} {size:,} messages over {max(PERSONAS, 2)} personas (fill {fill_s:.1f}s); "
               "median, p90", flush=True)
-        for key, (median, p90) in figures.items():
-            print(
-                f"    {key:14} {median:9.3f} ms {p90:9.3f} ms   x{median / base[key][0]:6.2f} "
-                f"vs {sizes[0]:,}",
-                flush=True,
-            )
+        report(figures, base, sizes[0])
+        if optimize:
+            started = time.perf_counter()
+            store.optimize()
+            print(f"{name} {size:,} after store.optimize() ({time.perf_counter() - started:.1f}s)",
+                  flush=True)
+            report(measure(store, size, "-optimized"), base, sizes[0])
 
 
 def main() -> None:
@@ -250,18 +262,22 @@ def main() -> None:
                         help="the SQLite file to fill and keep (reused when already filled)")
     parser.add_argument("--pg-schema",
                         help="the PostgreSQL schema to fill and keep (reused when filled)")
+    parser.add_argument("--optimize", action="store_true",
+                        help="at each size, measure again after store.optimize()")
     args = parser.parse_args()
     PERSONAS = args.personas
     sizes = args.sizes or [10_000, 100_000] + ([1_000_000] if args.big else [])
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory() as tmp:
             sqlite = SQLiteStore(args.sqlite_path or Path(tmp) / "bench.db")
-            run("sqlite", sqlite, lambda a, b, t: fill_sqlite(sqlite, a, b, t), sizes)
+            run("sqlite", sqlite, lambda a, b, t: fill_sqlite(sqlite, a, b, t), sizes,
+                args.optimize)
             sqlite.close()
     if args.dsn:
         pg = PostgresStore(args.dsn, schema=args.pg_schema or f"bench_{uuid.uuid4().hex[:12]}")
         try:
-            run("postgres", pg, lambda a, b, t: fill_postgres(pg, a, b, t), sizes)
+            run("postgres", pg, lambda a, b, t: fill_postgres(pg, a, b, t), sizes,
+                args.optimize)
         finally:
             if args.pg_schema is None:
                 pg.drop_schema()

@@ -257,8 +257,8 @@ class MessageStore(ABC):
 
     @abstractmethod
     def optimize(self) -> None:
-        """Maintenance: merge the pieces the search indexes gathered over many appends and
-        refresh the query planner's statistics, so searches read less. Nothing a reader
+        """Maintenance: merge the pieces the search indexes gathered over many appends (and,
+        on PostgreSQL, refresh the planner's statistics), so searches read less. Nothing a reader
         sees changes. It holds the store's write lock while it runs (seconds on a store of a
         million messages): run it when the store is quiet, e.g. nightly."""
 

@@ -346,15 +346,11 @@ class SQLiteStore(SqlStore):
     def optimize(self) -> None:
         """Each full-text index's segments merged into one (FTS5 ``optimize``: a search
         reads one b-tree per word instead of one per segment, and appends leave many small
-        segments), then ``PRAGMA optimize`` for the planner's statistics."""
+        segments). No ``ANALYZE``: the store's queries are planned, and tested, without
+        statistics, and statistics could change those plans."""
         with self._write() as tx:
             tx.run("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
             tx.run("INSERT INTO messages_short (messages_short) VALUES ('optimize')")
-        with self._lock:
-            try:
-                self._conn.execute("PRAGMA optimize")
-            except sqlite3.Error as exc:
-                raise self._translate(exc) from None
 
     def persona_lock(self, persona: str) -> PersonaLock:
         """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every

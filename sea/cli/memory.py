@@ -65,8 +65,8 @@ def register(subparsers: Any) -> None:
     unpin.add_argument("pin_id", type=int, help="the pinned item's id (see `sea memory pins`)")
     _command(sub, "pins", "the persona's pinned items", _pins)
     optimize = sub.add_parser(
-        "optimize", help="maintenance: merge the search indexes' pieces and refresh the "
-        "planner's statistics (run when the store is quiet)")
+        "optimize", help="maintenance: merge the search indexes' pieces, so searches read "
+        "less (run when the store is quiet)")
     add_db_argument(optimize)
     optimize.set_defaults(func=_optimize)
 
