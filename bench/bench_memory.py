@@ -153,11 +153,11 @@ def median_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.9))]
 
 
-def measure(store: SqlStore, size: int, label: str = "") -> dict[str, tuple[float, float]]:
-    """Medians of the operations the engine performs, at the current size, in a pulse of
-    its own (``label`` tells a second measurement at one size from the first: the appends
-    measured go into the pulse, whose history would otherwise hold the first one's too)."""
-    pulse = f"live-{size}{label}"
+def measure(store: SqlStore, size: int) -> dict[str, tuple[float, float]]:
+    """Medians of the operations the engine performs, at the current size, in a new pulse
+    of their own: the appends measured go into it, so a pulse measured before (in a kept
+    store, or before ``--optimize``) would give history more to read."""
+    pulse = f"live-{size}-{uuid.uuid4().hex[:12]}"
     for text in ("今日はどうだった？", "<system>\nsub-playbook result\n</system>"):
         store.append(
             NewMessage(
@@ -244,7 +244,7 @@ def run(
             store.optimize()
             print(f"{name} {size:,} after store.optimize() ({time.perf_counter() - started:.1f}s)",
                   flush=True)
-            report(measure(store, size, "-optimized"), base, sizes[0])
+            report(measure(store, size), base, sizes[0])
 
 
 def main() -> None:
