@@ -10,9 +10,10 @@ checks read:
 * the options that change a verdict (``--strict``) and the bytes of every ``--tools`` JSON
   catalogue (a run with tools from a Python module or an MCP server is never cached: they
   are what the code or the server says on the day);
-* SEA itself: its version and, for each file of the installed package (the bundled
-  playbooks and the published schemas among them), its path, size and modification time,
-  so an edited checkout counts as another SEA;
+* SEA itself: its version and, for each file of the installed package and of its data
+  directories (the bundled playbooks and the published schemas, which a source checkout
+  keeps beside the package), its path, size and modification time, so an edited checkout
+  counts as another SEA;
 * the Python version and the installed distributions (their ``*.dist-info`` names, which
   carry the versions of pydantic, jsonschema and the others the checks use).
 
@@ -46,6 +47,7 @@ def verdict_key(
     *,
     strict: bool,
     catalogues: Sequence[tuple[str, bytes]],
+    data_dirs: Sequence[Path],
 ) -> str:
     """The digest of what a verdict depends on (see the module's text)."""
     digest = hashlib.blake2b(digest_size=20)
@@ -56,8 +58,9 @@ def verdict_key(
     import sea
 
     part("format", FORMAT, "sea", sea.__version__, "python", sys.version, "strict", strict)
-    for name, size, mtime in _package_files(Path(sea.__file__).parent):
-        part("code", name, size, mtime)
+    for root in (Path(sea.__file__).parent, *data_dirs):
+        for name, size, mtime in _package_files(root):
+            part("code", root, name, size, mtime)
     for name in _distributions(sys.path):
         part("dist", name)
     for source, data in catalogues:

@@ -211,6 +211,7 @@ def _key(plan: _Plan, args: argparse.Namespace) -> str | None:
     then say why)."""
     from sea.cli._verdicts import verdict_key
     from sea.lang.files import scan_directory
+    from sea.resources import bundled_playbooks_dir, schemas_dir
 
     if args.no_cache or args.mcp or any(not s.endswith(".json") for s in args.tools):
         return None
@@ -222,7 +223,8 @@ def _key(plan: _Plan, args: argparse.Namespace) -> str | None:
             return None
     library = [found for directory in dict.fromkeys(plan.dirs)
                for found in scan_directory(directory)[0]]
-    return verdict_key(plan.files, library, strict=args.strict, catalogues=catalogues)
+    return verdict_key(plan.files, library, strict=args.strict, catalogues=catalogues,
+                       data_dirs=[bundled_playbooks_dir(), schemas_dir()])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sea.cli import main
-from sea.cli._verdicts import _package_files
+from sea.cli._verdicts import _package_files, verdict_key
 
 CALLER = {
     "name": "caller",
@@ -166,3 +166,22 @@ def test_sea_s_own_files_are_part_of_the_key(tmp_path: Path) -> None:
     assert [name for name, _, _ in before] == [os.path.join("lang", "checks.py")]
     module.write_text("A = 22\n", encoding="utf-8")  # an edited checkout
     assert _package_files(package) != before
+
+
+def test_the_bundled_playbooks_and_schemas_beside_the_package_are_part_of_the_key(
+    tmp_path: Path,
+) -> None:
+    # a source checkout keeps them beside the package (sea.resources), not inside it
+    bundled = tmp_path / "playbooks"
+    bundled.mkdir()
+    callee = bundled / "sub_speak.json"
+    callee.write_text(json.dumps(HELPER), encoding="utf-8")
+    checked = [(tmp_path / "caller.json", json.dumps(CALLER).encode())]
+
+    def key() -> str:
+        return verdict_key(checked, [], strict=False, catalogues=[], data_dirs=[bundled])
+
+    before = key()
+    assert key() == before
+    callee.write_text(json.dumps(dict(HELPER, name="renamed")), encoding="utf-8")
+    assert key() != before
