@@ -12,17 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import orjson
-
+from saimemory import sqlbase
 from saimemory.budget import clamp, spend
-from saimemory.prepare import from_micros
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, Message
 from saimemory.tx import Row
 
-COLUMNS = (
-    "o.id, o.persona, o.thread, o.role, o.content, o.created_us, o.pulse_id, o.scope, "
-    "o.metadata, o.playbook, o.node, o.uid"
-)
+COLUMNS = sqlbase.COLUMNS.replace("m.", "o.")
 """The message columns of the outer query (the inner ones select ``m.*`` as ``o``)."""
 
 TAGS = "ARRAY(SELECT x.tag FROM message_tags x WHERE x.message_id = o.id ORDER BY x.pos)"
@@ -34,13 +29,7 @@ Fetch = Callable[[str, Sequence[Any]], list[Row]]
 
 def tagged(rows: list[Row]) -> list[Message]:
     """The messages of rows of :data:`COLUMNS` followed by :data:`TAGS`."""
-    return [
-        Message(
-            row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
-            tuple(row[12]), orjson.loads(row[8]), row[11], row[9], row[10],
-        )
-        for row in rows
-    ]
+    return [sqlbase.message_of(row, row[12]) for row in rows]
 
 
 def history(

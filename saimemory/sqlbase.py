@@ -98,6 +98,17 @@ COLUMNS = (
     "m.id, m.persona, m.thread, m.role, m.content, m.created_us, m.pulse_id, m.scope, "
     "m.metadata, m.playbook, m.node, m.uid"
 )
+"""The message columns every read selects, in the order :func:`message_of` reads them."""
+
+
+def message_of(row: Row, tags: Sequence[str]) -> Message:
+    """The stored message of a row of :data:`COLUMNS`, with its ``tags`` in order."""
+    return Message(  # positionally (keywords cost a dict a call), in the fields' order
+        row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
+        tuple(tags), orjson.loads(row[8]), row[11], row[9], row[10],
+    )
+
+
 PAGE = 500
 HISTORY_PAGE = 64
 CONTENT_CHUNK = 500
@@ -539,14 +550,7 @@ class SqlStore(MessageStore):
                 chunk,
             ):
                 tags[message_id].append(tag)
-        return [  # positionally: id, persona, thread, role, content, created_at, pulse_id,
-            # scope, tags, metadata, uid, playbook, node
-            Message(
-                row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
-                tuple(tags[row[0]]), orjson.loads(row[8]), row[11], row[9], row[10],
-            )
-            for row in rows
-        ]
+        return [message_of(row, tags[row[0]]) for row in rows]
 
     def history(
         self,
