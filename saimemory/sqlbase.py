@@ -446,21 +446,9 @@ class SqlStore(MessageStore):
         """Conversation of the main thread between two ids, newest ``limit``, oldest first."""
         if limit < 0:
             raise InvalidQueryError(f"limit must be >= 0, got {limit}")
-        params: list[Any] = [persona, CONVERSATION_TAG, main_thread_id(persona), after]
-        upper = ""
-        if before is not None:
-            upper = "AND t.message_id < ? "
-            params.append(before)
-        other_pulse = ""
-        if exclude_pulse is not None:
-            other_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
-            params.append(exclude_pulse)
         with self._read() as tx:
-            rows = tx.fetch(
-                f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-                "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? AND t.message_id > ? "
-                f"{upper}{other_pulse}ORDER BY t.message_id DESC LIMIT ?",
-                [*params, limit],
+            rows = self._conversation_page(
+                tx, persona, main_thread_id(persona), exclude_pulse, before, limit, after=after
             )
             rows.reverse()
             return self._messages(tx, rows)
@@ -592,23 +580,26 @@ class SqlStore(MessageStore):
 
     def _conversation_page(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, before: int | None,
-        limit: int,
+        limit: int, *, after: int | None = None,
     ) -> list[Row]:
-        """The newest ``limit`` conversation rows of the thread older than ``before`` (if
-        given) and not of ``pulse_id`` (if given), newest first."""
-        not_this_pulse = ""
+        """The newest ``limit`` conversation rows of the thread older than ``before`` and
+        newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
+        first."""
         params: list[Any] = [persona, CONVERSATION_TAG, thread]
+        bounds = ""
         if pulse_id is not None:
-            not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
+            bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
             params.append(pulse_id)
-        older = ""
         if before is not None:
-            older = "AND t.message_id < ? "
+            bounds += "AND t.message_id < ? "
             params.append(before)
+        if after is not None:
+            bounds += "AND t.message_id > ? "
+            params.append(after)
         return tx.fetch(
             f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-            "WHERE t.persona = ? AND t.tag = ? AND t.thread = ? "
-            f"{not_this_pulse}{older}ORDER BY t.message_id DESC LIMIT ?",
+            f"WHERE t.persona = ? AND t.tag = ? AND t.thread = ? {bounds}"
+            "ORDER BY t.message_id DESC LIMIT ?",
             [*params, limit],
         )
 
