@@ -177,6 +177,11 @@ class PostgresStore(SqlStore):
             return StoreUnavailableError(f"{self.where}: {exc}")
         return MemoryStoreError(f"{self.where}: {type(exc).__name__}: {exc}")
 
+    def _check_open(self) -> None:
+        """Refuse a call to a closed store (the caller holds the store's lock)."""
+        if self._closed:
+            raise StoreUnavailableError(f"{self.where}: the store is closed")
+
     def _lost(self, exc: Exception | None = None) -> bool:
         """Whether the connection is gone. psycopg marks it broken when libpq saw it end; a
         socket the kernel closed under a waiting call raises an ``OperationalError`` with no
@@ -188,8 +193,7 @@ class PostgresStore(SqlStore):
     def _begin(self, personas: Sequence[str] | None) -> Tx:
         """Start a transaction and take the persona locks. A connection found lost here has
         done nothing of this call yet, so it is reopened and the start tried once more."""
-        if self._closed:
-            raise StoreUnavailableError(f"{self.where}: the store is closed")
+        self._check_open()
 
         def start() -> Tx:
             if personas is None:
@@ -235,8 +239,7 @@ class PostgresStore(SqlStore):
         """
         row = prepare(message, self._now())
         with self._lock:
-            if self._closed:
-                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            self._check_open()
             if self._lost():
                 self._conn = self._connect()
             try:
@@ -293,8 +296,7 @@ class PostgresStore(SqlStore):
         """One statement in autocommit: one round trip. It writes nothing, so a connection
         found lost, before or during it, is reopened and the statement run once more."""
         with self._lock:
-            if self._closed:
-                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            self._check_open()
             try:
                 return self._once_more_if_lost(
                     lambda: list(self._conn.execute(_pg(sql), list(params)).fetchall()))
@@ -370,8 +372,7 @@ class PostgresStore(SqlStore):
         """A session advisory lock on ``persona`` in this store's schema (its connection
         comes from a small pool of the store's own)."""
         with self._lock:
-            if self._closed:
-                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            self._check_open()
             if self._lock_conns is None:
                 self._lock_conns = PgLockConnections(self._connect)
             return PostgresPersonaLock(self._lock_conns, self.schema, persona)
@@ -382,8 +383,7 @@ class PostgresStore(SqlStore):
         reusable, and the planner's statistics refreshed. VACUUM runs outside any
         transaction, on the store's autocommit connection; readers and writers go on."""
         with self._lock:
-            if self._closed:
-                raise StoreUnavailableError(f"{self.where}: the store is closed")
+            self._check_open()
             try:
                 self._once_more_if_lost(lambda: self._conn.execute(
                     "VACUUM (ANALYZE) messages, message_tags, threads"))
