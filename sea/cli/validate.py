@@ -65,6 +65,8 @@ class _Plan:
     files: list[tuple[Path, bytes]] = field(default_factory=list)
     """Every file to check (named, or found in a named directory), with its bytes."""
     dirs: list[Path] = field(default_factory=list)
+    scanned: set[Path] = field(default_factory=set)
+    """The named directories: every playbook in them is among :attr:`files` already."""
     empty: list[Path] = field(default_factory=list)
     unread: list[Diagnostic] = field(default_factory=list)
     """Why files were not read: errors for named files, warnings for directory entries."""
@@ -79,6 +81,7 @@ def _plan(paths: list[Path]) -> _Plan:
         if path.is_dir():
             found, left_out = scan_directory(path)
             plan.dirs.append(path)
+            plan.scanned.add(path)
             plan.files.extend(found)
             plan.unread.extend(left_out)
             if not found and not left_out:
@@ -221,8 +224,8 @@ def _key(plan: _Plan, args: argparse.Namespace) -> str | None:
             catalogues.append((source, Path(source).read_bytes()))
         except OSError:
             return None
-    library = [found for directory in dict.fromkeys(plan.dirs)
-               for found in scan_directory(directory)[0]]
+    library = [found for directory in dict.fromkeys(plan.dirs) if directory not in plan.scanned
+               for found in scan_directory(directory)[0]]  # a named file's directory
     return verdict_key(plan.files, library, strict=args.strict, catalogues=catalogues,
                        data_dirs=[bundled_playbooks_dir(), schemas_dir()])
 
