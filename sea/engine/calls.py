@@ -22,6 +22,7 @@ from langgraph.errors import GraphBubbleUp
 from sea.engine.events import WarningRaised
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.waits import ALWAYS, Waits, may_wait
 from sea.errors import (
     BoundExceeded,
     CallArgumentError,
@@ -29,6 +30,7 @@ from sea.errors import (
     CallTargetError,
     ExecutionError,
     PulseCancelled,
+    SeaError,
 )
 from sea.lang import saiverse
 from sea.lang.models import Playbook
@@ -178,16 +180,19 @@ async def call_playbook(
     isolate = bool(node.isolate_pulse_context) or node.execution == "subagent"
     child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
     services = frame.services
-    graph = services.compiler.compile(callee, services.library.content_hash(callee.name))
+    compiled = services.compiler.compiled(callee, services.library.content_hash(callee.name))
     start = int(state.get("steps") or 0) + 1
     first = initial_state(child, bound, input=_input_of(bound, args), steps=start)
     first["spent"] = dict(state.get("spent") or {})  # the callee's nodes count on from here
+    limit = services.limits.recursion_limit
     try:
-        final = await graph.ainvoke(
-            first,
-            config={"recursion_limit": services.limits.recursion_limit},
-            context=child,
-        )
+        final: Mapping[str, Any]
+        if frame.pulse.direct_calls and not _may_wait(frame, compiled.waits):
+            final = await compiled.direct.run(first, child, limit)
+        else:
+            final = await compiled.graph.ainvoke(
+                first, config={"recursion_limit": limit}, context=child
+            )
     except (GraphBubbleUp, BoundExceeded, PulseCancelled):
         raise
     except ExecutionError as exc:
@@ -195,6 +200,22 @@ async def call_playbook(
         failure.steps = exc.steps  # the caller's step count includes the callee's nodes
         raise failure from exc
     return _results(callee, node, final, start)
+
+
+def _may_wait(frame: Frame, waits: Waits) -> bool:
+    """Whether a callee with these ``waits`` can pause for a person in this pulse."""
+    pulse = frame.pulse
+    asked = pulse.approval_tools | pulse.gates.keys()
+    services = frame.services
+
+    def callee(name: str) -> Waits:
+        try:
+            playbook = services.library.get(name)
+            return services.compiler.compiled(playbook, services.library.content_hash(name)).waits
+        except SeaError:  # it fails where it is called, as it would in a nested run
+            return ALWAYS
+
+    return may_wait(waits, asked, bool(asked), callee)
 
 
 def implicit_args(

@@ -18,11 +18,13 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime as GraphRuntime
 
 from sea.engine.bounds import check_bounds, check_sizes
+from sea.engine.direct import DirectGraph, Step
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
 from sea.engine.routing import edges_for
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits, node_waits
 from sea.errors import (
     BoundExceeded,
     ExecutionError,
@@ -71,44 +73,62 @@ def error_record(failure: ExecutionError, node: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A playbook compiled: its LangGraph graph, the same nodes for a run without Pregel
+    (:mod:`sea.engine.direct`), and where its nodes can pause for a person."""
+
+    graph: Graph
+    direct: DirectGraph
+    waits: Waits
+
+
 class Compiler:
     """Compiles playbooks and keeps each compiled graph by content hash."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._cache: dict[str, Graph] = {}
+        self._cache: dict[str, Compiled] = {}
 
     def compile(self, playbook: Playbook, content_hash: str) -> Graph:
         """The graph of ``playbook`` (built on first use of this hash)."""
-        graph = self._cache.get(content_hash)
-        if graph is None:
+        return self.compiled(playbook, content_hash).graph
+
+    def compiled(self, playbook: Playbook, content_hash: str) -> Compiled:
+        """``playbook`` compiled (on first use of this hash)."""
+        compiled = self._cache.get(content_hash)
+        if compiled is None:
             try:
-                graph = self._build(playbook)
+                compiled = self._build(playbook)
             except ValueError as exc:  # LangGraph's own checks, e.g. a reserved node name
                 raise UsageError(f"playbook {playbook.name!r} cannot be compiled: {exc}") from exc
-            self._cache[content_hash] = graph
-        return graph
+            self._cache[content_hash] = compiled
+        return compiled
 
     def cached(self) -> int:
         """How many graphs are compiled and kept."""
         return len(self._cache)
 
-    def _build(self, playbook: Playbook) -> Graph:
+    def _build(self, playbook: Playbook) -> Compiled:
         builder = StateGraph(PlaybookState, context_schema=Frame)
         loops = loop_nodes(playbook.nodes)
+        steps: dict[str, Step] = {}
+        waits = NEVER
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             builder.add_node(node.id, runner)
-        builder.add_edge(START, playbook.start_node)
-        for node in playbook.nodes:
             edges = edges_for(node)
+            steps[node.id] = Step(runner, edges.static, edges.router)
+            waits |= node_waits(kind, node)
             if edges.router is None:
                 builder.add_edge(node.id, edges.static or "__end__")
             else:
                 builder.add_conditional_edges(node.id, edges.router, list(edges.targets))
-        return builder.compile(name=playbook.name)
+        builder.add_edge(START, playbook.start_node)
+        graph = builder.compile(name=playbook.name)
+        return Compiled(graph, DirectGraph(playbook.name, playbook.start_node, steps), waits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
 from sea.engine.state import PlaybookState
 from sea.engine.tools.box import ToolBox
+from sea.engine.waits import Waits
 from sea.errors import MemoryWriteFailed, SizeLimitExceeded
 from sea.jsontypes import json_text
 from sea.lang.models import Playbook
@@ -45,11 +46,44 @@ class Library(Protocol):
         ...
 
 
+class DirectRun(Protocol):
+    """A playbook's nodes run one after another without Pregel (:mod:`sea.engine.direct`)."""
+
+    async def run(
+        self, first: PlaybookState, frame: Frame, recursion_limit: int
+    ) -> PlaybookState:
+        """Run from the start node to the end; the final state."""
+        ...
+
+
+class CompiledPlaybook(Protocol):
+    """A compiled playbook as a call uses it (:class:`sea.engine.compiler.Compiled`)."""
+
+    @property
+    def graph(self) -> Graph:
+        """Its LangGraph graph."""
+        ...
+
+    @property
+    def direct(self) -> DirectRun:
+        """Its nodes, for a run without Pregel."""
+        ...
+
+    @property
+    def waits(self) -> Waits:
+        """Where its nodes can pause for a person."""
+        ...
+
+
 class Compiles(Protocol):
     """The part of :class:`sea.engine.compiler.Compiler` a pulse uses."""
 
     def compile(self, playbook: Playbook, content_hash: str) -> Graph:
         """The compiled graph of ``playbook``."""
+        ...
+
+    def compiled(self, playbook: Playbook, content_hash: str) -> CompiledPlaybook:
+        """``playbook`` compiled: its graph, its nodes for a direct run, its waits."""
         ...
 
 
@@ -90,6 +124,10 @@ class Pulse:
     gates: Mapping[str, ToolGate] = field(default_factory=dict)
     """Tool name → the gate that settles its result with a person's answer
     (:mod:`sea.engine.gates`)."""
+    direct_calls: bool = False
+    """A called playbook that cannot pause for a person is run without a nested LangGraph
+    run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
+    (not recoverable, none kept), when it starts."""
 
     def router_callable(self) -> list[Playbook]:
         """The playbooks a router (and an ``exec`` without an allow-list) may choose in

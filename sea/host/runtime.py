@@ -423,6 +423,7 @@ class Runtime:
                 saver = held = HeldPulse(saver, run.pulse_id)
         bound = graph.copy(update={"checkpointer": saver})
         run.ran = held is None  # a held pulse writes to the store only when it waits
+        frame.pulse.direct_calls = held is not None  # no callee's checkpoint is ever read
         if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
             if not interrupts:

@@ -26,6 +26,7 @@ from sea.engine.approval import require_approval
 from sea.engine.events import ActionsPlanned
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.waits import Waits
 from sea.lang.node_models import ActionsNode
 from sea.lang.templates import render
 from sea.lang.trust import neutralize
@@ -42,6 +43,10 @@ class ActionsKind:
     """Runs ``actions`` nodes."""
 
     model = ActionsNode
+
+    def waits(self, node: ActionsNode) -> Waits:
+        """Asks when the policy asks about one of the offered tools or gates it."""
+        return Waits(tools=frozenset(node.available_tools))
 
     async def run(self, node: ActionsNode, state: PlaybookState, frame: Frame) -> Update:
         """Plan with the model (or take the plan a person was shown), then run the plan."""

@@ -18,6 +18,7 @@ from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
+from sea.engine.waits import ALWAYS, Waits
 from sea.errors import CallArgumentError, CallTargetError
 from sea.lang import saiverse
 from sea.lang.node_models import ExecNode
@@ -65,6 +66,10 @@ class ExecKind:
     """Runs ``exec`` nodes."""
 
     model = ExecNode
+
+    def waits(self, node: ExecNode) -> Waits:
+        """May ask to run a playbook outside its allow-list; its callee is chosen when it runs."""
+        return ALWAYS
 
     async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
         """Check the target, then call it like ``subplay``."""

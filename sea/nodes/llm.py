@@ -21,6 +21,7 @@ from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
@@ -112,6 +113,10 @@ class LLMKind:
     """Runs ``llm`` nodes."""
 
     model = LLMNode
+
+    def waits(self, node: LLMNode) -> Waits:
+        """Never asks a person (a tool it chooses is called by a ``tool_call`` node)."""
+        return NEVER
 
     async def run(self, node: LLMNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the model, then store and speak as the node asks."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sea.engine.events import WarningRaised
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import MemorizeNode
 from sea.nodes._utterance import node_metadata, node_text
 
@@ -13,6 +14,10 @@ class MemorizeKind:
     """Runs ``memorize`` nodes."""
 
     model = MemorizeNode
+
+    def waits(self, node: MemorizeNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: MemorizeNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the rendered text with the node's role and tags; ``last`` becomes the text."""

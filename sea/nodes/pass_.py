@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import PassNode
 
 
@@ -11,6 +12,10 @@ class PassKind:
     """Runs ``pass`` nodes."""
 
     model = PassNode
+
+    def waits(self, node: PassNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: PassNode, state: PlaybookState, frame: Frame) -> Update:
         """Return no change."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import SayNode
 from sea.nodes._utterance import node_metadata, node_text
 
@@ -13,6 +14,10 @@ class SayKind:
     """Runs ``say`` nodes."""
 
     model = SayNode
+
+    def waits(self, node: SayNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: SayNode, state: PlaybookState, frame: Frame) -> Update:
         """Emit the text (with the metadata object, if any); memory is not touched."""

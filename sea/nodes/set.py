@@ -12,6 +12,7 @@ from typing import Any
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
 from sea.lang.expressions import Expression, compile_expression
 from sea.lang.node_models import SetNode
@@ -36,6 +37,10 @@ class SetKind:
     """Runs ``set`` nodes."""
 
     model = SetNode
+
+    def waits(self, node: SetNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: SetNode, state: PlaybookState, frame: Frame) -> Update:
         """Evaluate every assignment in order; later ones see earlier ones."""

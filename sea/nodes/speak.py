@@ -6,6 +6,7 @@ from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import SpeakNode
 from sea.nodes._utterance import node_metadata, node_text
 
@@ -14,6 +15,10 @@ class SpeakKind:
     """Runs ``speak`` nodes."""
 
     model = SpeakNode
+
+    def waits(self, node: SpeakNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: SpeakNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the text (role assistant, tag ``conversation``, the metadata object if

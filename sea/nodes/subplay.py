@@ -7,6 +7,7 @@ from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
+from sea.engine.waits import Waits
 from sea.lang.node_models import SubplayNode
 from sea.lang.templates import render_value
 
@@ -15,6 +16,10 @@ class SubplayKind:
     """Runs ``subplay`` nodes."""
 
     model = SubplayNode
+
+    def waits(self, node: SubplayNode) -> Waits:
+        """Asks where its callee can."""
+        return Waits(callees=(node.playbook,))
 
     async def run(self, node: SubplayNode, state: PlaybookState, frame: Frame) -> Update:
         """Render ``args``, run the callee, copy its ``output_schema`` keys back."""

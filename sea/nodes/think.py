@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import ThinkNode
 from sea.nodes._utterance import node_text
 
@@ -14,6 +15,10 @@ class ThinkKind:
     """Runs ``think`` nodes."""
 
     model = ThinkNode
+
+    def waits(self, node: ThinkNode) -> Waits:
+        """Never asks a person."""
+        return NEVER
 
     async def run(self, node: ThinkNode, state: PlaybookState, frame: Frame) -> Update:
         """Store the text as an assistant message tagged ``internal``."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.waits import Waits
 from sea.lang.node_models import ToolNode
 from sea.lang.templates import MISSING, render_value, resolve_path
 from sea.nodes._tools import run_tool
@@ -52,6 +53,10 @@ class ToolKind:
     """Runs ``tool`` nodes."""
 
     model = ToolNode
+
+    def waits(self, node: ToolNode) -> Waits:
+        """Asks when the policy asks about its tool or gates it."""
+        return Waits(tools=frozenset((node.action,)))
 
     async def run(self, node: ToolNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the tool; ``last`` is its result (unknown tools and errors fail the node)."""

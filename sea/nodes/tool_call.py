@@ -6,6 +6,7 @@ from typing import Any
 
 from sea.engine.pulse import Frame, as_text
 from sea.engine.state import PlaybookState, Update, variables
+from sea.engine.waits import Waits
 from sea.errors import NodeFailed
 from sea.lang.node_models import ToolCallNode
 from sea.lang.templates import MISSING, resolve_path
@@ -40,6 +41,10 @@ class ToolCallKind:
     """Runs ``tool_call`` nodes."""
 
     model = ToolCallNode
+
+    def waits(self, node: ToolCallNode) -> Waits:
+        """Asks when the policy asks about the chosen tool, which is known only when it runs."""
+        return Waits(any_tool=True)
 
     async def run(self, node: ToolCallNode, state: PlaybookState, frame: Frame) -> Update:
         """Run the chosen call; ``last`` is its result.

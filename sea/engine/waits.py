@@ -1,0 +1,77 @@
+"""Whether a playbook run can pause for a person: decided before a call, so that a callee
+that cannot is run without a nested LangGraph run (:mod:`sea.engine.direct`).
+
+A run pauses only where a node asks a person (:mod:`sea.engine.approval`): a tool the
+pulse's policy asks about (``Pulse.approval_tools``), a gated tool's result
+(``Pulse.gates``), an ``exec`` of a playbook outside its allow-list. Each node kind says
+where its nodes can ask (:class:`Waits`, the kind's optional ``waits`` method); a kind that
+says nothing may always ask, so a host's own kinds are never run in a way they did not
+declare safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Container
+from dataclasses import dataclass
+from typing import Any
+
+from sea.lang.node import NodeModel
+
+
+@dataclass(frozen=True, slots=True)
+class Waits:
+    """Where a node (or a whole playbook) can pause for a person.
+
+    Attributes:
+        always: It may pause whatever the pulse's policy.
+        tools: It calls these tools (it pauses when one is asked about or gated).
+        any_tool: It calls a tool chosen while it runs.
+        callees: It calls these playbooks (it pauses when one of them can).
+    """
+
+    always: bool = False
+    tools: frozenset[str] = frozenset()
+    any_tool: bool = False
+    callees: tuple[str, ...] = ()
+
+    def __or__(self, other: Waits) -> Waits:
+        return Waits(
+            self.always or other.always,
+            self.tools | other.tools,
+            self.any_tool or other.any_tool,
+            tuple(dict.fromkeys((*self.callees, *other.callees))),
+        )
+
+
+NEVER = Waits()
+"""A node that never asks a person."""
+ALWAYS = Waits(always=True)
+"""A node that may ask a person whatever the policy (or that says nothing of it)."""
+
+
+def node_waits(kind: Any, node: NodeModel) -> Waits:
+    """What ``kind`` says of ``node`` (:data:`ALWAYS` when the kind says nothing)."""
+    declared: Callable[[NodeModel], Waits] | None = getattr(kind, "waits", None)
+    return ALWAYS if declared is None else declared(node)
+
+
+def may_wait(
+    waits: Waits,
+    asked: Container[str],
+    any_asked: bool,
+    callee: Callable[[str], Waits],
+    seen: Collection[str] = (),
+) -> bool:
+    """Whether a run with these ``waits`` can pause, under a pulse that asks about the tools
+    in ``asked`` (``any_asked``: it asks about some tool). ``callee`` gives a called
+    playbook's waits; a recursive call (refused when it runs) is not followed again."""
+    if waits.always or (waits.any_tool and any_asked):
+        return True
+    if any(tool in asked for tool in waits.tools):
+        return True
+    for name in waits.callees:
+        if name in seen:
+            continue
+        if may_wait(callee(name), asked, any_asked, callee, (*seen, name)):
+            return True
+    return False
