@@ -20,9 +20,9 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 
 from sea.engine.events import WarningRaised
-from sea.engine.pulse import Frame, as_text
+from sea.engine.pulse import Frame, Pulse, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
-from sea.engine.waits import ALWAYS, Waits, may_wait
+from sea.engine.waits import ALWAYS, Policy, Waits, may_wait
 from sea.errors import (
     BoundExceeded,
     CallArgumentError,
@@ -187,7 +187,7 @@ async def call_playbook(
     limit = services.limits.recursion_limit
     try:
         final: Mapping[str, Any]
-        if frame.pulse.direct_calls and not _may_wait(frame, compiled.waits):
+        if frame.pulse.direct_calls and not can_wait(frame.pulse, compiled.waits):
             final = await compiled.direct.run(first, child, limit)
         else:
             final = await compiled.graph.ainvoke(
@@ -202,11 +202,9 @@ async def call_playbook(
     return _results(callee, node, final, start)
 
 
-def _may_wait(frame: Frame, waits: Waits) -> bool:
-    """Whether a callee with these ``waits`` can pause for a person in this pulse."""
-    pulse = frame.pulse
-    asked = pulse.approval_tools | pulse.gates.keys()
-    services = frame.services
+def can_wait(pulse: Pulse, waits: Waits) -> bool:
+    """Whether a run with these ``waits`` can pause for a person in this pulse."""
+    services = pulse.services
 
     def callee(name: str) -> Waits:
         try:
@@ -215,7 +213,12 @@ def _may_wait(frame: Frame, waits: Waits) -> bool:
         except SeaError:  # it fails where it is called, as it would in a nested run
             return ALWAYS
 
-    return may_wait(waits, asked, bool(asked), callee)
+    def router_callable() -> list[str]:
+        return [playbook.name for playbook in pulse.router_callable()]
+
+    asked = pulse.approval_tools | pulse.gates.keys()
+    unlisted = services.limits.unlisted_exec == "ask"
+    return may_wait(waits, Policy(asked, unlisted, callee, router_callable))
 
 
 def implicit_args(

@@ -11,7 +11,7 @@ declare safe.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +27,18 @@ class Waits:
         tools: It calls these tools (it pauses when one is asked about or gated).
         any_tool: It calls a tool chosen while it runs.
         callees: It calls these playbooks (it pauses when one of them can).
+        router_callees: It calls a playbook the pulse offers a router, chosen while it
+            runs (it pauses when one of them can).
+        unlisted: It asks before calling a playbook outside its list when the policy says
+            so (``Limits.unlisted_exec = "ask"``).
     """
 
     always: bool = False
     tools: frozenset[str] = frozenset()
     any_tool: bool = False
     callees: tuple[str, ...] = ()
+    router_callees: bool = False
+    unlisted: bool = False
 
     def __or__(self, other: Waits) -> Waits:
         return Waits(
@@ -40,6 +46,8 @@ class Waits:
             self.tools | other.tools,
             self.any_tool or other.any_tool,
             tuple(dict.fromkeys((*self.callees, *other.callees))),
+            self.router_callees or other.router_callees,
+            self.unlisted or other.unlisted,
         )
 
 
@@ -55,23 +63,36 @@ def node_waits(kind: Any, node: NodeModel) -> Waits:
     return ALWAYS if declared is None else declared(node)
 
 
-def may_wait(
-    waits: Waits,
-    asked: Container[str],
-    any_asked: bool,
-    callee: Callable[[str], Waits],
-    seen: Collection[str] = (),
-) -> bool:
-    """Whether a run with these ``waits`` can pause, under a pulse that asks about the tools
-    in ``asked`` (``any_asked``: it asks about some tool). ``callee`` gives a called
-    playbook's waits; a recursive call (refused when it runs) is not followed again."""
-    if waits.always or (waits.any_tool and any_asked):
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What a pulse asks a person about, and how it finds what a run may call.
+
+    Attributes:
+        asked: The tools whose calls (or results) a person is asked about.
+        unlisted_asks: A call outside an ``exec`` node's list is asked about.
+        callee: A playbook's waits, by name.
+        router_callable: The playbooks the pulse offers a router.
+    """
+
+    asked: Collection[str]
+    unlisted_asks: bool
+    callee: Callable[[str], Waits]
+    router_callable: Callable[[], Iterable[str]]
+
+
+def may_wait(waits: Waits, policy: Policy, seen: tuple[str, ...] = ()) -> bool:
+    """Whether a run with these ``waits`` can pause under ``policy``. A recursive call
+    (refused when it runs) is not followed again."""
+    if waits.always or (waits.unlisted and policy.unlisted_asks):
         return True
-    if any(tool in asked for tool in waits.tools):
+    if (waits.any_tool and policy.asked) or any(tool in policy.asked for tool in waits.tools):
         return True
-    for name in waits.callees:
+    callees: Iterable[str] = waits.callees
+    if waits.router_callees:
+        callees = (*callees, *policy.router_callable())
+    for name in callees:
         if name in seen:
             continue
-        if may_wait(callee(name), asked, any_asked, callee, (*seen, name)):
+        if may_wait(policy.callee(name), policy, (*seen, name)):
             return True
     return False

@@ -8,7 +8,9 @@ with ``recover=True`` saves a checkpoint after every step, so when its process d
 continued from the last one (:meth:`Runtime.acontinue`, or the same start again); any other
 pulse writes its checkpoint only when it waits or ends (LangGraph's ``exit`` durability),
 which spares it a database write per step: a killed one is simply gone, as if never begun,
-except for its input and what it had stored.
+except for its input and what it had stored. Such a pulse whose playbook cannot pause for a
+person (:mod:`sea.engine.waits`) needs no checkpoint at all: it runs without a LangGraph run
+(:mod:`sea.engine.direct`), and so does each called playbook that cannot pause.
 
 A pulse drives only while it holds its persona's turn (:mod:`sea.host.turns`): one pulse
 at a time per persona, in this runtime and in every process on the same store; the host
@@ -43,7 +45,7 @@ from langgraph.types import Command, Durability
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
 from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
-from sea.engine.calls import bind_args, initial_state
+from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.compiler import Compiler
 from sea.engine.events import (
     ApprovalRequested,
@@ -406,24 +408,36 @@ class Runtime:
         library = self.services.library
         playbook = library.get(run.playbook)
         run.output_schema = playbook.output_schema
-        graph: Graph = self.services.compiler.compile(playbook, library.content_hash(playbook.name))
+        compiled = self.services.compiler.compiled(playbook, library.content_hash(playbook.name))
         frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
         payload = _payload(run, frame)
-        config: RunnableConfig = {
-            "configurable": {"thread_id": run.pulse_id},
-            "recursion_limit": self.services.limits.recursion_limit,
-        }
-        if not run.recover:  # no other process takes it over: its checkpoints name this one
-            config["metadata"] = {OWNER_KEY: self._owner}
         held: HeldPulse | None = None
         if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
             if run.recover or self._keep_checkpoints:  # its checkpoints go to the store
                 saver = FreshPulse(saver, run.pulse_id)
             else:  # they serve only a wait: held until it waits, gone if it does not
                 saver = held = HeldPulse(saver, run.pulse_id)
-        bound = graph.copy(update={"checkpointer": saver})
-        run.ran = held is None  # a held pulse writes to the store only when it waits
         frame.pulse.direct_calls = held is not None  # no callee's checkpoint is ever read
+        if held is not None and not can_wait(frame.pulse, compiled.waits):
+            # it cannot wait: none of its checkpoints would ever be read, so none is made
+            limit = self.services.limits.recursion_limit
+            run.final = dict(await compiled.direct.run(payload, frame, limit))
+            return "ok"
+        return await self._run_graph(run, compiled.graph.copy(update={"checkpointer": saver}),
+                                     frame, payload, held, sink)
+
+    async def _run_graph(
+        self, run: Run, bound: Graph, frame: Frame, payload: Any, held: HeldPulse | None,
+        sink: Sink,
+    ) -> Status:
+        """Run (or resume, or continue) the pulse's graph with its checkpointer."""
+        config: RunnableConfig = {
+            "configurable": {"thread_id": run.pulse_id},
+            "recursion_limit": self.services.limits.recursion_limit,
+        }
+        if not run.recover:  # no other process takes it over: its checkpoints name this one
+            config["metadata"] = {OWNER_KEY: self._owner}
+        run.ran = held is None  # a held pulse writes to the store only when it waits
         if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
             if not interrupts:
@@ -446,7 +460,7 @@ class Runtime:
             await held.flush()
         for pending in waiting:
             request = dict(pending.value) if isinstance(pending.value, dict) else {}
-            where = (str(request.get("playbook", playbook.name)), str(request.get("node", "")))
+            where = (str(request.get("playbook", frame.name)), str(request.get("node", "")))
             sink(ApprovalRequested(run.pulse_id, *where, request))
         return "waiting" if waiting else "ok"
 

@@ -18,7 +18,7 @@ from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
-from sea.engine.waits import ALWAYS, Waits
+from sea.engine.waits import Waits
 from sea.errors import CallArgumentError, CallTargetError
 from sea.lang import saiverse
 from sea.lang.node_models import ExecNode
@@ -68,8 +68,11 @@ class ExecKind:
     model = ExecNode
 
     def waits(self, node: ExecNode) -> Waits:
-        """May ask to run a playbook outside its allow-list; its callee is chosen when it runs."""
-        return ALWAYS
+        """May ask to call a playbook outside its list; pauses where a playbook it may call
+        can (its allow-list, else every playbook the pulse offers a router)."""
+        if node.allowed_playbooks is not None:
+            return Waits(callees=tuple(node.allowed_playbooks), unlisted=True)
+        return Waits(router_callees=True, unlisted=True)
 
     async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
         """Check the target, then call it like ``subplay``."""

@@ -21,7 +21,7 @@ from sea.engine.compiler import Compiler
 from sea.engine.limits import Limits
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
-from sea.engine.waits import ALWAYS, NEVER, Waits, may_wait
+from sea.engine.waits import ALWAYS, NEVER, Policy, Waits, may_wait
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -160,42 +160,39 @@ def test_a_tool_the_policy_does_not_ask_about_lets_its_callee_run_directly(
 
 @tool
 def where_am_i() -> list[str]:
-    """The LangGraph tasks the call runs in, outermost first."""
-    return [part.split(":")[0] for part in get_config()["configurable"]["checkpoint_ns"].split("|")]
+    """The LangGraph tasks the call runs in, outermost first (none: no LangGraph run)."""
+    try:
+        namespace = get_config()["configurable"].get("checkpoint_ns", "")
+    except RuntimeError:  # not called within a LangGraph run
+        return []
+    return [part.split(":")[0] for part in namespace.split("|") if part]
 
 
-@pytest.mark.parametrize(("options", "tasks"), [
-    ({}, ["call"]),  # the callee's node runs in the caller's task
-    ({"keep_checkpoints": True}, ["call", "probe"]),  # in a task of the callee's own graph
-    ({"recover": True}, ["call", "probe"]),
+@pytest.mark.parametrize(("playbook", "options", "tasks"), [
+    # it cannot wait: no LangGraph run at all
+    ("probe_caller", {}, []),
+    # the caller may wait (in its own graph), its callee cannot: the callee's node runs in
+    # the caller's task
+    ("probe_then_ask", {"asks": True}, ["call"]),
+    # each callee in a task of its own graph
+    ("probe_caller", {"keep_checkpoints": True}, ["call", "probe"]),
+    ("probe_caller", {"recover": True}, ["call", "probe"]),
 ])
-def test_a_callee_runs_in_its_callers_task_unless_its_checkpoints_may_be_read(
+def test_a_playbook_runs_in_a_graph_of_its_own_only_where_a_checkpoint_may_be_read(
     store: SQLiteStore, library: PlaybookLibrary, persona: Persona,
-    options: dict[str, Any], tasks: list[str],
+    playbook: str, options: dict[str, Any], tasks: list[str],
 ) -> None:
-    keep = options.get("keep_checkpoints", False)
+    asks = frozenset({"send_mail"}) if options.get("asks") else frozenset()
     runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      tools=[where_am_i], library=library, checkpointer=CountingSaver(),
-                      keep_checkpoints=keep)
+                      tools=[where_am_i, send_mail], library=library,
+                      limits=Limits(approval_tools=asks), checkpointer=CountingSaver(),
+                      keep_checkpoints=options.get("keep_checkpoints", False))
     try:
-        done = runtime.run_pulse(persona, "probe_caller", "", pulse_id="w",
+        done = runtime.run_pulse(persona, playbook, "", pulse_id="w",
                                  recover=options.get("recover", False))
-        assert done.status == "ok", done.error
-        assert done.outputs == {"seen": tasks}
-    finally:
-        runtime.close()
-
-
-def test_a_callee_whose_tool_the_policy_asks_about_runs_in_a_graph_of_its_own(
-    store: SQLiteStore, library: PlaybookLibrary, persona: Persona
-) -> None:
-    limits = Limits(approval_tools=frozenset({"send_mail"}))
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      tools=[where_am_i, send_mail], library=library, limits=limits,
-                      checkpointer=CountingSaver())
-    try:
-        done = runtime.run_pulse(persona, "probe_caller", "")
-        assert done.outputs == {"seen": ["call"]}  # send_mail is not probe_callee's tool
+        assert done.status == ("waiting" if asks else "ok"), done.error
+        seen = [e.result for e in done.events if e.kind == "tool_call" and e.tool == "where_am_i"]
+        assert seen == [tasks]
     finally:
         runtime.close()
 
@@ -228,16 +225,28 @@ def test_each_node_says_where_it_can_wait_and_a_kind_that_says_nothing_always_ca
     tool = _waits(registry, [{"id": "a", "type": "tool", "action": "send_mail"}])
     assert tool == Waits(tools=frozenset({"send_mail"}))
     assert _waits(registry, [{"id": "a", "type": "subplay", "playbook": "q"}]).callees == ("q",)
-    assert _waits(registry, [{"id": "a", "type": "exec", "playbook_source": "x"}]).always
+    exec_ = _waits(registry, [{"id": "a", "type": "exec", "playbook_source": "x"}])
+    assert exec_ == Waits(router_callees=True, unlisted=True)
+    listed = _waits(registry, [{"id": "a", "type": "exec", "allowed_playbooks": ["q", "r"]}])
+    assert listed == Waits(callees=("q", "r"), unlisted=True)
     hosted = registry.with_kinds(HostKind())
     assert _waits(hosted, [{"id": "a", "type": "host_step"}]) == ALWAYS
 
 
-def test_a_callee_can_wait_where_any_playbook_it_calls_can() -> None:
+def _policy(asked: set[str], unlisted: bool = False, routed: tuple[str, ...] = ()) -> Policy:
     calls = {"a": Waits(callees=("b",)), "b": Waits(callees=("c", "a")),
-             "c": Waits(tools=frozenset({"send_mail"}))}
-    assert may_wait(calls["a"], {"send_mail"}, True, calls.__getitem__)
-    assert not may_wait(calls["a"], {"other"}, True, calls.__getitem__)  # the cycle ends
+             "c": Waits(tools=frozenset({"send_mail"})), "d": NEVER}
+    return Policy(asked, unlisted, calls.__getitem__, lambda: routed)
+
+
+def test_a_run_can_wait_where_any_playbook_it_may_call_can() -> None:
+    calls_a = Waits(callees=("a",))
+    assert may_wait(calls_a, _policy({"send_mail"}))
+    assert not may_wait(calls_a, _policy({"other"}))  # the cycle a → b → a ends
     chooses = Waits(any_tool=True)
-    assert may_wait(chooses, {"other"}, True, calls.__getitem__)
-    assert not may_wait(chooses, set(), False, calls.__getitem__)
+    assert may_wait(chooses, _policy({"other"}))
+    assert not may_wait(chooses, _policy(set()))
+    routed = Waits(router_callees=True, unlisted=True)
+    assert not may_wait(routed, _policy({"send_mail"}, routed=("d",)))
+    assert may_wait(routed, _policy({"send_mail"}, routed=("d", "c")))
+    assert may_wait(routed, _policy(set(), unlisted=True))  # it may ask to call another
