@@ -28,7 +28,13 @@ reply and stores it. What it leaves out is the engine's generality: no prompt re
 context profiles (the history and a short instruction), no events, no per-call argument
 checks or ref fitting beyond taking the text a ``ref:`` names.
 
-Runs alternate between the two sides so machine noise hits both alike. Both sides assert
+The engine runs twice: as a host gets it (a pulse that keeps no checkpoints runs each
+playbook that cannot pause for a person without a LangGraph run of its own,
+:mod:`sea.engine.direct`), and with every playbook in a graph of its own ("engine graphs": a
+runtime with ``keep_checkpoints``, which runs the way a worker's pulses and pulses that may
+wait do, and writes its checkpoints when each graph ends, as the hand-written program does).
+
+Runs alternate between the sides so machine noise hits all alike. All sides assert
 that their pulse took the scripted route (the engine's: status ``ok``, no failure handled by
 an ``error_next``, the spoken reply, the memos written, every action ``ok`` with its refs
 fitted by ``string.content``; the hand-written one: the decisions, the search hits and
@@ -521,26 +527,32 @@ class Setup:
     dsn: str | None
 
 
-async def bench(setup: Setup, profile: cProfile.Profile | None) -> tuple[Sample, Sample]:
-    """(engine, hand-written) samples of alternated pulses of one playbook on one backend."""
+async def bench(
+    setup: Setup, profile: cProfile.Profile | None
+) -> tuple[Sample, Sample, Sample]:
+    """(engine, engine in graphs, hand-written) samples of alternated pulses of one playbook
+    on one backend."""
     warm = 8
     playbook, kind, workdir, dsn = setup.playbook, setup.kind, setup.workdir, setup.dsn
     library = PlaybookLibrary.bundled([])
     count = setup.pulses + warm
-    sea_model, hand_model = (timed_model(_script(playbook, count)) for _ in range(2))
-    sea_store, hand_store = (_store(kind, workdir, playbook, side, dsn)
-                             for side in ("engine", "hand"))
-    for store in (sea_store, hand_store):
+    sea_model, graph_model, hand_model = (
+        timed_model(_script(playbook, count)) for _ in range(3))
+    sea_store, graph_store, hand_store = (_store(kind, workdir, playbook, side, dsn)
+                                          for side in ("engine", "graphs", "hand"))
+    for store in (sea_store, graph_store, hand_store):
         _seed(store)
     workspace = _workspace(workdir) if playbook == "sub_act" else None
     checkpoints: dict[str, Any] = (
         {"checkpointer": InMemorySaver()} if kind == "memory"
         else {"checkpoint_path": dsn if kind == "postgres" else workdir / "checkpoints.sqlite"})
-    runtime = Runtime(sea_store, ModelSet(normal=sea_model, lightweight=sea_model),
-                      library=library, workspace=workspace, **checkpoints)
+    runtime, graphs = (
+        Runtime(store, ModelSet(normal=model, lightweight=model), library=library,
+                workspace=workspace, keep_checkpoints=keep, **checkpoints)
+        for store, model, keep in ((sea_store, sea_model, False), (graph_store, graph_model, True)))
     top = "meta_user" if playbook == "sub_act" else playbook
     check = CHECKS[playbook]
-    sea_side, hand_side = Sample(), Sample()
+    sea_side, graph_side, hand_side = Sample(), Sample(), Sample()
     async with AsyncExitStack() as stack:
         hand = HAND_PROGRAMS[playbook](
             Hand(hand_store, hand_model, library, await _saver(kind, workdir, dsn, stack)),
@@ -549,8 +561,12 @@ async def bench(setup: Setup, profile: cProfile.Profile | None) -> tuple[Sample,
         async def engine_pulse(persona: Persona, text: str) -> None:
             check(await runtime.arun_pulse(persona, top, text))
 
+        async def graph_pulse(persona: Persona, text: str) -> None:
+            check(await graphs.arun_pulse(persona, top, text))
+
         sides: list[tuple[Callable[[Persona, str], Awaitable[None]], TimedModel, Sample]] = [
-            (engine_pulse, sea_model, sea_side), (hand, hand_model, hand_side)]
+            (engine_pulse, sea_model, sea_side), (graph_pulse, graph_model, graph_side),
+            (hand, hand_model, hand_side)]
         for i in range(count):
             persona = PERSONAS[i % len(PERSONAS)]
             for run, model, sample in sides:
@@ -563,11 +579,18 @@ async def bench(setup: Setup, profile: cProfile.Profile | None) -> tuple[Sample,
                 if i >= warm:
                     sample.wall.append(time.perf_counter() - started)
                     sample.model.append(model.spent - spent)
-    await runtime.aclose()
-    runtime.close()
-    sea_store.close()
-    hand_store.close()
-    return sea_side, hand_side
+    for each in (runtime, graphs):
+        await each.aclose()
+        each.close()
+    for store in (sea_store, graph_store, hand_store):
+        store.close()
+    return sea_side, graph_side, hand_side
+
+
+SIDES = ("engine", "engine graphs", "hand-written")
+"""The sides, as printed: the engine as a host gets it, the engine with every playbook in a
+graph of its own (a runtime that keeps checkpoints, as a worker's pulses run), the
+hand-written program."""
 
 
 def main() -> None:
@@ -592,13 +615,14 @@ def main() -> None:
     for playbook in playbooks:
         for kind in kinds:
             with tempfile.TemporaryDirectory() as tmp:
-                sea_side, hand_side = asyncio.run(bench(
+                samples = asyncio.run(bench(
                     Setup(playbook, kind, args.pulses, Path(tmp), args.postgres), None))
-            ratio = statistics.median(sea_side.wall) / statistics.median(hand_side.wall)
-            for name, sample in (("engine", sea_side), ("hand-written", hand_side)):
+            hand_wall = statistics.median(samples[-1].wall)
+            for name, sample in zip(SIDES, samples, strict=True):
+                ratio = statistics.median(sample.wall) / hand_wall
                 print(f"{playbook:<13} {kind:<9} {name:<13} {_ms(sample.wall):>15} "
                       f"{_ms(sample.model):>15} {_ms(sample.engine()):>15}  "
-                      f"{ratio if name == 'engine' else 1:.2f}x", flush=True)
+                      f"{ratio:.2f}x", flush=True)
     for playbook in playbooks if args.profile else ():  # a run of its own: the profiler
         profile = cProfile.Profile()                     # slows what it watches
         with tempfile.TemporaryDirectory() as tmp:
