@@ -13,7 +13,7 @@ from langgraph.types import interrupt
 
 from sea.engine.answers import parse_answer
 from sea.engine.pulse import Frame
-from sea.errors import ApprovalDenied
+from sea.errors import ApprovalDenied, NodeFailed
 
 
 def approved(answer: Any) -> bool:
@@ -35,6 +35,12 @@ def ask(frame: Frame, node: str, action: str, detail: dict[str, Any]) -> Any:
     nothing with an effect before asking (or finds what it did in
     :meth:`sea.engine.pulse.Pulse.take_pending`).
     """
+    if frame.direct:  # found unable to pause when the call began: it has nowhere to wait
+        raise NodeFailed(
+            f"{action} needs a person's answer, but playbook {frame.name!r} was found unable "
+            "to pause when it was called, so it runs without a checkpoint to wait in (did a "
+            "playbook file change during the pulse?); run the pulse again",
+            playbook=frame.name, node=node)
     request = {"action": action, "playbook": frame.name, "node": node, **detail}
     spent = frame.pulse.caller.meter.node_spent()
     if not spent.is_zero():  # lost with this run of the node; see Meter.credit

@@ -15,6 +15,7 @@ declared without a type takes any JSON value.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
@@ -187,8 +188,8 @@ async def call_playbook(
     limit = services.limits.recursion_limit
     try:
         final: Mapping[str, Any]
-        if frame.pulse.direct_calls and not can_wait(frame.pulse, compiled.waits):
-            final = await compiled.direct.run(first, child, limit)
+        if frame.direct or (frame.pulse.direct_calls and not can_wait(frame.pulse, compiled.waits)):
+            final = await compiled.direct.run(first, replace(child, direct=True), limit)
         else:
             final = await compiled.graph.ainvoke(
                 first, config={"recursion_limit": limit}, context=child

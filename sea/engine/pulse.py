@@ -172,6 +172,9 @@ class Frame:
     threads: tuple[str, ...] = ()
     """The sub-threads of memory the enclosing subagent calls opened, outermost first
     (:mod:`sea.engine.subagent`); empty: the persona's main thread."""
+    direct: bool = False
+    """This playbook runs without a LangGraph run of its own (:mod:`sea.engine.direct`),
+    because it was found unable to pause for a person: it must not ask one."""
 
     @property
     def thread(self) -> str | None:
@@ -182,7 +185,7 @@ class Frame:
         """This frame for one node run that starts at ``step``."""
         # every field named (dataclasses.replace costs twice as much, and runs each step)
         return Frame(self.pulse, self.playbook, self.depth, self.scope, self.stack, step,
-                     itertools.count(), self.threads)
+                     itertools.count(), self.threads, self.direct)
 
     @property
     def services(self) -> Services:

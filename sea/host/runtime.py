@@ -421,7 +421,7 @@ class Runtime:
         if held is not None and not can_wait(frame.pulse, compiled.waits):
             # it cannot wait: none of its checkpoints would ever be read, so none is made
             limit = self.services.limits.recursion_limit
-            run.final = dict(await compiled.direct.run(payload, frame, limit))
+            run.final = dict(await compiled.direct.run(payload, replace(frame, direct=True), limit))
             return "ok"
         return await self._run_graph(run, compiled.graph.copy(update={"checkpointer": saver}),
                                      frame, payload, held, sink)

@@ -17,6 +17,7 @@ from pydantic import Field
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.engine.approval import require_approval
 from sea.engine.compiler import Compiler
 from sea.engine.limits import Limits
 from sea.engine.pulse import Frame
@@ -209,6 +210,45 @@ class HostKind:
 
     async def run(self, node: HostNode, state: PlaybookState, frame: Frame) -> Update:
         return {}
+
+
+class AskingNode(FallibleNode):
+    """A host's node type that asks a person, though its kind says it never does."""
+
+    known_mistakes: ClassVar[dict[str, str]] = {}
+    type: Literal["host_ask"] = Field(description="Node type: a host's question.")
+
+
+class MisdeclaredKind:
+    model = AskingNode
+
+    def waits(self, node: AskingNode) -> Waits:
+        return NEVER
+
+    async def run(self, node: AskingNode, state: PlaybookState, frame: Frame) -> Update:
+        require_approval(frame, node.id, "launching", {})
+        return {}
+
+
+def test_a_node_that_asks_where_no_pause_can_be_kept_fails_saying_so(
+    tmp_path: Path, store: SQLiteStore, persona: Persona
+) -> None:
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    document = {"name": "asks", "description": "d", "start_node": "q",
+                "nodes": [{"id": "q", "type": "host_ask"}]}
+    (folder / "asks.json").write_text(json.dumps(document))
+    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      library=folder, registry=builtin_registry().with_kinds(MisdeclaredKind()),
+                      checkpointer=CountingSaver())
+    try:
+        failed = runtime.run_pulse(persona, "asks", "")
+        assert failed.status == "error"
+        assert failed.error is not None and failed.error["code"] == "SEA550"
+        assert "launching needs a person's answer" in failed.error["message"]
+        assert "found unable to pause" in failed.error["message"]
+    finally:
+        runtime.close()
 
 
 def _waits(registry: Any, nodes: list[dict[str, Any]]) -> Waits:
