@@ -181,7 +181,7 @@ async def call_playbook(
     isolate = bool(node.isolate_pulse_context) or node.execution == "subagent"
     child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
     services = frame.services
-    compiled = services.compiler.compiled(callee, services.library.content_hash(callee.name))
+    _, compiled = frame.pulse.playbook(callee.name)
     start = int(state.get("steps") or 0) + 1
     first = initial_state(child, bound, input=_input_of(bound, args), steps=start)
     first["spent"] = dict(state.get("spent") or {})  # the callee's nodes count on from here
@@ -205,12 +205,9 @@ async def call_playbook(
 
 def can_wait(pulse: Pulse, waits: Waits) -> bool:
     """Whether a run with these ``waits`` can pause for a person in this pulse."""
-    services = pulse.services
-
     def callee(name: str) -> Waits:
         try:
-            playbook = services.library.get(name)
-            return services.compiler.compiled(playbook, services.library.content_hash(name)).waits
+            return pulse.playbook(name)[1].waits
         except SeaError:  # it fails where it is called, as it would in a nested run
             return ALWAYS
 
@@ -218,7 +215,7 @@ def can_wait(pulse: Pulse, waits: Waits) -> bool:
         return [playbook.name for playbook in pulse.router_callable()]
 
     asked = pulse.approval_tools | pulse.gates.keys()
-    unlisted = services.limits.unlisted_exec == "ask"
+    unlisted = pulse.services.limits.unlisted_exec == "ask"
     return may_wait(waits, Policy(asked, unlisted, callee, router_callable))
 
 

@@ -129,10 +129,36 @@ class Pulse:
     run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
     (not recoverable, none kept), when it starts."""
 
+    offered: tuple[Playbook, ...] | None = field(default=None, init=False, repr=False)
+    """:meth:`router_callable`, once worked out."""
+    called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
+        default_factory=dict, init=False, repr=False)
+    """:meth:`playbook`'s answers so far."""
+
+    def playbook(self, name: str) -> tuple[Playbook, CompiledPlaybook]:
+        """The playbook of this name and its compiled form, looked up once per pulse: a
+        pulse calls each playbook as it was when the pulse first called it.
+
+        Raises:
+            PlaybookNotFound: No such playbook.
+            PlaybookError: Its file has errors.
+        """
+        found = self.called.get(name)
+        if found is None:
+            library = self.services.library
+            playbook = library.get(name)
+            compiled = self.services.compiler.compiled(playbook, library.content_hash(name))
+            found = self.called[name] = (playbook, compiled)
+        return found
+
     def router_callable(self) -> list[Playbook]:
         """The playbooks a router (and an ``exec`` without an allow-list) may choose in
-        this pulse: the router-callable ones whose tools are all available."""
-        return reachable(self.services.library.router_callable(), self.toolbox)
+        this pulse: the router-callable ones whose tools are all available. Worked out
+        once per pulse, so its router, its ``exec`` nodes and the question whether it can
+        pause all see the same playbooks."""
+        if self.offered is None:
+            self.offered = tuple(reachable(self.services.library.router_callable(), self.toolbox))
+        return list(self.offered)
 
     def pending_request(self, playbook: str, node: str) -> dict[str, Any] | None:
         """The request this pulse was waiting on at ``playbook.node``, if any."""

@@ -405,11 +405,10 @@ class Runtime:
             sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
             await self._store_input(run, sink)
         assert run.playbook is not None
-        library = self.services.library
-        playbook = library.get(run.playbook)
+        pulse = self._pulse(run, sink)
+        playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
-        compiled = self.services.compiler.compiled(playbook, library.content_hash(playbook.name))
-        frame = Frame(self._pulse(run, sink), playbook, stack=(playbook.name,))
+        frame = Frame(pulse, playbook, stack=(playbook.name,))
         payload = _payload(run, frame)
         held: HeldPulse | None = None
         if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
@@ -588,9 +587,13 @@ class _Reachable:
     def __init__(self, library: Library, tools: frozenset[str]) -> None:
         self._library = library
         self._tools = tools
+        self._offered: tuple[Playbook, ...] | None = None
 
     def router_callable(self) -> list[Playbook]:
-        return reachable(self._library.router_callable(), self._tools)
+        """Worked out once: it serves one pulse."""
+        if self._offered is None:
+            self._offered = tuple(reachable(self._library.router_callable(), self._tools))
+        return list(self._offered)
 
 
 async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) -> None:

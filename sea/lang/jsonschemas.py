@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+import orjson
+
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
@@ -380,6 +382,26 @@ def validator(schema: Mapping[str, Any] | bool) -> SchemaValidator:
     action plans built from them) comes from here. The schema is assumed valid; check it
     with :func:`schema_problems` (and the metaschema) first.
     """
+    if isinstance(schema, bool):
+        return _built(schema)
+    try:
+        text = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not JSON (a caller's mistake the checks report): not kept
+        return _built(schema)
+    return _kept(text)
+
+
+KEPT_VALIDATORS = 256
+"""The validators of this many schemas (by their JSON text) are kept: the same response
+schema or tool schema, asked again by every call, is not made into a validator again."""
+
+
+@lru_cache(maxsize=KEPT_VALIDATORS)
+def _kept(text: bytes) -> SchemaValidator:
+    return _built(orjson.loads(text))
+
+
+def _built(schema: Mapping[str, Any] | bool) -> SchemaValidator:
     linear, local_only = _linear_validator()
     built: SchemaValidator = linear(schema, registry=local_only)
     return built

@@ -83,7 +83,7 @@ class ExecKind:
             if frame.services.limits.unlisted_exec != "ask":
                 raise CallTargetError(detail, playbook=frame.name, node=node.id)
             require_approval(frame, node.id, f"running playbook {name!r}", {"playbook_name": name})
-        callee = frame.services.library.get(name)
+        callee, _ = frame.pulse.playbook(name)
         args = call_args(node, state, frame)
         update = await run_call(  # inline, or as a subagent (sea.engine.subagent)
             frame, node, state, callee,

@@ -23,7 +23,7 @@ class SubplayKind:
 
     async def run(self, node: SubplayNode, state: PlaybookState, frame: Frame) -> Update:
         """Render ``args``, run the callee, copy its ``output_schema`` keys back."""
-        callee = frame.services.library.get(node.playbook)
+        callee, _ = frame.pulse.playbook(node.playbook)
         args = render_value(node.args or {}, variables(state))
         return await run_call(
             frame, node, state, callee,
