@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 from pydantic import ValidationError
 
 from saimemory.records import Persona
+from sea.chat.scripted import ScriptedChatModel
 from sea.engine.calls import bind_args
 from sea.engine.limits import Limits
 from sea.errors import CallArgumentError
+from sea.host.runtime import Runtime
 from sea.lang.models import Playbook
-from tests.engine.conftest import MakeRuntime
+from sea.llm.models import ModelSet
+from tests.engine.conftest import PLAYBOOKS, MakeRuntime
 
 
 def test_subplay_null_argument_counts_as_missing(
@@ -129,3 +135,46 @@ def test_a_default_of_the_wrong_type_is_refused_when_the_playbook_loads() -> Non
     with pytest.raises(CallArgumentError) as call_error:
         bind_args(callee, {"limit": "ten"}, playbook="caller", node="call")
     assert "argument 'limit' must be an integer, got string 'ten'" in str(call_error.value)
+
+
+def test_a_pulse_calls_each_playbook_as_it_was_when_first_called(
+    tmp_path: Path, store: Any, persona: Persona
+) -> None:
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    callee = folder / "echo_topic.json"
+    callee.write_text((PLAYBOOKS / "echo_topic.json").read_text())
+    caller = {
+        "name": "calls_twice", "description": "Calls echo_topic, edits it, calls it again.",
+        "output_schema": ["first", "second"], "start_node": "one",
+        "nodes": [
+            {"id": "one", "type": "subplay", "playbook": "echo_topic",
+             "args": {"topic": "a"}, "next": "keep"},
+            {"id": "keep", "type": "set", "assignments": {"first": "{result}"}, "next": "edit"},
+            {"id": "edit", "type": "tool", "action": "edit_callee", "next": "two"},
+            {"id": "two", "type": "subplay", "playbook": "echo_topic",
+             "args": {"topic": "b"}, "next": "again"},
+            {"id": "again", "type": "set", "assignments": {"second": "{result}"}},
+        ],
+    }
+    (folder / "calls_twice.json").write_text(json.dumps(caller))
+
+    @tool
+    def edit_callee() -> str:
+        """Rewrite echo_topic while the pulse runs."""
+        document = json.loads(callee.read_text())
+        document["nodes"][0]["assignments"]["result"] = "edited {topic}"
+        callee.write_text(json.dumps(document))
+        return "edited"
+
+    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      tools=[edit_callee], library=folder,
+                      checkpoint_path=tmp_path / "checkpoints.sqlite")
+    try:
+        first = runtime.run_pulse(persona, "calls_twice", "")
+        assert first.status == "ok", first.error
+        assert first.outputs == {"first": "topic=a depth=1", "second": "topic=b depth=1"}
+        later = runtime.run_pulse(persona, "calls_twice", "")  # a new pulse reads it again
+        assert later.outputs["first"] == "edited a"
+    finally:
+        runtime.close()

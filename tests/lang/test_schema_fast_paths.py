@@ -156,3 +156,17 @@ def test_plainly_valid_judges_the_usual_argument_schemas() -> None:
     assert not plainly_valid(0, limit)
     assert not plainly_valid(True, limit)
     assert not plainly_valid("a", {"type": "string", "pattern": "^a"})  # left to jsonschema
+
+
+def test_a_schema_asked_again_is_checked_by_the_validator_already_made() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}},
+              "required": ["n"]}
+    first = validator(schema)
+    same = validator({"required": ["n"], "properties": {"n": {"minimum": 1, "type": "integer"}},
+                      "type": "object"})  # the same schema, written in another order
+    assert same is first
+    other = validator({**schema, "required": []})
+    assert other is not first
+    assert not first.is_valid({}) and other.is_valid({})
+    assert [e.message for e in first.iter_errors({"n": 0})] == [
+        "0 is less than the minimum of 1"]
