@@ -256,6 +256,32 @@ may come twice, the index keeps it once), indexed with the persona first; the fu
 lives in the store's schema. Its cost tells the planner to find a
 short word through the index rather than by computing the pieces of each message."""
 
+_SQLITE_PERSONA_COUNTS = (
+    "CREATE TABLE IF NOT EXISTS persona_counts"
+    " (persona TEXT PRIMARY KEY, messages INTEGER NOT NULL) WITHOUT ROWID",
+    "DELETE FROM persona_counts",
+    "INSERT INTO persona_counts (persona, messages)"
+    " SELECT persona, count(*) FROM messages GROUP BY persona",
+    "DROP TRIGGER IF EXISTS messages_count_insert",
+    "DROP TRIGGER IF EXISTS messages_count_delete",
+    "DROP TRIGGER IF EXISTS messages_count_update",
+    "CREATE TRIGGER messages_count_insert AFTER INSERT ON messages BEGIN"
+    " INSERT INTO persona_counts (persona, messages) VALUES (new.persona, 1)"
+    " ON CONFLICT (persona) DO UPDATE SET messages = messages + 1; END",
+    "CREATE TRIGGER messages_count_delete AFTER DELETE ON messages BEGIN"
+    " UPDATE persona_counts SET messages = messages - 1 WHERE persona = old.persona; END",
+    "CREATE TRIGGER messages_count_update AFTER UPDATE OF persona ON messages"
+    " WHEN new.persona IS NOT old.persona BEGIN"
+    " UPDATE persona_counts SET messages = messages - 1 WHERE persona = old.persona;"
+    " INSERT INTO persona_counts (persona, messages) VALUES (new.persona, 1)"
+    " ON CONFLICT (persona) DO UPDATE SET messages = messages + 1; END",
+)
+"""Migration 9 (SQLite): each persona's number of messages, kept by triggers in the
+transaction that writes the messages. The ``any`` search weighs words by it; counting the
+persona's entries of an index instead read up to
+:data:`~saimemory.any_match.COLLECTION_CAP` of them at every search (1.7 ms at 10,000).
+Every statement may run again over what an earlier try left."""
+
 APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
@@ -348,6 +374,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, _THREAD_STATES_NAME, _THREAD_STATES),
     Migration(7, _PERSONA_SEARCH_NAME, _SQLITE_PERSONA_FTS),
     Migration(8, _SHORT_WORDS_NAME, _SQLITE_SHORT_WORDS),
+    Migration(9, "each persona's number of messages", _SQLITE_PERSONA_COUNTS),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (

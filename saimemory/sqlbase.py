@@ -702,16 +702,12 @@ class SqlStore(MessageStore):
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=True)
-        collection = tx.fetch(
-            "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
-            (persona, COLLECTION_CAP),
-        )[0][0]
         ranked = rank_any(
             terms,
             lambda word: self._match_ids(tx, persona, word, filters, WORD_WINDOW),
             lambda ids: self._contents(tx, ids),
             limit,
-            collection=int(collection),
+            collection=self._collection(tx, persona),
         )
         return self._ranked_rows(tx, ranked)
 
@@ -724,6 +720,14 @@ class SqlStore(MessageStore):
             return self._short_rows(tx, persona, terms, filters, limit, any_word=False)
         ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
         return self._ranked_rows(tx, ranked)
+
+    def _collection(self, tx: Tx, persona: str) -> int:
+        """The persona's number of messages, counted up to :data:`COLLECTION_CAP` (the
+        collection the ``any`` mode weighs words in)."""
+        return int(tx.fetch(
+            "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
+            (persona, COLLECTION_CAP),
+        )[0][0])
 
     def _ranked_rows(
         self, tx: Tx, ranked: list[tuple[int, float]]

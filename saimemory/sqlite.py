@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import orjson
 
+from saimemory.any_match import COLLECTION_CAP
 from saimemory.errors import (
     MemoryStoreError,
     ReadOnlyStoreError,
@@ -347,6 +348,13 @@ class SQLiteStore(SqlStore):
             tx.fetch(f"SELECT json_group_array(id) FROM ({sql})", values)[0][0])
         found.sort(reverse=True)  # newest first, whatever order the aggregate kept
         return found
+
+    def _collection(self, tx: Tx, persona: str) -> int:
+        """The persona's count of messages that migration 9's triggers keep, up to
+        :data:`~saimemory.any_match.COLLECTION_CAP`: one row read, not the persona's part
+        of an index."""
+        found = tx.fetch("SELECT messages FROM persona_counts WHERE persona = ?", (persona,))
+        return min(int(found[0][0]), COLLECTION_CAP) if found else 0
 
     def optimize(self) -> None:
         """Each full-text index's segments merged into one (FTS5 ``optimize``: a search
