@@ -15,12 +15,21 @@ from saimemory.tx import Tx
 
 
 @dataclass(frozen=True, slots=True)
+class Unless:
+    """A statement run only when ``done`` (a query) returns no row: for a change SQL cannot
+    write to apply again over itself (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""
+
+    statement: str
+    done: str
+
+
+@dataclass(frozen=True, slots=True)
 class Migration:
     """One schema step."""
 
     version: int
     name: str
-    statements: tuple[str, ...]
+    statements: tuple[str | Unless, ...]
 
 
 MIGRATIONS_TABLE = (
@@ -282,6 +291,20 @@ persona's entries of an index instead read up to
 :data:`~saimemory.any_match.COLLECTION_CAP` of them at every search (1.7 ms at 10,000).
 Every statement may run again over what an earlier try left."""
 
+_SQLITE_ROW_TAGS = (
+    Unless("ALTER TABLE messages ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'",
+           done="SELECT 1 FROM pragma_table_info('messages') WHERE name = 'tags'"),
+    "UPDATE messages SET tags = (SELECT json_group_array(tag) FROM"
+    " (SELECT t.tag FROM message_tags t WHERE t.message_id = messages.id ORDER BY t.pos))"
+    " WHERE id IN (SELECT message_id FROM message_tags)",
+)
+"""Migration 10 (SQLite): each message's tags in its row too, as a JSON array in order, so
+a read of messages reads no other table (the tags of a history of 50 messages were a
+second query, a sort and a table row each: more than the messages themselves).
+``message_tags`` stays the index a search's tag filter and the conversation use. (The
+aggregate takes the rows of an ordered subquery in their order; a test checks it.) Every
+statement may run again over what an earlier try left."""
+
 APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
@@ -375,6 +398,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, _PERSONA_SEARCH_NAME, _SQLITE_PERSONA_FTS),
     Migration(8, _SHORT_WORDS_NAME, _SQLITE_SHORT_WORDS),
     Migration(9, "each persona's number of messages", _SQLITE_PERSONA_COUNTS),
+    Migration(10, "each message's tags in its row", _SQLITE_ROW_TAGS),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -441,7 +465,10 @@ def upgrade(tx: Tx, known: tuple[Migration, ...], where: str) -> None:
     tx.run(MIGRATIONS_TABLE)
     for migration in known[current_version(tx, known, where):]:
         for statement in migration.statements:
-            tx.run(statement)
+            if isinstance(statement, str):
+                tx.run(statement)
+            elif not tx.fetch(statement.done):
+                tx.run(statement.statement)
         tx.run(
             "INSERT INTO schema_migrations (version, name, applied_us) VALUES (?, ?, ?)",
             (migration.version, migration.name, to_micros(datetime.now(UTC))),

@@ -42,8 +42,10 @@ from saimemory.migrations import (
     current_version,
     upgrade,
 )
+from saimemory.prepare import PreparedMessage
+from saimemory.records import Message
 from saimemory.search_terms import Terms, fts5_query, like_pattern
-from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
+from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error, message_of
 
 BUSY_TIMEOUT_S = 30.0
 PAGE_CACHE_KIB = 32 * 1024
@@ -108,6 +110,7 @@ class SQLiteStore(SqlStore):
 
     migrations = SQLITE_MIGRATIONS
     _driver_error = sqlite3.Error
+    _columns = f"{COLUMNS}, m.tags"
     _short_like = "m.content LIKE ? ESCAPE '\\'"
 
     def __init__(self, path: str | Path, *, verify: bool = True) -> None:
@@ -279,6 +282,23 @@ class SQLiteStore(SqlStore):
             # ROLLBACK now would fail and hide the error that matters.
             return
         self._conn.execute("COMMIT" if commit else "ROLLBACK")
+
+    def _insert_row(self, tx: Tx, row: PreparedMessage, thread: str) -> int:
+        """The row holds the message's tags too, as a JSON array (migration 10)."""
+        inserted = tx.fetch(
+            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
+            "scope, metadata, playbook, node, uid, tags) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+             row.scope, row.metadata_json, row.playbook, row.node, row.uid,
+             orjson.dumps(row.tags).decode()),
+        )
+        return int(inserted[0][0])
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        """The messages of rows of :attr:`_columns`: each row holds its tags (migration
+        10), so no other table is read."""
+        return [message_of(row, orjson.loads(row[12])) for row in rows]
 
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

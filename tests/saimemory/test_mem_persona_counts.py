@@ -14,6 +14,7 @@ from saimemory.errors import InvalidMessageError
 from saimemory.migrations import SQLITE_MIGRATIONS
 from saimemory.sqlbase import SqlStore
 from saimemory.sqlite import SQLiteStore
+from tests.saimemory.older import Version8
 
 
 def kept_and_counted(store: SQLiteStore, persona: str) -> tuple[int, int]:
@@ -57,10 +58,6 @@ def test_the_kept_count_is_capped_as_the_count_was(tmp_path: Path) -> None:
 
 
 def test_an_older_store_gains_the_counts_of_its_messages(tmp_path: Path) -> None:
-    class Version8(SQLiteStore):
-        migrations = SQLITE_MIGRATIONS[:8]
-        _collection = SqlStore._collection  # it had no counts: it counted at each search
-
     path = tmp_path / "memory.db"
     old = Version8(path)
     old.append_many([NewMessage(p, "user", f"{p} note {i} about the weather")
@@ -69,7 +66,7 @@ def test_an_older_store_gains_the_counts_of_its_messages(tmp_path: Path) -> None
     old.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version() == 9
+        assert store.schema_version() == len(SQLITE_MIGRATIONS)
         assert kept_and_counted(store, "aoi") == (14, 14)
         assert kept_and_counted(store, "ken") == (7, 7)
         assert store.search("aoi", "what about the weather note 3?", match="any") == found
