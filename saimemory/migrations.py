@@ -305,6 +305,17 @@ second query, a sort and a table row each: more than the messages themselves).
 aggregate takes the rows of an ordered subquery in their order; a test checks it.) Every
 statement may run again over what an earlier try left."""
 
+_SQLITE_CONVERSATION_INDEX = (
+    "CREATE INDEX IF NOT EXISTS message_tags_conversation ON message_tags"
+    " (persona, tag, thread, message_id) WHERE tag = 'conversation'",
+    "DROP INDEX IF EXISTS message_tags_lookup",
+)
+"""Migration 11 (SQLite): the index of the tags by persona, tag and thread holds the
+conversation tag only, the one tag a read looks up that way (a tag filter finds a
+message's tags by its id). Each append put its provenance tags (pulse, playbook, node)
+into three places of that index, a third of the pages a commit wrote. Every statement may
+run again over what an earlier try left."""
+
 APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
@@ -399,6 +410,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, _SHORT_WORDS_NAME, _SQLITE_SHORT_WORDS),
     Migration(9, "each persona's number of messages", _SQLITE_PERSONA_COUNTS),
     Migration(10, "each message's tags in its row", _SQLITE_ROW_TAGS),
+    Migration(11, "an index of the conversation tag only", _SQLITE_CONVERSATION_INDEX),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (

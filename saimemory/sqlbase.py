@@ -401,7 +401,8 @@ class SqlStore(MessageStore):
         with self._write(persona) as tx:
             count = int(tx.fetch("SELECT COUNT(*) FROM messages WHERE persona = ?",
                                  (persona,))[0][0])
-            tx.run("DELETE FROM message_tags WHERE persona = ?", (persona,))
+            tx.run("DELETE FROM message_tags WHERE message_id IN "
+                   "(SELECT id FROM messages WHERE persona = ?)", (persona,))
             tx.run("DELETE FROM messages WHERE persona = ?", (persona,))
             tx.run("DELETE FROM thread_states WHERE persona = ?", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ? AND is_main = 0", (persona,))
@@ -592,7 +593,7 @@ class SqlStore(MessageStore):
         """The newest ``limit`` conversation rows of the thread older than ``before`` and
         newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
         first."""
-        params: list[Any] = [persona, CONVERSATION_TAG, thread]
+        params: list[Any] = [persona, thread]
         bounds = ""
         if pulse_id is not None:
             bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
@@ -605,7 +606,9 @@ class SqlStore(MessageStore):
             params.append(after)
         return tx.fetch(
             f"SELECT {self._columns} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-            f"WHERE t.persona = ? AND t.tag = ? AND t.thread = ? {bounds}"
+            # the tag written out: SQLite's index of it (migration 11) serves only a query
+            # that names it
+            f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
             "ORDER BY t.message_id DESC LIMIT ?",
             [*params, limit],
         )

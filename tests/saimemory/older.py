@@ -9,7 +9,13 @@ from saimemory.sqlbase import COLUMNS, SqlStore
 from saimemory.sqlite import SQLiteStore
 
 
-class Version9(SQLiteStore):
+class Version10(SQLiteStore):
+    """Schema 10: every tag in the index by persona, tag and thread."""
+
+    migrations = SQLITE_MIGRATIONS[:10]
+
+
+class Version9(Version10):
     """Schema 9: a message's tags only in ``message_tags``."""
 
     migrations = SQLITE_MIGRATIONS[:9]
