@@ -361,6 +361,30 @@ a named thread is not the persona's), the message, its tags in order. ``p_recove
 first looks for the message by its uid, time and text: an append retried after its
 connection was lost finds the one the first try committed instead of writing it twice."""
 
+PERSONA_GRAMS_FUNCTION = "sea_persona_grams"
+"""The PostgreSQL function (in the store's schema) giving the keys of a text's trigrams in
+one persona's messages."""
+
+_POSTGRES_PERSONA_GRAMS = (
+    f"CREATE OR REPLACE FUNCTION {PERSONA_GRAMS_FUNCTION}(p text, t text) RETURNS bigint[]"
+    " LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
+    " SELECT array(SELECT hashtextextended(substr(l, i, 3), hashtext(p))"
+    " FROM lower(t) AS l, generate_series(1, char_length(l) - 2) AS i) $$",
+    "CREATE INDEX IF NOT EXISTS messages_persona_grams ON messages"
+    f" USING gin ({PERSONA_GRAMS_FUNCTION}(persona, content))",
+)
+"""Migration 10 (PostgreSQL): an index of each message's trigrams keyed by its persona (a
+hash of the persona and the trigram of the lower-cased text: one key, not two), so a word
+is looked up in its persona's part of each trigram's list. The trigram index of migration 7
+keeps the persona and the trigrams as separate keys: a word's lookup intersected the
+persona's list with every message's list of each trigram (10 ms for a rare word at 1M
+messages over 100 personas). A message holding a word (``ILIKE``: the lower-cased word in
+the lower-cased text; ``LIKE``: the word itself, which lower case does not touch) holds
+every key of the word's trigrams, so the keys only narrow the candidates; a hash shared by
+two keys only adds some. The function's cost tells the planner to find the keys through
+the index rather than by computing each message's. Every statement may run again over
+what an earlier try left."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
@@ -450,6 +474,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, _PERSONA_SEARCH_NAME, _POSTGRES_PERSONA_TRGM),
     Migration(8, _SHORT_WORDS_NAME, _POSTGRES_SHORT_WORDS),
     Migration(9, "appending a message in one statement", _POSTGRES_APPEND),
+    Migration(10, "trigrams keyed by persona", _POSTGRES_PERSONA_GRAMS),
 )
 
 
