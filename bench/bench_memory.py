@@ -121,6 +121,10 @@ def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
         )
         for statement in tag_statements(first):
             conn.execute(statement)
+        conn.execute(  # SQLite keeps each message's tags in its row too (migration 10)
+            "UPDATE messages SET tags = (SELECT json_group_array(tag) FROM (SELECT t.tag FROM "
+            "message_tags t WHERE t.message_id = messages.id ORDER BY t.pos)) WHERE id >= ?",
+            (first,))
         conn.execute("COMMIT")
 
 

@@ -35,6 +35,7 @@ from saimemory.errors import (
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import (
     APPEND_FUNCTION,
+    PERSONA_GRAMS_FUNCTION,
     POSTGRES_MIGRATIONS,
     SHORT_KEYS_FUNCTION,
     upgrade,
@@ -78,6 +79,17 @@ def holds_word(word: str) -> str:
     checks."""
     operator = "LIKE" if fold_free(word) else "ILIKE"
     return f"m.content {operator} ? ESCAPE '\\'"
+
+
+def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
+    """Whether the planner expects at most ``limit`` rows of ``FROM …`` SQL ``found``: the
+    trigram index of migration 7 estimates how many messages hold a word. A word in fewer
+    messages than a search reads is looked up by its persona's trigram keys (migration 10):
+    every one of its messages is read and checked, few enough. A commoner word is left to
+    the plan of the newest rows, which stops at ``limit`` (the keys' own estimate multiplies
+    the trigrams' shares as if independent, so it finds every word rare)."""
+    plan = tx.fetch(f"EXPLAIN (FORMAT JSON) SELECT 1 {found}", values)[0][0]
+    return float(plan[0]["Plan"]["Plan Rows"]) <= limit
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:
@@ -324,11 +336,15 @@ class PostgresStore(SqlStore):
         tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
         words = "".join(f"AND {holds_word(term)} " for term in terms.indexed)
         words += "".join(f"AND {self._short_like} " for _ in terms.short)
-        rows = tx.fetch(
-            f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? {words}{where}"
-            "ORDER BY m.id DESC LIMIT ?",
-            [persona, *(like_pattern(term) for term in terms.all), *params, limit],
-        )
+        found = f"FROM messages m WHERE m.persona = ? {words}{where}"
+        values = [persona, *(like_pattern(term) for term in terms.all), *params]
+        if few_matches(tx, found, values, limit):
+            keys = " ".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
+                            f"{PERSONA_GRAMS_FUNCTION}(?, ?)" for _ in terms.indexed)
+            found += keys + " "
+            values += [value for term in terms.indexed for value in (persona, term)]
+        rows = tx.fetch(f"SELECT m.id, m.content {found}ORDER BY m.id DESC LIMIT ?",
+                        [*values, limit])
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
 

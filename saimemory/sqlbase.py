@@ -135,6 +135,9 @@ class SqlStore(MessageStore):
     """Serialises the calls of threads sharing this store object (one connection)."""
     _driver_error: type[Exception]
     """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
+    _columns = COLUMNS
+    """The message columns every read selects: :data:`COLUMNS`, and whatever more the
+    backend's :meth:`_messages` reads."""
     _short_like: str
     """The condition that message ``m`` holds one short word (its ``LIKE`` pattern the one
     parameter), case-insensitively and never through the trigram index: a word of one or
@@ -324,14 +327,7 @@ class SqlStore(MessageStore):
 
     def _insert(self, tx: Tx, row: PreparedMessage) -> Message:
         thread = writable_thread(tx, row.persona, row.thread, to_micros(self._now()))
-        inserted = tx.fetch(
-            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
-            "scope, metadata, playbook, node, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "RETURNING id",
-            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
-             row.scope, row.metadata_json, row.playbook, row.node, row.uid),
-        )
-        message_id = int(inserted[0][0])
+        message_id = self._insert_row(tx, row, thread)
         tags = list(enumerate(row.tags))
         for start in range(0, len(tags), TAG_PAGE):  # a statement a page: a round trip each
             page = tags[start:start + TAG_PAGE]
@@ -342,6 +338,17 @@ class SqlStore(MessageStore):
                  for value in (message_id, pos, tag, row.persona, thread)],
             )
         return row.to_message(message_id, thread)
+
+    def _insert_row(self, tx: Tx, row: PreparedMessage, thread: str) -> int:
+        """Insert the message's row (not its tags) into ``thread``; its id."""
+        inserted = tx.fetch(
+            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
+            "scope, metadata, playbook, node, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
+            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+             row.scope, row.metadata_json, row.playbook, row.node, row.uid),
+        )
+        return int(inserted[0][0])
 
     def main_thread(self, persona: str) -> Thread:
         """The persona's main thread (created on first use)."""
@@ -394,7 +401,8 @@ class SqlStore(MessageStore):
         with self._write(persona) as tx:
             count = int(tx.fetch("SELECT COUNT(*) FROM messages WHERE persona = ?",
                                  (persona,))[0][0])
-            tx.run("DELETE FROM message_tags WHERE persona = ?", (persona,))
+            tx.run("DELETE FROM message_tags WHERE message_id IN "
+                   "(SELECT id FROM messages WHERE persona = ?)", (persona,))
             tx.run("DELETE FROM messages WHERE persona = ?", (persona,))
             tx.run("DELETE FROM thread_states WHERE persona = ?", (persona,))
             tx.run("DELETE FROM threads WHERE persona = ? AND is_main = 0", (persona,))
@@ -525,8 +533,8 @@ class SqlStore(MessageStore):
     # -- reads ----------------------------------------------------------------------------
 
     def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
-        """The messages of rows of :data:`COLUMNS`, with their tags (one query a page). Both
-        drivers give ids as int already."""
+        """The messages of rows of :attr:`_columns`, with their tags (here: one query of
+        ``message_tags`` a page). Both drivers give ids as int already."""
         tags: dict[int, list[str]] = {row[0]: [] for row in rows}
         ids = list(tags)
         for start in range(0, len(ids), PAGE):
@@ -585,7 +593,7 @@ class SqlStore(MessageStore):
         """The newest ``limit`` conversation rows of the thread older than ``before`` and
         newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
         first."""
-        params: list[Any] = [persona, CONVERSATION_TAG, thread]
+        params: list[Any] = [persona, thread]
         bounds = ""
         if pulse_id is not None:
             bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
@@ -597,8 +605,10 @@ class SqlStore(MessageStore):
             bounds += "AND t.message_id > ? "
             params.append(after)
         return tx.fetch(
-            f"SELECT {COLUMNS} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-            f"WHERE t.persona = ? AND t.tag = ? AND t.thread = ? {bounds}"
+            f"SELECT {self._columns} FROM message_tags t JOIN messages m ON m.id = t.message_id "
+            # the tag written out: SQLite's index of it (migration 11) serves only a query
+            # that names it
+            f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
             "ORDER BY t.message_id DESC LIMIT ?",
             [*params, limit],
         )
@@ -610,7 +620,7 @@ class SqlStore(MessageStore):
         if pulse_id is None:
             return []
         return tx.fetch(
-            f"SELECT {COLUMNS} FROM messages m "
+            f"SELECT {self._columns} FROM messages m "
             "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
             "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?)) "
             "ORDER BY m.id",
@@ -621,7 +631,7 @@ class SqlStore(MessageStore):
         """Every message written by one pulse, in write order, all scopes and threads."""
         with self._read() as tx:
             rows = tx.fetch(
-                f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.pulse_id = ? "
+                f"SELECT {self._columns} FROM messages m WHERE m.persona = ? AND m.pulse_id = ? "
                 "ORDER BY m.id",
                 (persona, pulse_id),
             )
@@ -636,7 +646,7 @@ class SqlStore(MessageStore):
             where, params = "m.persona = ? AND m.thread = ?", [persona, thread]
         with self._read() as tx:
             rows = tx.fetch(
-                f"SELECT {COLUMNS} FROM messages m WHERE {where} ORDER BY m.id DESC LIMIT ?",
+                f"SELECT {self._columns} FROM messages m WHERE {where} ORDER BY m.id DESC LIMIT ?",
                 [*params, limit],
             )
             rows.reverse()
@@ -648,7 +658,7 @@ class SqlStore(MessageStore):
         while True:
             with self._read() as tx:
                 rows = tx.fetch(
-                    f"SELECT {COLUMNS} FROM messages m WHERE m.persona = ? AND m.id > ? "
+                    f"SELECT {self._columns} FROM messages m WHERE m.persona = ? AND m.id > ? "
                     "ORDER BY m.id LIMIT ?",
                     (persona, last, PAGE),
                 )
@@ -702,16 +712,12 @@ class SqlStore(MessageStore):
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=True)
-        collection = tx.fetch(
-            "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
-            (persona, COLLECTION_CAP),
-        )[0][0]
         ranked = rank_any(
             terms,
             lambda word: self._match_ids(tx, persona, word, filters, WORD_WINDOW),
             lambda ids: self._contents(tx, ids),
             limit,
-            collection=int(collection),
+            collection=self._collection(tx, persona),
         )
         return self._ranked_rows(tx, ranked)
 
@@ -725,6 +731,14 @@ class SqlStore(MessageStore):
         ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
         return self._ranked_rows(tx, ranked)
 
+    def _collection(self, tx: Tx, persona: str) -> int:
+        """The persona's number of messages, counted up to :data:`COLLECTION_CAP` (the
+        collection the ``any`` mode weighs words in)."""
+        return int(tx.fetch(
+            "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.persona = ? LIMIT ?) AS n",
+            (persona, COLLECTION_CAP),
+        )[0][0])
+
     def _ranked_rows(
         self, tx: Tx, ranked: list[tuple[int, float]]
     ) -> list[tuple[Row, float]]:
@@ -733,7 +747,7 @@ class SqlStore(MessageStore):
             return []
         marks = ", ".join("?" * len(ranked))
         rows = {int(row[0]): row for row in tx.fetch(
-            f"SELECT {COLUMNS} FROM messages m WHERE m.id IN ({marks})",
+            f"SELECT {self._columns} FROM messages m WHERE m.id IN ({marks})",
             [message_id for message_id, _ in ranked],
         )}
         return [(rows[message_id], rank) for message_id, rank in ranked]

@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
+from saimemory.any_match import COLLECTION_CAP
 from saimemory.errors import (
     MemoryStoreError,
     ReadOnlyStoreError,
@@ -39,8 +42,10 @@ from saimemory.migrations import (
     current_version,
     upgrade,
 )
+from saimemory.prepare import PreparedMessage
+from saimemory.records import Message
 from saimemory.search_terms import Terms, fts5_query, like_pattern
-from saimemory.sqlbase import Row, SqlStore, Tx, constraint_error
+from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error, message_of
 
 BUSY_TIMEOUT_S = 30.0
 PAGE_CACHE_KIB = 32 * 1024
@@ -105,6 +110,7 @@ class SQLiteStore(SqlStore):
 
     migrations = SQLITE_MIGRATIONS
     _driver_error = sqlite3.Error
+    _columns = f"{COLUMNS}, m.tags"
     _short_like = "m.content LIKE ? ESCAPE '\\'"
 
     def __init__(self, path: str | Path, *, verify: bool = True) -> None:
@@ -277,6 +283,23 @@ class SQLiteStore(SqlStore):
             return
         self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
+    def _insert_row(self, tx: Tx, row: PreparedMessage, thread: str) -> int:
+        """The row holds the message's tags too, as a JSON array (migration 10)."""
+        inserted = tx.fetch(
+            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
+            "scope, metadata, playbook, node, uid, tags) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+             row.scope, row.metadata_json, row.playbook, row.node, row.uid,
+             orjson.dumps(row.tags).decode()),
+        )
+        return int(inserted[0][0])
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        """The messages of rows of :attr:`_columns`: each row holds its tags (migration
+        10), so no other table is read."""
+        return [message_of(row, orjson.loads(row[12])) for row in rows]
+
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
@@ -333,15 +356,25 @@ class SQLiteStore(SqlStore):
             return []  # the persona has no message
         query = fts5_query(Terms((word,), ()))
         if where:
-            rows = tx.fetch(f"SELECT m.id {_IN_RANGE}{where}{_NEWEST}",
-                            [*_range_params(low, query, persona), *params, limit])
+            sql = f"SELECT m.id AS id {_IN_RANGE}{where}{_NEWEST}"
+            values = [*_range_params(low, query, persona), *params, limit]
         else:
-            rows = tx.fetch(
-                "SELECT rowid - ? FROM messages_fts WHERE messages_fts MATCH ? "
-                "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
-                [low, query, low, low | _ID_MASK, limit],
-            )
-        return [row[0] for row in rows]
+            sql = ("SELECT rowid - ? AS id FROM messages_fts WHERE messages_fts MATCH ? "
+                   "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?")
+            values = [low, query, low, low | _ID_MASK, limit]
+        # one row, the ids as a JSON array: a row each cost more in Python than the index
+        # took to find them
+        found: list[int] = orjson.loads(
+            tx.fetch(f"SELECT json_group_array(id) FROM ({sql})", values)[0][0])
+        found.sort(reverse=True)  # newest first, whatever order the aggregate kept
+        return found
+
+    def _collection(self, tx: Tx, persona: str) -> int:
+        """The persona's count of messages that migration 9's triggers keep, up to
+        :data:`~saimemory.any_match.COLLECTION_CAP`: one row read, not the persona's part
+        of an index."""
+        found = tx.fetch("SELECT messages FROM persona_counts WHERE persona = ?", (persona,))
+        return min(int(found[0][0]), COLLECTION_CAP) if found else 0
 
     def optimize(self) -> None:
         """Each full-text index's segments merged into one (FTS5 ``optimize``: a search

@@ -53,7 +53,7 @@ def test_a_store_of_version_8_gains_the_function_and_keeps_appending(
     assert POSTGRES_DSN is not None
     again = PostgresStore(POSTGRES_DSN, schema=schema)
     try:
-        assert again.schema_version() == APPEND_VERSION
+        assert again.schema_version() == again.migrations[-1].version >= APPEND_VERSION
         assert has_append_function(again, schema)
         new = again.append(NewMessage("alice", "user", "after", tags=(CONVERSATION_TAG,)))
         assert new.id > old.id

@@ -21,6 +21,7 @@ from saimemory.search_terms import split_terms
 from saimemory.sqlbase import SqlStore
 from saimemory.sqlite import SQLiteStore
 from tests.saimemory.conftest import POSTGRES_DSN, StoreFactory
+from tests.saimemory.older import Version7
 from tests.saimemory.test_mem_search_scale import sqlite_steps
 
 ALPHABET = "aAbB猫東京%_\\🙂. "
@@ -131,9 +132,6 @@ def test_a_short_word_that_misses_reads_no_more_of_a_large_history(tmp_path: Pat
 
 
 def test_an_older_sqlite_store_gains_the_index_of_its_messages(tmp_path: Path) -> None:
-    class Version7(SQLiteStore):
-        migrations = SQLITE_MIGRATIONS[:7]
-
     path = tmp_path / "memory.db"
     old = Version7(path)
     old.append_many([NewMessage("aoi", "user", "猫と散歩"), NewMessage("aoi", "user", "ok")])

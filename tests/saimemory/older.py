@@ -1,0 +1,37 @@
+"""SQLite stores as earlier releases wrote and read them, for the tests of later migrations:
+the first ``version`` migrations, and the shared SQL of :class:`SqlStore` where a later
+migration gave SQLite its own (the counts of migration 9, the tags in the row of 10)."""
+
+from __future__ import annotations
+
+from saimemory.migrations import SQLITE_MIGRATIONS
+from saimemory.sqlbase import COLUMNS, SqlStore
+from saimemory.sqlite import SQLiteStore
+
+
+class Version10(SQLiteStore):
+    """Schema 10: every tag in the index by persona, tag and thread."""
+
+    migrations = SQLITE_MIGRATIONS[:10]
+
+
+class Version9(Version10):
+    """Schema 9: a message's tags only in ``message_tags``."""
+
+    migrations = SQLITE_MIGRATIONS[:9]
+    _columns = COLUMNS
+    _insert_row = SqlStore._insert_row
+    _messages = SqlStore._messages
+
+
+class Version8(Version9):
+    """Schema 8: no kept counts; the ``any`` search counted the persona's messages."""
+
+    migrations = SQLITE_MIGRATIONS[:8]
+    _collection = SqlStore._collection
+
+
+class Version7(Version8):
+    """Schema 7: no index of short words."""
+
+    migrations = SQLITE_MIGRATIONS[:7]
