@@ -15,8 +15,8 @@ The engine finds a type's runner beside its model (``sea.nodes``); a vocabulary 
 (:class:`sea.lang.vocabulary.NodeTypes`) builds the document model and the JSON Schema.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would evaluate every field's
+# annotation from its text when the models are built, a good part of that cost.
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
