@@ -33,9 +33,17 @@ Operator = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
 
 
 class StrictModel(BaseModel):
-    """Base of every document model: unknown fields are errors; instances are frozen."""
+    """Base of every document model: unknown fields are errors; instances are frozen.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    Models are built when first used (``defer_build``): checking a document builds the
+    playbook model's validator only, which holds every node type's; a node type's own
+    validator is built when a rejected node is explained with it. Pydantic builds a
+    deferred model under a lock from 2.14 on (threads checking playbooks at once).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, defer_build=True
+    )
 
 
 class ConditionalNext(StrictModel):
