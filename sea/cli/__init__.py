@@ -17,11 +17,13 @@ command quietly.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import NoReturn
 
 from saimemory.errors import MemoryStoreError
 from sea.cli._text import printable
@@ -70,6 +72,21 @@ def _version() -> str:
     from sea import __version__
 
     return __version__
+
+
+def console() -> NoReturn:
+    """Entry point of the console script and of ``python -m sea``: :func:`main`, then the
+    process ends with its exit code.
+
+    The objects still alive are frozen first (:func:`gc.freeze`), so that the interpreter's
+    shutdown does not garbage-collect them once more: the models, schemas and modules a
+    command imported are alive until the end anyway, and walking them cost a
+    ``sea validate`` about a seventh of its time. Commands close what they open (files,
+    stores) before they return.
+    """
+    code = main()
+    gc.freeze()
+    raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
