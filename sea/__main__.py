@@ -1,5 +1,5 @@
 """``python -m sea``: the command line."""
 
-from sea.cli import main
+from sea.cli import console
 
-raise SystemExit(main())
+console()

@@ -17,11 +17,13 @@ command quietly.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import NoReturn
 
 from saimemory.errors import MemoryStoreError
 from sea.cli._text import printable
@@ -70,6 +72,30 @@ def _version() -> str:
     from sea import __version__
 
     return __version__
+
+
+YOUNG_COLLECTION_PACE = 50_000
+"""Allocations between two collections of the young generation in a ``sea`` process
+(Python's default is 700; see :func:`console`)."""
+
+
+def console() -> NoReturn:
+    """Entry point of the console script and of ``python -m sea``: :func:`main`, then the
+    process ends with its exit code.
+
+    The garbage collector runs at a process's pace, not a library's: importing pydantic and
+    SEA's modules and building the document models allocates tens of thousands of objects
+    that all stay alive, and at Python's pace the collector walks them again and again for
+    nothing. Young objects are collected every :data:`YOUNG_COLLECTION_PACE` allocations
+    instead (garbage is still collected, later). At the end the objects still alive are
+    frozen (:func:`gc.freeze`), so that the interpreter's shutdown does not walk them once
+    more. Together, a fifth of a cold ``sea validate``. Commands close what they open
+    (files, stores) before they return.
+    """
+    gc.set_threshold(YOUNG_COLLECTION_PACE, *gc.get_threshold()[1:])
+    code = main()
+    gc.freeze()
+    raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

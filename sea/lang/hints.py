@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 
 KNOWN_MISTAKES: dict[tuple[str, str], str] = {
@@ -38,6 +37,8 @@ TYPE_NAME_FIXES: dict[str, str] = {
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
     """The closest valid name, if one is close enough."""
+    import difflib  # only when a name is wrong: a valid playbook's check never needs it
+
     found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 

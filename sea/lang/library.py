@@ -42,8 +42,8 @@ class PlaybookNotFound(SeaError, LookupError):
 class _Entry:
     path: Path
     digest: str
-    raw: Any
-    """The parsed JSON (not validated), for signatures; ``None`` if it does not parse."""
+    signature: Signature
+    """What callers need, read once from the parsed JSON (not validated)."""
 
 
 def _parse(data: bytes) -> Any:
@@ -126,7 +126,9 @@ class PlaybookLibrary:
                 if name in entries:
                     self._shadowed.append((name, path))
                     continue
-                entries[name] = _Entry(path, hashlib.sha256(data).hexdigest(), raw)
+                entries[name] = _Entry(
+                    path, hashlib.sha256(data).hexdigest(), _signature(name, raw)
+                )
         self._entries = entries
         return entries
 
@@ -192,7 +194,7 @@ class PlaybookLibrary:
     def signature(self, name: str) -> Signature | None:
         """What callers need (parameters, outputs, router-callable), without validating."""
         entry = self._scan().get(name)
-        return _signature(name, entry.raw) if entry is not None else None
+        return entry.signature if entry is not None else None
 
     def context(self) -> CheckContext:
         """The check context that validates playbooks of this library."""

@@ -9,10 +9,10 @@ The node models live in :mod:`sea.lang.node_models` (the built-in types) and
 :mod:`sea.lang.node` (what every node type is).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would evaluate every field's
+# annotation from its text when the models are built, a good part of that cost.
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
@@ -59,7 +59,7 @@ class InputParam(StrictModel):
     ui_widget: str | None = Field(default=None, description="Host hint for a UI.")
 
     @model_validator(mode="after")
-    def _one_type_spelling(self) -> InputParam:
+    def _one_type_spelling(self) -> Self:
         if self.type is not None and self.param_type is not None and self.type != self.param_type:
             raise ValueError(
                 f"`type` ({self.type}) and its legacy spelling `param_type` ({self.param_type}) "
@@ -68,7 +68,7 @@ class InputParam(StrictModel):
         return self
 
     @model_validator(mode="after")
-    def _default_fits_type(self) -> InputParam:
+    def _default_fits_type(self) -> Self:
         problem = None if self.default is None else self.problem_with(self.default)
         if problem:
             raise ValueError(

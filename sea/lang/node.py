@@ -15,8 +15,8 @@ The engine finds a type's runner beside its model (``sea.nodes``); a vocabulary 
 (:class:`sea.lang.vocabulary.NodeTypes`) builds the document model and the JSON Schema.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would evaluate every field's
+# annotation from its text when the models are built, a good part of that cost.
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
@@ -33,9 +33,17 @@ Operator = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
 
 
 class StrictModel(BaseModel):
-    """Base of every document model: unknown fields are errors; instances are frozen."""
+    """Base of every document model: unknown fields are errors; instances are frozen.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    Models are built when first used (``defer_build``): checking a document builds the
+    playbook model's validator only, which holds every node type's; a node type's own
+    validator is built when a rejected node is explained with it. Pydantic builds a
+    deferred model under a lock from 2.14 on (threads checking playbooks at once).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, defer_build=True
+    )
 
 
 class ConditionalNext(StrictModel):

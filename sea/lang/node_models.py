@@ -5,10 +5,10 @@ defines and draws; their discriminated union on ``type`` (:data:`Node`); and the
 document uses. :mod:`sea.lang.models` holds the document around them.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would evaluate every field's
+# annotation from its text when the models are built, a good part of that cost.
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -157,7 +157,7 @@ class LLMNode(FallibleNode):
     }
 
     @model_validator(mode="after")
-    def _specialized_needs_it(self) -> LLMNode:
+    def _specialized_needs_it(self) -> Self:
         _specialized_fits(self.context_profile, self.specialized)
         return self
 
@@ -318,7 +318,7 @@ class ActionsNode(FallibleNode):
     }
 
     @model_validator(mode="after")
-    def _specialized_needs_it(self) -> ActionsNode:
+    def _specialized_needs_it(self) -> Self:
         _specialized_fits(self.context_profile, self.specialized)
         return self
 

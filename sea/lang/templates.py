@@ -128,6 +128,10 @@ def clear_template_cache() -> None:
     _tokens.cache_clear()
 
 
+_BRACE = re.compile(r"[{}]")
+"""Only braces mean anything in a template: the text between two of them is copied whole."""
+
+
 def _split(template: str) -> Iterator[tuple[str, str, int, int]]:
     escaped_open = 0
     text_start = 0
@@ -135,7 +139,13 @@ def _split(template: str) -> Iterator[tuple[str, str, int, int]]:
     i = 0
     length = len(template)
     while i < length:
-        char = template[i]
+        brace = _BRACE.search(template, i)
+        if brace is None:
+            buffer.append(template[i:])
+            break
+        if brace.start() > i:
+            buffer.append(template[i : brace.start()])
+            i = brace.start()
         if template.startswith("{{", i):
             buffer.append("{")
             escaped_open += 1
@@ -146,7 +156,7 @@ def _split(template: str) -> Iterator[tuple[str, str, int, int]]:
             escaped_open -= 1
             i += 2
             continue
-        if char == "{":
+        if template[i] == "{":
             match = REFERENCE_PATTERN.match(template, i)
             if match is not None:
                 if buffer:
@@ -155,7 +165,7 @@ def _split(template: str) -> Iterator[tuple[str, str, int, int]]:
                 yield "ref", match.group(1), i, match.end()
                 i = text_start = match.end()
                 continue
-        buffer.append(char)
+        buffer.append(template[i])
         i += 1
     if buffer:
         yield "text", "".join(buffer), text_start, length

@@ -71,6 +71,11 @@ def test_validating_valid_playbooks_imports_no_jsonschema(words: tuple[str, ...]
     assert _imported(*words) == ([], ["pydantic"])
 
 
+def test_validating_valid_playbooks_imports_no_name_matching() -> None:
+    # difflib only suggests a name for a wrong one
+    assert _loaded("difflib", "validate", "--no-cache", "playbooks") == []
+
+
 def test_a_verdict_read_from_the_cache_imports_no_document_models() -> None:
     assert _imported("validate", "playbooks") == ([], ["pydantic"])  # checked, then kept
     assert _imported("validate", "playbooks") == ([], [])

@@ -3,10 +3,14 @@
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sea.lang.templates import (
     MISSING,
+    REFERENCE_PATTERN,
     TemplateError,
+    _split,
     references,
     render,
     render_value,
@@ -122,3 +126,37 @@ def test_json_text_writes_what_orjson_cannot() -> None:
     big = {"n": 2**64, "d": date(2026, 1, 2)}
     assert json_text(big) == '{"n":18446744073709551616,"d":"2026-01-02"}'
     assert json_text({"ok": [1, "é"]}) == '{"ok":[1,"é"]}'
+
+
+def _read_char_by_char(template: str) -> list[tuple[str, str, int, int]]:
+    """A template read one character at a time, as the split was first written: the
+    reference the split must agree with."""
+    parts: list[tuple[str, str, int, int]] = []
+    escaped_open = text_start = i = 0
+    buffer: list[str] = []
+    while i < len(template):
+        if template.startswith("{{", i):
+            buffer.append("{")
+            escaped_open, i = escaped_open + 1, i + 2
+        elif escaped_open and template.startswith("}}", i):
+            buffer.append("}")
+            escaped_open, i = escaped_open - 1, i + 2
+        elif template[i] == "{" and (match := REFERENCE_PATTERN.match(template, i)):
+            if buffer:
+                parts.append(("text", "".join(buffer), text_start, i))
+                buffer = []
+            parts.append(("ref", match.group(1), i, match.end()))
+            i = text_start = match.end()
+        else:
+            buffer.append(template[i])
+            i += 1
+    if buffer:
+        parts.append(("text", "".join(buffer), text_start, len(template)))
+    return parts
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["{", "}", "{{", "}}", "a", "b.c", "1", ".", " ", "é", "\n"]),
+                max_size=30).map("".join))
+def test_a_template_splits_as_read_char_by_char(template: str) -> None:
+    assert list(_split(template)) == _read_char_by_char(template)
