@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,27 @@ def test_the_validator_catalogue_names_exactly_the_builtin_tools(store: SQLiteSt
     schemas = builtin_tool_schemas()
     assert sorted(schemas) == sorted(tool.name for tool in tools)
     assert schemas["memory_search"]["required"] == ["query"]
+
+
+class WatchedCatalog(BundledCatalog):
+    """The bundled catalogue, noting the thread each listing is asked from."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.threads: list[int] = []
+
+    def router_callable(self) -> list[Playbook]:
+        self.threads.append(threading.get_ident())
+        return super().router_callable()
+
+
+def test_listing_the_playbooks_takes_no_worker_thread(store: SQLiteStore) -> None:
+    catalog = WatchedCatalog(bundled_playbooks_dir())
+    box = ToolBox(builtin_tools(store=store, persona_id="mika", library=catalog))
+
+    async def listed_from() -> int:
+        await box.invoke("list_available_playbooks", {}, playbook="pb", node="n")
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(listed_from())
+    assert catalog.threads == [loop_thread]

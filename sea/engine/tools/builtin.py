@@ -63,6 +63,7 @@ def _list_playbooks_tool(library: PlaybookCatalog) -> BaseTool:
         run,
         name="list_available_playbooks",
         description="List the playbooks a router may choose, with their descriptions.",
+        inline=True,  # it reads no store: the list is the pulse's, worked out once
     )
 
 
@@ -117,12 +118,22 @@ def _plan_memory_tool(store: MessageStore, persona_id: str) -> BaseTool:
     )
 
 
-def _tool(run: Callable[..., Any], *, name: str, description: str) -> BaseTool:
+def _tool(
+    run: Callable[..., Any], *, name: str, description: str, inline: bool = False
+) -> BaseTool:
     """A tool of a synchronous ``run``; called from a pulse, it runs in a worker thread
-    (as the pulse's memory writes do), so a slow store never blocks the event loop.
+    (as the pulse's memory writes do), so a slow store never blocks the event loop, unless
+    it is ``inline`` (it reads no store: a thread would cost more than the call).
     A ``config: RunnableConfig`` parameter of ``run`` receives the call's config."""
+    coroutine = None
+    if inline:
+        async def at_once(**kwargs: Any) -> Any:
+            return run(**kwargs)
+
+        coroutine = at_once
     return StructuredTool.from_function(
-        func=run, name=name, description=description, args_schema=ARGUMENTS[name]
+        func=run, coroutine=coroutine, name=name, description=description,
+        args_schema=ARGUMENTS[name],
     )
 
 
