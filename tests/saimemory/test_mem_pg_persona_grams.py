@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from saimemory import NewMessage
@@ -33,6 +33,7 @@ KEYS = f"{PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> {PERSONA_GRAMS_FUNCTI
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=texts_st, words=words_st, cut=st.integers(0, 17))
+@example(texts=["0  ", "0"], words=["000"], cut=0)  # a cut word of "0" and two spaces
 def test_a_message_holding_a_word_holds_its_keys(
     pg: tuple[Any, str], texts: list[str], words: list[str], cut: int
 ) -> None:
@@ -42,7 +43,7 @@ def test_a_message_holding_a_word_holds_its_keys(
     source = texts[cut % len(texts)]
     words = [*words, source[cut % max(1, len(source) - 2):][:3], source.upper()[:3]]
     with store._read() as tx:
-        for word in (w for w in words if len(w) >= 3 and len(w.split()) == 1):
+        for word in (w for w in words if len(w) >= 3 and w.split() == [w]):
             holding = (f"FROM messages m WHERE m.persona = ? AND {holds_word(word)}",
                        [persona, like_pattern(word)])
             missing = tx.fetch(f"SELECT m.content {holding[0]} AND NOT ({KEYS})",
