@@ -406,6 +406,21 @@ does not hold yet (``persona_counts.short_through`` is the last id it holds, and
 The index's external content (for ``rebuild``) holds the indexed messages only. Every
 statement may run again over what an earlier try left."""
 
+_SQLITE_FTS_NO_SIZES = (
+    "DROP TABLE IF EXISTS messages_fts",
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages_fts_source',"
+    " content_rowid='fts_rowid', tokenize='trigram', columnsize=0)",
+    "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+    "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')",
+)
+"""Migration 13 (SQLite): the trigram index without the size of each message
+(``columnsize=0``): FTS5 keeps them for its ``bm25`` and ``rank``, which no search uses
+(:mod:`saimemory.all_match` and :mod:`saimemory.any_match` rank from the texts), and each
+append wrote one more row (``messages_fts_docsize``) and 1.4 pages for it. The index is
+built again from the messages (about 20 s at a million) and merged into one segment, as
+:meth:`~saimemory.sqlite.SQLiteStore.optimize` would; migration 12's triggers name it and
+stay. Every statement may run again over what an earlier try left."""
+
 APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
@@ -527,6 +542,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "an index of the conversation tag only", _SQLITE_CONVERSATION_INDEX),
     Migration(12, "one trigger a write, short words indexed in batches",
               _SQLITE_ONE_TRIGGER_EACH),
+    Migration(13, "the trigram index without sizes", _SQLITE_FTS_NO_SIZES),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (

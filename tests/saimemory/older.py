@@ -10,7 +10,13 @@ from saimemory.sqlbase import COLUMNS, SqlStore
 from saimemory.sqlite import SQLiteStore
 
 
-class Version11(SQLiteStore):
+class Version12(SQLiteStore):
+    """Schema 12: the trigram index keeps each message's size."""
+
+    migrations = SQLITE_MIGRATIONS[:12]
+
+
+class Version11(Version12):
     """Schema 11: a trigger each for the two indexes and the counts; the index of short
     words holds every message (the walk of the newest messages stops at the walk's size)."""
 
