@@ -232,7 +232,7 @@ class SqlStore(MessageStore):
     ) -> list[tuple[int, str]]:
         """``(id, content)`` of the persona's newest ``limit`` messages that contain every
         one (or, with ``any_word``, one) of the short ``words`` and pass the filters,
-        newest first: the newest :attr:`_short_walk` messages by ``LIKE``, then the older
+        newest first: the newest ones (above :meth:`_walk_floor`) by ``LIKE``, then the older
         ones through the index (:meth:`_short_lookup`), ``LIKE`` confirming each."""
         where, params = filters
         likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
