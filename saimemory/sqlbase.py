@@ -232,16 +232,12 @@ class SqlStore(MessageStore):
     ) -> list[tuple[int, str]]:
         """``(id, content)`` of the persona's newest ``limit`` messages that contain every
         one (or, with ``any_word``, one) of the short ``words`` and pass the filters,
-        newest first: the newest :attr:`_short_walk` messages by ``LIKE``, then the older
+        newest first: the newest ones (above :meth:`_walk_floor`) by ``LIKE``, then the older
         ones through the index (:meth:`_short_lookup`), ``LIKE`` confirming each."""
         where, params = filters
         likes = (" OR " if any_word else " AND ").join(self._short_like for _ in words)
         patterns = [like_pattern(word) for word in words]
-        floor = tx.fetch(
-            "SELECT m.id FROM messages m WHERE m.persona = ? ORDER BY m.id DESC LIMIT 1 OFFSET ?",
-            (persona, self._short_walk),
-        )
-        above = int(floor[0][0]) if floor else 0
+        above = self._walk_floor(tx, persona)
         rows = tx.fetch(
             f"SELECT m.id, m.content FROM messages m WHERE m.persona = ? AND m.id > ? AND "
             f"({likes}) {where}ORDER BY m.id DESC LIMIT ?",
@@ -254,6 +250,15 @@ class SqlStore(MessageStore):
             )
         # a BIGINT and a TEXT NOT NULL column: both drivers give int and str already
         return cast("list[tuple[int, str]]", rows)
+
+    def _walk_floor(self, tx: Tx, persona: str) -> int:
+        """The id above which a query of short words reads the persona's messages one by
+        one: below its :attr:`_short_walk` newest (0: it has no more)."""
+        floor = tx.fetch(
+            "SELECT m.id FROM messages m WHERE m.persona = ? ORDER BY m.id DESC LIMIT 1 OFFSET ?",
+            (persona, self._short_walk),
+        )
+        return int(floor[0][0]) if floor else 0
 
     @abstractmethod
     def _short_lookup(

@@ -345,6 +345,19 @@ class SQLiteStore(SqlStore):
              limit],
         )
 
+    def _walk_floor(self, tx: Tx, persona: str) -> int:
+        """Below the newest :attr:`_short_walk` messages, and below every message the index
+        of short words does not hold yet (migration 12 writes it every
+        :data:`~saimemory.migrations.SHORT_INDEX_LAG` messages of a persona, fewer than
+        the walk: the newest messages are read by ``LIKE`` anyway)."""
+        floor = tx.fetch(
+            "SELECT min(coalesce((SELECT m.id FROM messages m WHERE m.persona = ?"
+            " ORDER BY m.id DESC LIMIT 1 OFFSET ?), 0), coalesce((SELECT short_through"
+            " FROM persona_counts WHERE persona = ?), 0))",
+            (persona, self._short_walk, persona),
+        )
+        return int(floor[0][0])
+
     def _match_ids(
         self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
     ) -> list[int]:

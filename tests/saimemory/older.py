@@ -1,6 +1,7 @@
 """SQLite stores as earlier releases wrote and read them, for the tests of later migrations:
 the first ``version`` migrations, and the shared SQL of :class:`SqlStore` where a later
-migration gave SQLite its own (the counts of migration 9, the tags in the row of 10)."""
+migration gave SQLite its own (the counts of migration 9, the tags in the row of 10, the
+walk of 12)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,21 @@ from saimemory.sqlbase import COLUMNS, SqlStore
 from saimemory.sqlite import SQLiteStore
 
 
-class Version10(SQLiteStore):
+class Version12(SQLiteStore):
+    """Schema 12: the trigram index keeps each message's size."""
+
+    migrations = SQLITE_MIGRATIONS[:12]
+
+
+class Version11(Version12):
+    """Schema 11: a trigger each for the two indexes and the counts; the index of short
+    words holds every message (the walk of the newest messages stops at the walk's size)."""
+
+    migrations = SQLITE_MIGRATIONS[:11]
+    _walk_floor = SqlStore._walk_floor
+
+
+class Version10(Version11):
     """Schema 10: every tag in the index by persona, tag and thread."""
 
     migrations = SQLITE_MIGRATIONS[:10]
