@@ -385,6 +385,21 @@ two keys only adds some. The function's cost tells the planner to find the keys 
 the index rather than by computing each message's. Every statement may run again over
 what an earlier try left."""
 
+LOWER_COLUMN = "lower_content"
+"""The PostgreSQL column (migration 11) holding each message's text in lower case."""
+
+_POSTGRES_LOWER_CONTENT = (
+    f"ALTER TABLE messages ADD COLUMN IF NOT EXISTS {LOWER_COLUMN} text"
+    " GENERATED ALWAYS AS (lower(content)) STORED",
+)
+"""Migration 11 (PostgreSQL): each message's text in lower case, kept by the server (a
+generated column: written with the row, never out of date). ``ILIKE`` is ``LIKE`` over
+``lower()`` of the text and of the pattern (in a UTF-8 database), so
+``lower_content LIKE lower(pattern)`` finds exactly the messages ``content ILIKE pattern``
+finds, without lowering every text it checks (lower case costs a conversion of the whole
+text to wide characters and back: three quarters of an ``ILIKE``). The table is rewritten
+once, its indexes rebuilt. May run again over what an earlier try left."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
@@ -475,6 +490,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, _SHORT_WORDS_NAME, _POSTGRES_SHORT_WORDS),
     Migration(9, "appending a message in one statement", _POSTGRES_APPEND),
     Migration(10, "trigrams keyed by persona", _POSTGRES_PERSONA_GRAMS),
+    Migration(11, "each message's text in lower case", _POSTGRES_LOWER_CONTENT),
 )
 
 

@@ -35,6 +35,7 @@ from saimemory.errors import (
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import (
     APPEND_FUNCTION,
+    LOWER_COLUMN,
     PERSONA_GRAMS_FUNCTION,
     POSTGRES_MIGRATIONS,
     SHORT_KEYS_FUNCTION,
@@ -70,15 +71,20 @@ def _pg(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
 
 
-def holds_word(word: str) -> str:
+def holds_word(word: str, *, planning: bool = False) -> str:
     """The condition that message ``m`` holds an indexed word (its ``LIKE`` pattern the one
-    parameter), case-insensitively: ``ILIKE``, or ``LIKE`` when casefolding cannot touch the
-    word (:func:`~saimemory.all_match.fold_free`: CJK, digits, ASCII punctuation). Lower
-    case changes none of its characters and makes none of them out of another, so both
-    find the same messages; ``LIKE`` compares the bytes instead of lowering every text it
-    checks."""
-    operator = "LIKE" if fold_free(word) else "ILIKE"
-    return f"m.content {operator} ? ESCAPE '\\'"
+    parameter), case-insensitively: ``LIKE`` on the text when casefolding cannot touch the
+    word (:func:`~saimemory.all_match.fold_free`: CJK, digits, ASCII punctuation), else
+    ``LIKE`` of the lower-cased pattern on the lower-cased text (migration 11), which is
+    what ``ILIKE`` compares. Lower case changes none of a fold-free word's characters and
+    makes none of them out of another, so all three find the same messages; neither
+    ``LIKE`` lowers every text it checks. ``planning``: the ``ILIKE`` form instead, which
+    the trigram index of migration 7 can estimate (the lower-cased text has no index)."""
+    if fold_free(word):
+        return "m.content LIKE ? ESCAPE '\\'"
+    if planning:
+        return "m.content ILIKE ? ESCAPE '\\'"
+    return f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
 
 
 def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
@@ -121,7 +127,7 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _driver_error = psycopg.Error if psycopg is not None else Exception
-    _short_like = "lower(m.content) LIKE lower(?) ESCAPE '\\'"
+    _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
     """Connections of the persona locks (made with the first lock)."""
 
@@ -327,26 +333,43 @@ class PostgresStore(SqlStore):
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """Every term by ``ILIKE`` or ``LIKE`` (:func:`holds_word`; a short one outside the
-        trigram index): the index finds rows for a rare indexed term, the newest rows are
+        """Every term by ``LIKE`` (:func:`holds_word`; a short one outside the trigram index):
+        the persona's trigram keys find rows for a rare indexed term, the newest rows are
         walked for a common one."""
-        where, params = filters
-        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
-        # trigram index) from a common one (walk the newest rows): plan each search afresh.
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
-        words = "".join(f"AND {holds_word(term)} " for term in terms.indexed)
-        words += "".join(f"AND {self._short_like} " for _ in terms.short)
-        found = f"FROM messages m WHERE m.persona = ? {words}{where}"
-        values = [persona, *(like_pattern(term) for term in terms.all), *params]
-        if few_matches(tx, found, values, limit):
-            keys = " ".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
-                            f"{PERSONA_GRAMS_FUNCTION}(?, ?)" for _ in terms.indexed)
-            found += keys + " "
-            values += [value for term in terms.indexed for value in (persona, term)]
+        found, values = self._found(tx, persona, terms.indexed, terms.short, filters, limit)
         rows = tx.fetch(f"SELECT m.id, m.content {found}ORDER BY m.id DESC LIMIT ?",
                         [*values, limit])
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
+
+    def _found(
+        self,
+        tx: Tx,
+        persona: str,
+        indexed: Sequence[str],
+        short: Sequence[str],
+        filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> tuple[str, list[Any]]:
+        """``FROM …`` SQL (and its parameters) of the persona's messages holding every word
+        and passing the filters: with the words' trigram keys (migration 10) when the
+        planner expects at most ``limit`` of them (:func:`few_matches`, asked with the
+        ``ILIKE`` the trigram index estimates), else without, for the newest rows' plan."""
+        where, params = filters
+        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
+        # trigram keys) from a common one (walk the newest rows): plan each search afresh.
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
+        shorts = "".join(f"AND {self._short_like} " for _ in short)
+        values = [persona, *(like_pattern(word) for word in (*indexed, *short)), *params]
+        planned = "".join(f"AND {holds_word(word, planning=True)} " for word in indexed)
+        found = "".join(f"AND {holds_word(word)} " for word in indexed)
+        found = f"FROM messages m WHERE m.persona = ? {found}{shorts}{where}"
+        if few_matches(tx, f"FROM messages m WHERE m.persona = ? {planned}{shorts}{where}",
+                       values, limit):
+            found += "".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
+                             f"{PERSONA_GRAMS_FUNCTION}(?, ?) " for _ in indexed)
+            values += [value for word in indexed for value in (persona, word)]
+        return found, values
 
     def _short_lookup(
         self,
@@ -375,13 +398,8 @@ class PostgresStore(SqlStore):
         self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
     ) -> list[int]:
         """:meth:`_matches` of one indexed word, without the text."""
-        where, params = filters
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
-        rows = tx.fetch(
-            f"SELECT m.id FROM messages m WHERE m.persona = ? AND {holds_word(word)} "
-            f"{where}ORDER BY m.id DESC LIMIT ?",
-            [persona, like_pattern(word), *params, limit],
-        )
+        found, values = self._found(tx, persona, (word,), (), filters, limit)
+        rows = tx.fetch(f"SELECT m.id {found}ORDER BY m.id DESC LIMIT ?", [*values, limit])
         return [row[0] for row in rows]
 
     def persona_lock(self, persona: str) -> PersonaLock:
