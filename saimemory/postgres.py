@@ -23,7 +23,7 @@ from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
-from saimemory.all_match import fold_free
+from saimemory.all_match import K1, B, fold_free
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import (
     InvalidQueryError,
@@ -43,7 +43,7 @@ from saimemory.migrations import (
 )
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
-from saimemory.search_terms import Terms, like_pattern
+from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern
 from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
 
 psycopg: Any
@@ -341,6 +341,37 @@ class PostgresStore(SqlStore):
                         [*values, limit])
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
+
+    def _rank_all(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, float]]:
+        """As :meth:`SqlStore._rank_all`; when every word is fold-free (Japanese, digits),
+        the rank is computed by the server, so only the best ``limit`` come back, not the
+        text of every match (up to ``RANK_WINDOW``). Folding leaves such a word and where
+        it occurs alone, so :func:`~saimemory.all_match.relevance` counts it in the text as
+        it is; ``replace`` counts the same occurrences (apart, left to right), and the rank
+        is the same double-precision arithmetic, in the same order, so the same number."""
+        if not all(map(fold_free, terms.all)):
+            return super()._rank_all(tx, persona, terms, filters, limit)
+        found, values = self._found(tx, persona, terms.indexed, terms.short, filters,
+                                    RANK_WINDOW)
+        counts = ", ".join(
+            f"(octet_length(m.content) - octet_length(replace(m.content, ?, ''))) / "
+            f"{len(word.encode())}"
+            f" AS tf{k}" for k, word in enumerate(terms.all))
+        ranks = "".join(f" + CASE WHEN f.tf{k} = 0 THEN 0.0::float8 ELSE f.tf{k} * ?::float8"
+                        f" / (f.tf{k} + (?::float8 + a.per_char * f.n)) END"
+                        for k in range(len(terms.all)))
+        rows = tx.fetch(
+            # materialized: the average is computed once, not once a match
+            f"WITH f AS MATERIALIZED (SELECT m.id, char_length(m.content)::float8 AS n, {counts} "
+            f"{found}ORDER BY m.id DESC LIMIT ?), a AS MATERIALIZED (SELECT ?::float8 / "
+            "greatest(1.0::float8, sum(f.n) / count(*)::float8) AS per_char FROM f)"
+            f" SELECT f.id, 0.0::float8{ranks} AS rank FROM f, a"
+            " ORDER BY rank DESC, f.id DESC LIMIT ?",
+            [*terms.all, *values, RANK_WINDOW, K1 * B,
+             *[value for _ in terms.all for value in (K1 + 1.0, K1 * (1.0 - B))], limit])
+        return [(int(row[0]), float(row[1])) for row in rows]
 
     def _found(
         self,

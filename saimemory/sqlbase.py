@@ -728,8 +728,14 @@ class SqlStore(MessageStore):
         newest ``RANK_WINDOW`` matches, or the newest matches when no term is indexed."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=False)
-        ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
-        return self._ranked_rows(tx, ranked)
+        return self._ranked_rows(tx, self._rank_all(tx, persona, terms, filters, limit))
+
+    def _rank_all(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` ``(id, rank)`` of the newest ``RANK_WINDOW`` matches of a
+        query with an indexed term (:func:`~saimemory.all_match.rank_all`)."""
+        return rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
 
     def _collection(self, tx: Tx, persona: str) -> int:
         """The persona's number of messages, counted up to :data:`COLLECTION_CAP` (the
