@@ -101,8 +101,10 @@ def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
 def estimated_rows(tx: Tx, sql: str, values: Sequence[Any]) -> list[float]:
     """How many rows the planner expects of ``sql``, or of each part of a ``UNION ALL``."""
     plan = tx.fetch(f"EXPLAIN (FORMAT JSON) {sql}", values)[0][0][0]["Plan"]
-    parts = plan.get("Plans", []) if plan["Node Type"] == "Append" else [plan]
-    return [float(part["Plan Rows"]) for part in parts]
+    if plan["Node Type"] != "Append":
+        return [float(plan["Plan Rows"])]
+    return [float(part["Plan Rows"]) for part in plan.get("Plans", [])
+            if part.get("Parent Relationship") == "Member"]  # not an init plan
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:

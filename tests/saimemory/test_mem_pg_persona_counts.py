@@ -15,7 +15,8 @@ from saimemory import NewMessage
 from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
 from saimemory.errors import InvalidMessageError
 from saimemory.migrations import COUNT_FUNCTION
-from saimemory.postgres import PostgresStore
+from saimemory.postgres import PostgresStore, estimated_rows, holds_word
+from saimemory.search_terms import like_pattern, search_filters
 from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN
 
@@ -48,7 +49,8 @@ def test_the_kept_count_follows_every_write(pg: tuple[Any, str]) -> None:
                " scope, metadata, playbook, node, uid) SELECT p, p || ':main', 'user', 'bulk',"
                " 0, '', '', '{}', '', '', p || i FROM unnest(ARRAY['aoi', 'ken']) AS p,"
                " generate_series(1, 5) AS i")
-        tx.run("UPDATE messages SET persona = 'ken', thread = 'ken:main' WHERE persona = 'aoi' AND uid = 'aoi1'")
+        tx.run("UPDATE messages SET persona = 'ken', thread = 'ken:main'"
+               " WHERE persona = 'aoi' AND uid = 'aoi1'")
     assert kept_and_counted(store, "aoi") == (7, 7)
     assert kept_and_counted(store, "ken") == (7, 7)
     store.delete_persona("aoi")
@@ -90,13 +92,22 @@ def test_the_word_lists_are_those_of_a_query_a_word(pg: tuple[Any, str]) -> None
     store: PostgresStore = pg[0]
     words = ("note", "weather", "TOKYO", "東京タワー", "zeppelin", "nothing")
     store.append_many([NewMessage("aoi", "user", f"note {i}" + " about the Weather" * (i % 3 == 0)
-                                  + " in Tokyo" * (i % 7 == 0) + " 東京タワー" * (i % 5 == 0))
+                                  + " in Tokyo" * (i % 7 == 0) + " 東京タワー" * (i % 5 == 0),
+                                  tags=("odd",) if i % 2 else ())
                        for i in range(300)] + [NewMessage("aoi", "user", "a zeppelin")])
     with store._write("aoi") as tx:
         tx.run("ANALYZE messages")
-    for window in (10, 50, WORD_WINDOW):
-        with store._read() as tx:
-            lists, collection = store._word_lists(tx, "aoi", words, ("", []), window)
-            assert collection == 301
-            for word in words:
-                assert lists[word] == store._match_ids(tx, "aoi", word, ("", []), window), word
+    for filters in (("", []), search_filters(("odd",), None, None)):
+        for window in (10, 50, WORD_WINDOW):
+            with store._read() as tx:
+                lists, collection = store._word_lists(tx, "aoi", words, filters, window)
+                assert collection == 301
+                for word in words:
+                    assert lists[word] == store._match_ids(tx, "aoi", word, filters, window)
+        with store._read() as tx:  # one EXPLAIN estimates each part as it alone would
+            parts = [(f"SELECT 1 FROM messages m WHERE m.persona = ? AND "
+                      f"{holds_word(word, planning=True)} {filters[0]}",
+                      ["aoi", like_pattern(word), *filters[1]]) for word in words]
+            assert estimated_rows(tx, " UNION ALL ".join(sql for sql, _ in parts),
+                                  [value for _, values in parts for value in values]) == [
+                estimated_rows(tx, sql, values)[0] for sql, values in parts]
