@@ -409,7 +409,9 @@ _POSTGRES_PERSONA_COUNTS = (
     "DELETE FROM persona_counts",
     "INSERT INTO persona_counts (persona, messages)"
     " SELECT persona, count(*) FROM messages GROUP BY persona",
-    f"CREATE OR REPLACE FUNCTION {COUNT_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$"
+    # the store's schema kept: a trigger also runs for writers with another search_path
+    f"CREATE OR REPLACE FUNCTION {COUNT_FUNCTION}() RETURNS trigger LANGUAGE plpgsql"
+    " SET search_path FROM CURRENT AS $$"
     " BEGIN"
     " IF TG_OP <> 'INSERT' THEN"
     " UPDATE persona_counts c SET messages = c.messages - o.n FROM"

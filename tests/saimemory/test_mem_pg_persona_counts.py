@@ -53,11 +53,19 @@ def test_the_kept_count_follows_every_write(pg: tuple[Any, str]) -> None:
                " WHERE persona = 'aoi' AND uid = 'aoi1'")
     assert kept_and_counted(store, "aoi") == (7, 7)
     assert kept_and_counted(store, "ken") == (7, 7)
+    import psycopg
+    from psycopg import sql as pgsql
+
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as other:  # another search_path
+        other.execute(pgsql.SQL("DELETE FROM {}.messages WHERE uid = 'ken1'").format(
+            pgsql.Identifier(pg[1])))
+    assert kept_and_counted(store, "ken") == (6, 6)
     store.delete_persona("aoi")
     assert kept_and_counted(store, "aoi") == (0, 0)
     store.append(NewMessage("aoi", "user", "again"))
     assert kept_and_counted(store, "aoi") == (1, 1)
-    assert kept_and_counted(store, "ken") == (7, 7)
+    assert kept_and_counted(store, "ken") == (6, 6)
 
 
 def test_the_kept_count_is_capped_as_the_count_was(pg: tuple[Any, str]) -> None:
