@@ -23,7 +23,8 @@ from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
-from saimemory.all_match import fold_free
+from saimemory.all_match import K1, B, fold_free
+from saimemory.any_match import COLLECTION_CAP
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import (
     InvalidQueryError,
@@ -35,6 +36,7 @@ from saimemory.errors import (
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import (
     APPEND_FUNCTION,
+    LOWER_COLUMN,
     PERSONA_GRAMS_FUNCTION,
     POSTGRES_MIGRATIONS,
     SHORT_KEYS_FUNCTION,
@@ -42,7 +44,7 @@ from saimemory.migrations import (
 )
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
-from saimemory.search_terms import Terms, like_pattern
+from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern
 from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
 
 psycopg: Any
@@ -70,15 +72,20 @@ def _pg(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
 
 
-def holds_word(word: str) -> str:
+def holds_word(word: str, *, planning: bool = False) -> str:
     """The condition that message ``m`` holds an indexed word (its ``LIKE`` pattern the one
-    parameter), case-insensitively: ``ILIKE``, or ``LIKE`` when casefolding cannot touch the
-    word (:func:`~saimemory.all_match.fold_free`: CJK, digits, ASCII punctuation). Lower
-    case changes none of its characters and makes none of them out of another, so both
-    find the same messages; ``LIKE`` compares the bytes instead of lowering every text it
-    checks."""
-    operator = "LIKE" if fold_free(word) else "ILIKE"
-    return f"m.content {operator} ? ESCAPE '\\'"
+    parameter), case-insensitively: ``LIKE`` on the text when casefolding cannot touch the
+    word (:func:`~saimemory.all_match.fold_free`: CJK, digits, ASCII punctuation), else
+    ``LIKE`` of the lower-cased pattern on the lower-cased text (migration 11), which is
+    what ``ILIKE`` compares. Lower case changes none of a fold-free word's characters and
+    makes none of them out of another, so all three find the same messages; neither
+    ``LIKE`` lowers every text it checks. ``planning``: the ``ILIKE`` form instead, which
+    the trigram index of migration 7 can estimate (the lower-cased text has no index)."""
+    if fold_free(word):
+        return "m.content LIKE ? ESCAPE '\\'"
+    if planning:
+        return "m.content ILIKE ? ESCAPE '\\'"
+    return f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
 
 
 def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
@@ -88,8 +95,16 @@ def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
     every one of its messages is read and checked, few enough. A commoner word is left to
     the plan of the newest rows, which stops at ``limit`` (the keys' own estimate multiplies
     the trigrams' shares as if independent, so it finds every word rare)."""
-    plan = tx.fetch(f"EXPLAIN (FORMAT JSON) SELECT 1 {found}", values)[0][0]
-    return float(plan[0]["Plan"]["Plan Rows"]) <= limit
+    return estimated_rows(tx, f"SELECT 1 {found}", values)[0] <= limit
+
+
+def estimated_rows(tx: Tx, sql: str, values: Sequence[Any]) -> list[float]:
+    """How many rows the planner expects of ``sql``, or of each part of a ``UNION ALL``."""
+    plan = tx.fetch(f"EXPLAIN (FORMAT JSON) {sql}", values)[0][0][0]["Plan"]
+    if plan["Node Type"] != "Append":
+        return [float(plan["Plan Rows"])]
+    return [float(part["Plan Rows"]) for part in plan.get("Plans", [])
+            if part.get("Parent Relationship") == "Member"]  # not an init plan
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:
@@ -121,7 +136,7 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _driver_error = psycopg.Error if psycopg is not None else Exception
-    _short_like = "lower(m.content) LIKE lower(?) ESCAPE '\\'"
+    _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
     """Connections of the persona locks (made with the first lock)."""
 
@@ -327,26 +342,134 @@ class PostgresStore(SqlStore):
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
     ) -> list[tuple[int, str]]:
-        """Every term by ``ILIKE`` or ``LIKE`` (:func:`holds_word`; a short one outside the
-        trigram index): the index finds rows for a rare indexed term, the newest rows are
+        """Every term by ``LIKE`` (:func:`holds_word`; a short one outside the trigram index):
+        the persona's trigram keys find rows for a rare indexed term, the newest rows are
         walked for a common one."""
-        where, params = filters
-        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
-        # trigram index) from a common one (walk the newest rows): plan each search afresh.
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
-        words = "".join(f"AND {holds_word(term)} " for term in terms.indexed)
-        words += "".join(f"AND {self._short_like} " for _ in terms.short)
-        found = f"FROM messages m WHERE m.persona = ? {words}{where}"
-        values = [persona, *(like_pattern(term) for term in terms.all), *params]
-        if few_matches(tx, found, values, limit):
-            keys = " ".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
-                            f"{PERSONA_GRAMS_FUNCTION}(?, ?)" for _ in terms.indexed)
-            found += keys + " "
-            values += [value for term in terms.indexed for value in (persona, term)]
+        found, values = self._found(tx, persona, terms.indexed, terms.short, filters, limit)
         rows = tx.fetch(f"SELECT m.id, m.content {found}ORDER BY m.id DESC LIMIT ?",
                         [*values, limit])
         # a BIGINT and a TEXT NOT NULL column: psycopg gives int and str already
         return cast("list[tuple[int, str]]", rows)
+
+    def _rank_all(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, float]]:
+        """As :meth:`SqlStore._rank_all`; when every word is fold-free (Japanese, digits),
+        the rank is computed by the server, so only the best ``limit`` come back, not the
+        text of every match (up to ``RANK_WINDOW``). Folding leaves such a word and where
+        it occurs alone, so :func:`~saimemory.all_match.relevance` counts it in the text as
+        it is; ``replace`` counts the same occurrences (apart, left to right), and the rank
+        is the same double-precision arithmetic, in the same order, so the same number."""
+        if not all(map(fold_free, terms.all)):
+            return super()._rank_all(tx, persona, terms, filters, limit)
+        found, values = self._found(tx, persona, terms.indexed, terms.short, filters,
+                                    RANK_WINDOW)
+        counts = ", ".join(
+            f"(octet_length(m.content) - octet_length(replace(m.content, ?, ''))) / "
+            f"{len(word.encode())}"
+            f" AS tf{k}" for k, word in enumerate(terms.all))
+        ranks = "".join(f" + CASE WHEN f.tf{k} = 0 THEN 0.0::float8 ELSE f.tf{k} * ?::float8"
+                        f" / (f.tf{k} + (?::float8 + a.per_char * f.n)) END"
+                        for k in range(len(terms.all)))
+        rows = tx.fetch(
+            # materialized: the average is computed once, not once a match
+            f"WITH f AS MATERIALIZED (SELECT m.id, char_length(m.content)::float8 AS n, {counts} "
+            f"{found}ORDER BY m.id DESC LIMIT ?), a AS MATERIALIZED (SELECT ?::float8 / "
+            "greatest(1.0::float8, sum(f.n) / count(*)::float8) AS per_char FROM f)"
+            f" SELECT f.id, 0.0::float8{ranks} AS rank FROM f, a"
+            " ORDER BY rank DESC, f.id DESC LIMIT ?",
+            [*terms.all, *values, RANK_WINDOW, K1 * B,
+             *[value for _ in terms.all for value in (K1 + 1.0, K1 * (1.0 - B))], limit])
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+    def _word_lists(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        window: int,
+    ) -> tuple[dict[str, list[int]], int]:
+        """As :meth:`SqlStore._word_lists`, in two statements whatever the number of words:
+        one ``EXPLAIN`` estimates every word's matches (as :func:`few_matches` does) and the
+        persona's messages, one reads every word's list and the count. A word's list comes
+        by its trigram keys when those cost less than a walk of the newest rows would (a
+        word in a tenth of the messages: the walk reads ten for each it lists)."""
+        where, params = filters
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _found
+        each = [[persona, like_pattern(word), *params] for word in words]
+        parts = [f"SELECT 1 FROM messages m WHERE m.persona = ? AND "
+                 f"{holds_word(word, planning=True)} {where}" for word in words]
+        parts.append(f"SELECT 1 FROM messages m WHERE m.persona = ? {where}")
+        each_part = [*each, [persona, *params]]
+        estimates = estimated_rows(tx, " UNION ALL ".join(parts),
+                                   [value for values in each_part for value in values])
+        if len(estimates) != len(parts):  # not one estimate a part: ask part by part
+            estimates = [estimated_rows(tx, part, values)[0]
+                         for part, values in zip(parts, each_part, strict=True)]
+        messages = estimates.pop()
+        selects, values = [], []
+        for k, (word, rows) in enumerate(zip(words, estimates, strict=True)):
+            # the keys read every match, one heap page each; the newest rows' walk reads
+            # ``messages · window / rows`` of them, neighbours on a page, at about half the
+            # cost a row (1M messages: 0.7 against 1.5 µs): the keys when they cost less
+            keys = (f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
+                    f"{PERSONA_GRAMS_FUNCTION}(?, ?) "
+                    if rows <= window or 2 * rows * rows <= window * messages else "")
+            # a word's ids in one text: a row each cost more in Python
+            selects.append(f"(SELECT {k}, string_agg(w.id::text, ',') FROM"
+                           f" (SELECT m.id FROM messages m WHERE m.persona = ? AND"
+                           f" {holds_word(word)} {where}{keys}ORDER BY m.id DESC LIMIT ?) AS w)")
+            values += [*each[k], *([persona, word] if keys else []), window]
+        selects.append("(SELECT -1, least(c.messages, ?)::text FROM persona_counts c "
+                       "WHERE c.persona = ?)")
+        values += [COLLECTION_CAP, persona]
+        found: list[list[int]] = [[] for _ in words]
+        collection = 0
+        for k, ids in tx.fetch(" UNION ALL ".join(selects), values):
+            if k < 0:
+                collection = int(ids)
+            elif ids:
+                # newest first, whatever order the aggregate kept (sorted already: cheap)
+                found[k] = sorted(map(int, ids.split(",")), reverse=True)
+        return dict(zip(words, found, strict=True)), collection
+
+    def _collection(self, tx: Tx, persona: str) -> int:
+        """The persona's count of messages that migration 12's triggers keep, up to
+        :data:`~saimemory.any_match.COLLECTION_CAP`: one row read, not the persona's part
+        of an index."""
+        found = tx.fetch("SELECT least(messages, ?) FROM persona_counts WHERE persona = ?",
+                         (COLLECTION_CAP, persona))
+        return int(found[0][0]) if found else 0
+
+    def _found(
+        self,
+        tx: Tx,
+        persona: str,
+        indexed: Sequence[str],
+        short: Sequence[str],
+        filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> tuple[str, list[Any]]:
+        """``FROM …`` SQL (and its parameters) of the persona's messages holding every word
+        and passing the filters: with the words' trigram keys (migration 10) when the
+        planner expects at most ``limit`` of them (:func:`few_matches`, asked with the
+        ``ILIKE`` the trigram index estimates), else without, for the newest rows' plan."""
+        where, params = filters
+        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
+        # trigram keys) from a common one (walk the newest rows): plan each search afresh.
+        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
+        shorts = "".join(f"AND {self._short_like} " for _ in short)
+        values = [persona, *(like_pattern(word) for word in (*indexed, *short)), *params]
+        planned = "".join(f"AND {holds_word(word, planning=True)} " for word in indexed)
+        found = "".join(f"AND {holds_word(word)} " for word in indexed)
+        found = f"FROM messages m WHERE m.persona = ? {found}{shorts}{where}"
+        if few_matches(tx, f"FROM messages m WHERE m.persona = ? {planned}{shorts}{where}",
+                       values, limit):
+            found += "".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
+                             f"{PERSONA_GRAMS_FUNCTION}(?, ?) " for _ in indexed)
+            values += [value for word in indexed for value in (persona, word)]
+        return found, values
 
     def _short_lookup(
         self,
@@ -375,13 +498,8 @@ class PostgresStore(SqlStore):
         self, tx: Tx, persona: str, word: str, filters: tuple[str, list[Any]], limit: int
     ) -> list[int]:
         """:meth:`_matches` of one indexed word, without the text."""
-        where, params = filters
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
-        rows = tx.fetch(
-            f"SELECT m.id FROM messages m WHERE m.persona = ? AND {holds_word(word)} "
-            f"{where}ORDER BY m.id DESC LIMIT ?",
-            [persona, like_pattern(word), *params, limit],
-        )
+        found, values = self._found(tx, persona, (word,), (), filters, limit)
+        rows = tx.fetch(f"SELECT m.id {found}ORDER BY m.id DESC LIMIT ?", [*values, limit])
         return [row[0] for row in rows]
 
     def persona_lock(self, persona: str) -> PersonaLock:

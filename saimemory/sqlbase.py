@@ -717,14 +717,26 @@ class SqlStore(MessageStore):
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=True)
+        lists, collection = self._word_lists(tx, persona, terms.indexed, filters, WORD_WINDOW)
         ranked = rank_any(
-            terms,
-            lambda word: self._match_ids(tx, persona, word, filters, WORD_WINDOW),
-            lambda ids: self._contents(tx, ids),
-            limit,
-            collection=self._collection(tx, persona),
+            terms, lists.__getitem__, lambda ids: self._contents(tx, ids), limit,
+            collection=collection, window=WORD_WINDOW,
         )
         return self._ranked_rows(tx, ranked)
+
+    def _word_lists(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        window: int,
+    ) -> tuple[dict[str, list[int]], int]:
+        """The ``any`` mode's reads before ranking: each indexed word's newest ``window``
+        matches (:meth:`_match_ids`), and the persona's messages counted up to
+        :data:`COLLECTION_CAP` (:meth:`_collection`)."""
+        lists = {word: self._match_ids(tx, persona, word, filters, window) for word in words}
+        return lists, self._collection(tx, persona)
 
     def _all_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
@@ -733,8 +745,14 @@ class SqlStore(MessageStore):
         newest ``RANK_WINDOW`` matches, or the newest matches when no term is indexed."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=False)
-        ranked = rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
-        return self._ranked_rows(tx, ranked)
+        return self._ranked_rows(tx, self._rank_all(tx, persona, terms, filters, limit))
+
+    def _rank_all(
+        self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` ``(id, rank)`` of the newest ``RANK_WINDOW`` matches of a
+        query with an indexed term (:func:`~saimemory.all_match.rank_all`)."""
+        return rank_all(terms, self._matches(tx, persona, terms, filters, RANK_WINDOW), limit)
 
     def _collection(self, tx: Tx, persona: str) -> int:
         """The persona's number of messages, counted up to :data:`COLLECTION_CAP` (the
