@@ -51,7 +51,12 @@ COLLECTION_CAP = 20_000
 found in the whole window (:data:`WORD_WINDOW`) still weighs far less than a rare one."""
 
 TEXT_BATCH = 64
-"""Candidates whose texts one read fetches, best first."""
+"""Candidates whose texts the first read fetches, best first. Each further read fetches
+twice as many as the one before (up to :data:`TEXT_BATCH_MOST`): a search that must read
+thousands of texts makes a few reads, not one per 64 (on PostgreSQL, a round trip each),
+and one that stops early reads less than twice what it needed."""
+TEXT_BATCH_MOST = 1024
+"""The most texts one read fetches."""
 
 WordIds = Callable[[str], list[int]]
 """The newest (at most :data:`WORD_WINDOW`) ids of messages containing a word, newest first."""
@@ -196,6 +201,7 @@ def rank_any(
     *,
     collection: int,
     window: int = WORD_WINDOW,
+    batch: int = TEXT_BATCH,
 ) -> list[tuple[int, float]]:
     """The best ``limit`` message ids with their rank, best first (see the module text).
 
@@ -229,11 +235,13 @@ def rank_any(
     # until no candidate left can beat the best ``limit`` found
     folded_words = [(word.casefold(), word_bit) for word, word_bit in bit.items()]
     best: list[tuple[float, int]] = []  # the best ``limit`` (rank, id), worst first
-    while batch := list(islice(order, TEXT_BATCH)):
-        if len(best) == limit and (batch[0][0], batch[0][1]) < best[0]:
+    size = batch  # the first read's; each next one reads twice as many (TEXT_BATCH_MOST)
+    while chosen := list(islice(order, size)):
+        if len(best) == limit and (chosen[0][0], chosen[0][1]) < best[0]:
             break
-        texts = contents_of([message_id for _, message_id, _, unsure in batch if unsure])
-        for _, message_id, mask, unsure in batch:
+        size = min(size * 2, max(batch, TEXT_BATCH_MOST))
+        texts = contents_of([message_id for _, message_id, _, unsure in chosen if unsure])
+        for _, message_id, mask, unsure in chosen:
             if unsure:
                 folded = texts[message_id].casefold()
                 for folded_word, word_bit in folded_words:

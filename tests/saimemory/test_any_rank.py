@@ -54,9 +54,10 @@ def every_text_scored(
 
 
 @settings(max_examples=300)
-@given(messages_st, query_st, st.integers(1, 6), st.integers(1, 5))
+@given(messages_st, query_st, st.integers(1, 6), st.integers(1, 5), st.integers(1, 64))
 def test_the_rank_is_that_of_every_text_scored(
-    texts: dict[int, str], query: tuple[list[str], list[str]], window: int, limit: int
+    texts: dict[int, str], query: tuple[list[str], list[str]], window: int, limit: int,
+    batch: int,
 ) -> None:
     terms = Terms(tuple(query[0]), tuple(query[1]), "any")
     lists = lists_of(texts, window)
@@ -67,7 +68,7 @@ def test_the_rank_is_that_of_every_text_scored(
         return {i: texts[i] for i in ids}
 
     got = rank_any(terms, lambda word: lists[word], contents, limit,
-                   collection=len(texts), window=window)
+                   collection=len(texts), window=window, batch=batch)
     assert got == every_text_scored(terms, texts, window, limit)
     assert len(read) == len(set(read))  # no text read twice
 
@@ -88,3 +89,21 @@ def test_common_words_read_only_the_texts_that_can_still_rank() -> None:
     assert [i for i, _ in got] == list(range(3000, 2990, -1))
     assert got == every_text_scored(terms, texts, 2000, 10)
     assert len(read) <= 10  # before: the text of every one of the 2,000 candidates
+
+
+def test_thousands_of_texts_to_read_take_a_few_reads() -> None:
+    # 2,000 messages hold "the" and "walk" but not "is": each could rank higher than it
+    # does until its text is read, so every text is read, best first
+    texts = {i: "the walk" for i in range(1, 2001)}
+    lists = lists_of(texts, 2000)
+    reads: list[int] = []
+
+    def contents(ids: list[int]) -> dict[int, str]:
+        reads.append(len(ids))
+        return {i: texts[i] for i in ids}
+
+    terms = Terms(("the", "walk"), ("is",), "any")
+    got = rank_any(terms, lambda word: lists[word], contents, 10, collection=len(texts))
+    assert got == every_text_scored(terms, texts, 2000, 10)
+    assert sum(reads) == 2000
+    assert reads == [64, 128, 256, 512, 1024, 16]  # before: 32 reads of 64
