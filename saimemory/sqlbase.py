@@ -14,6 +14,7 @@ from abc import abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, cast
 
 import orjson
@@ -93,6 +94,11 @@ from saimemory.threads import (
     writable_thread,
 )
 from saimemory.tx import Row, Tx, main_thread_id
+
+_ROW_COLUMNS = ("persona", "thread", "role", "content", "created_us", "pulse_id", "scope",
+                "metadata", "playbook", "node", "uid")
+"""The columns every backend writes of a message's row, in :meth:`SqlStore._insert_row`'s
+order."""
 
 COLUMNS = (
     "m.id, m.persona, m.thread, m.role, m.content, m.created_us, m.pulse_id, m.scope, "
@@ -344,16 +350,29 @@ class SqlStore(MessageStore):
             )
         return row.to_message(message_id, thread)
 
+    _extra_columns: tuple[str, ...] = ()
+    """Columns of a message's row beyond the shared ones, that a backend keeps there (their
+    values: :meth:`_row_extra`)."""
+
+    @cached_property
+    def _insert_sql(self) -> str:
+        names = (*_ROW_COLUMNS, *self._extra_columns)
+        return (f"INSERT INTO messages ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' * len(names))}) RETURNING id")
+
     def _insert_row(self, tx: Tx, row: PreparedMessage, thread: str) -> int:
-        """Insert the message's row (not its tags) into ``thread``; its id."""
-        inserted = tx.fetch(
-            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
-            "scope, metadata, playbook, node, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "RETURNING id",
-            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
-             row.scope, row.metadata_json, row.playbook, row.node, row.uid),
-        )
+        """Insert the message's row (its tags go to ``message_tags``) into ``thread``; its
+        id."""
+        inserted = tx.fetch(self._insert_sql, (
+            row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
+            row.scope, row.metadata_json, row.playbook, row.node, row.uid,
+            *self._row_extra(row),
+        ))
         return int(inserted[0][0])
+
+    def _row_extra(self, row: PreparedMessage) -> tuple[Any, ...]:
+        """The values of :attr:`_extra_columns` for ``row``."""
+        return ()
 
     def main_thread(self, persona: str) -> Thread:
         """The persona's main thread (created on first use)."""

@@ -283,17 +283,11 @@ class SQLiteStore(SqlStore):
             return
         self._conn.execute("COMMIT" if commit else "ROLLBACK")
 
-    def _insert_row(self, tx: Tx, row: PreparedMessage, thread: str) -> int:
+    _extra_columns = ("tags",)
+
+    def _row_extra(self, row: PreparedMessage) -> tuple[Any, ...]:
         """The row holds the message's tags too, as a JSON array (migration 10)."""
-        inserted = tx.fetch(
-            "INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, "
-            "scope, metadata, playbook, node, uid, tags) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
-             row.scope, row.metadata_json, row.playbook, row.node, row.uid,
-             orjson.dumps(row.tags).decode()),
-        )
-        return int(inserted[0][0])
+        return (orjson.dumps(row.tags).decode(),)
 
     def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
         """The messages of rows of :attr:`_columns`: each row holds its tags (migration

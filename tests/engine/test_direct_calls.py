@@ -30,7 +30,7 @@ from sea.lang.loader import check_document
 from sea.lang.node import FallibleNode
 from sea.llm.models import ModelSet
 from sea.nodes import builtin_registry
-from tests.engine.test_pulse_savers import CountingSaver
+from tests.engine.test_pulse_savers import CountingSaver, _counting_runtime
 from tests.engine.test_runtime import send_mail
 
 ROUTER = {"playbook": "echo_topic", "args": {"topic": "cats", "depth": "deep"}}
@@ -104,19 +104,11 @@ def _namespaces(saver: CountingSaver) -> set[str]:
     return {namespace.split(":")[0] for _, namespace in saver.wrote}
 
 
-def _waiting_runtime(store: SQLiteStore, library: PlaybookLibrary, saver: CountingSaver,
-                     **options: Any) -> Runtime:
-    limits = Limits(approval_tools=frozenset({"send_mail"}))
-    return Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                   tools=[send_mail], library=library, limits=limits, checkpointer=saver,
-                   **options)
-
-
 def test_a_callee_that_cannot_wait_leaves_no_checkpoint_and_one_that_can_still_waits(
     store: SQLiteStore, library: PlaybookLibrary, persona: Persona
 ) -> None:
     saver = CountingSaver()
-    runtime = _waiting_runtime(store, library, saver)
+    runtime = _counting_runtime(store, library, saver)
     try:
         waiting = runtime.run_pulse(persona, "direct_then_wait", "dave")
         assert waiting.status == "waiting", waiting.error
@@ -134,7 +126,7 @@ def test_a_recoverable_pulse_keeps_every_callees_checkpoints(
     store: SQLiteStore, library: PlaybookLibrary, persona: Persona
 ) -> None:
     saver = CountingSaver()
-    runtime = _waiting_runtime(store, library, saver)
+    runtime = _counting_runtime(store, library, saver)
     try:
         waiting = runtime.run_pulse(persona, "direct_then_wait", "dave", pulse_id="r",
                                     recover=True)

@@ -35,7 +35,8 @@ class Version9(Version10):
 
     migrations = SQLITE_MIGRATIONS[:9]
     _columns = COLUMNS
-    _insert_row = SqlStore._insert_row
+    _extra_columns = SqlStore._extra_columns
+    _row_extra = SqlStore._row_extra
     _messages = SqlStore._messages
 
 
