@@ -17,27 +17,33 @@ from saimemory.sqlite import SQLiteStore
 from tests.saimemory.older import Version8
 
 
-def kept_and_counted(store: SQLiteStore, persona: str) -> tuple[int, int]:
+def kept_and_counted(store: SqlStore, persona: str) -> tuple[int, int]:
     """The kept count and the count of the persona's messages as the search counted it."""
     with store._read() as tx:
         return store._collection(tx, persona), SqlStore._collection(store, tx, persona)
 
 
+def counted_after_the_store_writes(store: SqlStore) -> None:
+    """An append, several, an import (then the same import skipped) and a batch rolled
+    back: the kept counts are the counts (aoi 3, ken 1), on either backend."""
+    assert kept_and_counted(store, "aoi") == (0, 0)
+    store.append(NewMessage("aoi", "user", "one"))
+    store.append_many([NewMessage("aoi", "user", "two"), NewMessage("ken", "user", "x")])
+    third = NewMessage("aoi", "user", "three", created_at=datetime(2026, 1, 1, tzinfo=UTC),
+                       uid="u3")
+    store.import_messages([third])
+    assert store.import_messages([third]).skipped == 1
+    with pytest.raises(InvalidMessageError):  # rolled back as a whole
+        store.append_many([NewMessage("aoi", "user", "four", uid="u4"),
+                           NewMessage("aoi", "user", "four again", uid="u4")])
+    assert kept_and_counted(store, "aoi") == (3, 3)
+    assert kept_and_counted(store, "ken") == (1, 1)
+
+
 def test_the_kept_count_follows_every_write(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "memory.db")
     try:
-        assert kept_and_counted(store, "aoi") == (0, 0)
-        store.append(NewMessage("aoi", "user", "one"))
-        store.append_many([NewMessage("aoi", "user", "two"), NewMessage("ken", "user", "x")])
-        third = NewMessage("aoi", "user", "three", created_at=datetime(2026, 1, 1, tzinfo=UTC),
-                           uid="u3")
-        store.import_messages([third])
-        assert store.import_messages([third]).skipped == 1
-        with pytest.raises(InvalidMessageError):  # rolled back as a whole
-            store.append_many([NewMessage("aoi", "user", "four", uid="u4"),
-                               NewMessage("aoi", "user", "four again", uid="u4")])
-        assert kept_and_counted(store, "aoi") == (3, 3)
-        assert kept_and_counted(store, "ken") == (1, 1)
+        counted_after_the_store_writes(store)
         store.delete_persona("aoi")
         assert kept_and_counted(store, "aoi") == (0, 0)
         store.append(NewMessage("aoi", "user", "again"))

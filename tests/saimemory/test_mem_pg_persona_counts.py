@@ -6,44 +6,28 @@ bulk insert, a deletion); a store of version 11 gains the counts of its messages
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from saimemory import NewMessage
 from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
-from saimemory.errors import InvalidMessageError
 from saimemory.migrations import COUNT_FUNCTION
 from saimemory.postgres import PostgresStore, estimated_rows, holds_word
 from saimemory.search_terms import like_pattern, search_filters
-from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN
+from tests.saimemory.test_mem_persona_counts import (
+    counted_after_the_store_writes,
+    kept_and_counted,
+)
 
 pytestmark = [pytest.mark.postgres,
               pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")]
 
 
-def kept_and_counted(store: PostgresStore, persona: str) -> tuple[int, int]:
-    """The kept count and the count of the persona's messages as the search counted it."""
-    with store._read() as tx:
-        return store._collection(tx, persona), SqlStore._collection(store, tx, persona)
-
-
 def test_the_kept_count_follows_every_write(pg: tuple[Any, str]) -> None:
     store: PostgresStore = pg[0]
-    assert kept_and_counted(store, "aoi") == (0, 0)
-    store.append(NewMessage("aoi", "user", "one"))
-    store.append_many([NewMessage("aoi", "user", "two"), NewMessage("ken", "user", "x")])
-    third = NewMessage("aoi", "user", "three", created_at=datetime(2026, 1, 1, tzinfo=UTC),
-                       uid="u3")
-    store.import_messages([third])
-    assert store.import_messages([third]).skipped == 1
-    with pytest.raises(InvalidMessageError):  # rolled back as a whole
-        store.append_many([NewMessage("aoi", "user", "four", uid="u4"),
-                           NewMessage("aoi", "user", "four again", uid="u4")])
-    assert kept_and_counted(store, "aoi") == (3, 3)
-    assert kept_and_counted(store, "ken") == (1, 1)
+    counted_after_the_store_writes(store)
     with store._write("aoi", "ken") as tx:  # one statement over two personas
         tx.run("INSERT INTO messages (persona, thread, role, content, created_us, pulse_id,"
                " scope, metadata, playbook, node, uid) SELECT p, p || ':main', 'user', 'bulk',"
