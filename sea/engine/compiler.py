@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime as GraphRuntime
 
 from sea.engine.bounds import check_bounds, check_sizes
-from sea.engine.direct import DirectGraph, Step
+from sea.engine.direct import DirectGraph, Runner, Step
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
@@ -37,14 +37,6 @@ from sea.lang.graph import loop_nodes
 from sea.lang.models import Playbook
 from sea.lang.node import NodeModel
 from sea.llm.budget import Spent
-
-
-class Runner(Protocol):
-    """One graph node: a playbook node's kind wrapped in bounds, events and failure handling."""
-
-    async def __call__(self, state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
-        """Run the node in the pulse whose frame is ``runtime.context``."""
-        ...
 
 
 def as_failure(exc: Exception, playbook: str, node: str) -> ExecutionError:

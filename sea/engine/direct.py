@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args, get_type_hints
+from typing import Any, Protocol, get_args, get_type_hints
 
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END
@@ -25,8 +25,14 @@ from sea.engine.pulse import Frame
 from sea.engine.routing import Router
 from sea.engine.state import PlaybookState, Update
 
-Runner = Callable[..., Any]
-"""A node runner of :mod:`sea.engine.compiler` (``await runner(state, runtime=...)``)."""
+
+class Runner(Protocol):
+    """One graph node: a playbook node's kind wrapped in bounds, events and failure handling."""
+
+    async def __call__(self, state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
+        """Run the node in the pulse whose frame is ``runtime.context``."""
+        ...
+
 
 _MISSING = object()
 
@@ -53,7 +59,7 @@ def _channels() -> dict[str, _Channel]:
 CHANNELS = _channels()
 
 
-def fold(state: Mapping[str, Any], update: Update) -> PlaybookState:
+def fold(state: Mapping[str, Any], update: Mapping[str, Any]) -> PlaybookState:
     """``state`` with ``update`` folded in by each channel's reducer (a new mapping)."""
     folded: dict[str, Any] = dict(state)
     for name, value in update.items():
@@ -92,7 +98,7 @@ class DirectGraph:
             GraphRecursionError: more than ``recursion_limit`` nodes ran (as LangGraph's
                 own limit; the engine's step bound is lower and comes first).
         """
-        state = fold({}, dict(first))
+        state = fold({}, first)
         runtime = GraphRuntime(context=frame)
         current = self.start
         ran = 0
