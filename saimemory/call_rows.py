@@ -43,18 +43,27 @@ def check_call(record: CallRecord) -> None:
             raise InvalidMessageError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
+_INSERT = (
+    "INSERT INTO call_records (persona, kind, name, outcome, pulse_id, playbook, node, pattern, "
+    "model_kind, latency_s, tokens_in, tokens_out, retries, cost, fallback, error, created_us) "
+    "VALUES "
+)
+_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+ROWS_PER_INSERT = 500
+"""Records written by one statement (17 parameters each, within both backends' limits)."""
+
+
 def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
-    """Write the records (already checked)."""
-    for r in records:
-        error = None if r.error is None else r.error.replace("\x00", "")[:MAX_ERROR_CHARS]
-        tx.run(
-            "INSERT INTO call_records (persona, kind, name, outcome, pulse_id, playbook, node, "
-            "pattern, model_kind, latency_s, tokens_in, tokens_out, retries, cost, fallback, "
-            "error, created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (r.persona, r.kind, r.name, r.outcome, r.pulse_id, r.playbook, r.node, r.pattern,
-             r.model_kind, float(r.latency_s), r.tokens_in, r.tokens_out, r.retries,
-             float(r.cost), 1 if r.fallback else 0, error, now_us),
-        )
+    """Write the records (already checked), up to :data:`ROWS_PER_INSERT` a statement."""
+    for start in range(0, len(records), ROWS_PER_INSERT):
+        chunk = records[start:start + ROWS_PER_INSERT]
+        params: list[Any] = []
+        for r in chunk:
+            error = None if r.error is None else r.error.replace("\x00", "")[:MAX_ERROR_CHARS]
+            params += (r.persona, r.kind, r.name, r.outcome, r.pulse_id, r.playbook, r.node,
+                       r.pattern, r.model_kind, float(r.latency_s), r.tokens_in, r.tokens_out,
+                       r.retries, float(r.cost), 1 if r.fallback else 0, error, now_us)
+        tx.run(_INSERT + ", ".join([_ROW] * len(chunk)), params)
 
 
 def _record(row: Row) -> CallRecord:

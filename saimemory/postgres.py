@@ -18,7 +18,8 @@ committed it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -129,6 +130,24 @@ class _PgTx:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(_pg(sql), list(params))
+
+
+class _AloneTx:
+    """A :class:`~saimemory.sqlbase.Tx` for a read of exactly one statement, run alone in
+    autocommit (one round trip, its own snapshot); a second statement would read another
+    snapshot, so it is refused."""
+
+    def __init__(self, fetch: Callable[[str, Sequence[Any]], list[Row]]) -> None:
+        self._fetch: Callable[[str, Sequence[Any]], list[Row]] | None = fetch
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        fetch, self._fetch = self._fetch, None
+        if fetch is None:
+            raise AssertionError("a read of one statement ran a second one")
+        return fetch(sql, params)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        raise AssertionError("a read of one statement cannot write")
 
 
 class PostgresStore(SqlStore):
@@ -313,11 +332,32 @@ class PostgresStore(SqlStore):
         thread_id = thread if thread is not None else main_thread_id(persona)
         return one_read.history(self._fetch_alone, persona, thread_id, pulse_id, scope, budget)
 
+    def conversation_before(
+        self,
+        persona: str,
+        *,
+        before: int | None,
+        after: int = 0,
+        limit: int = 50,
+        exclude_pulse: str | None = None,
+    ) -> list[Message]:
+        """Conversation of the main thread between two ids, in one round trip."""
+        if limit < 0:
+            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        return one_read.conversation_before(
+            self._fetch_alone, persona, main_thread_id(persona), exclude_pulse, before, after,
+            limit)
+
     def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
         """The newest ``limit`` messages of a persona, oldest first, in one round trip."""
         if limit < 0:
             raise InvalidQueryError(f"limit must be >= 0, got {limit}")
         return one_read.recent(self._fetch_alone, persona, limit, thread)
+
+    @contextmanager
+    def _read_one(self) -> Iterator[Tx]:
+        """A read of one statement, alone in autocommit: one round trip instead of three."""
+        yield _AloneTx(self._fetch_alone)
 
     def _fetch_alone(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """One statement in autocommit: one round trip. It writes nothing, so a connection

@@ -126,6 +126,25 @@ TAG_PAGE = 100
 limit of 999 values a statement)."""
 
 
+def conversation_bounds(
+    pulse_id: str | None, before: int | None, after: int | None
+) -> tuple[str, list[Any]]:
+    """The conditions (on ``messages m`` and ``message_tags t``) of conversation rows not of
+    ``pulse_id``, older than ``before`` and newer than ``after`` (each if given), and their
+    parameters."""
+    bounds, params = "", list[Any]()
+    if pulse_id is not None:
+        bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
+        params.append(pulse_id)
+    if before is not None:
+        bounds += "AND t.message_id < ? "
+        params.append(before)
+    if after is not None:
+        bounds += "AND t.message_id > ? "
+        params.append(after)
+    return bounds, params
+
+
 class SqlStore(MessageStore):
     """The store contract over a SQL database with the schema of the migrations."""
 
@@ -204,6 +223,12 @@ class SqlStore(MessageStore):
     def _read(self) -> AbstractContextManager[Tx]:
         """A read transaction."""
         return self._transaction(None)
+
+    def _read_one(self) -> AbstractContextManager[Tx]:
+        """A read of exactly one statement, which is a snapshot by itself. Here a read
+        transaction (in process, beginning one costs nothing); a backend with round trips
+        runs the statement alone, without ``BEGIN`` and ``COMMIT``."""
+        return self._read()
 
     @abstractmethod
     def _matches(
@@ -377,7 +402,7 @@ class SqlStore(MessageStore):
     def main_thread(self, persona: str) -> Thread:
         """The persona's main thread (created on first use)."""
         check_identifier(persona, "persona")
-        with self._read() as tx:
+        with self._read_one() as tx:
             found = get_thread(tx, main_thread_id(persona))
         if found is not None:
             return found
@@ -394,7 +419,7 @@ class SqlStore(MessageStore):
 
     def threads(self, persona: str) -> list[Thread]:
         """All threads of a persona, the main thread first, then by creation."""
-        with self._read() as tx:
+        with self._read_one() as tx:
             rows = tx.fetch(
                 f"SELECT {THREAD_COLUMNS} FROM {THREAD_FROM} WHERE t.persona = ? "
                 "ORDER BY t.is_main DESC, t.created_us, t.id",
@@ -440,7 +465,7 @@ class SqlStore(MessageStore):
 
     def pins(self, persona: str) -> list[Pin]:
         """The persona's pinned items, oldest first."""
-        with self._read() as tx:
+        with self._read_one() as tx:
             return read_pins(tx, persona)
 
     def pin(self, persona: str, text: str) -> Pin:
@@ -457,7 +482,7 @@ class SqlStore(MessageStore):
 
     def short_term(self, persona: str) -> ShortTermMemory | None:
         """The persona's short-term memory, if any."""
-        with self._read() as tx:
+        with self._read_one() as tx:
             return read_short_term(tx, persona)
 
     def save_short_term(self, persona: str, text: str, through_id: int) -> ShortTermMemory:
@@ -503,7 +528,7 @@ class SqlStore(MessageStore):
         pulse_id: str | None = None,
     ) -> list[CallRecord]:
         """Stored call records, oldest first (see :meth:`MessageStore.call_records`)."""
-        with self._read() as tx:
+        with self._read_one() as tx:
             return read_calls(tx, persona, since, pulse_id)
 
     # -- plans ----------------------------------------------------------------------------
@@ -539,7 +564,7 @@ class SqlStore(MessageStore):
     def current_plan(self, persona: str) -> Plan | None:
         """The persona's current plan, if one is set."""
         check_plan_identifier(persona, "persona")
-        with self._read() as tx:
+        with self._read_one() as tx:
             return read_current_plan(tx, persona)
 
     def set_current_plan(self, persona: str, plan_id: str) -> None:
@@ -617,24 +642,14 @@ class SqlStore(MessageStore):
         """The newest ``limit`` conversation rows of the thread older than ``before`` and
         newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
         first."""
-        params: list[Any] = [persona, thread]
-        bounds = ""
-        if pulse_id is not None:
-            bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
-            params.append(pulse_id)
-        if before is not None:
-            bounds += "AND t.message_id < ? "
-            params.append(before)
-        if after is not None:
-            bounds += "AND t.message_id > ? "
-            params.append(after)
+        bounds, params = conversation_bounds(pulse_id, before, after)
         return tx.fetch(
             f"SELECT {self._columns} FROM message_tags t JOIN messages m ON m.id = t.message_id "
             # the tag written out: SQLite's index of it (migration 11) serves only a query
             # that names it
             f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
             "ORDER BY t.message_id DESC LIMIT ?",
-            [*params, limit],
+            [persona, thread, *params, limit],
         )
 
     def _current_pulse(

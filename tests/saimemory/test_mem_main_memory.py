@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from saimemory import CONVERSATION_TAG, NewMessage
+from saimemory.call_rows import ROWS_PER_INSERT
 from saimemory.calls import CallRecord
 from saimemory.errors import InvalidMessageError, MemoryStoreError, PinLimitError
 from saimemory.migrations import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS
@@ -102,6 +103,20 @@ def test_call_records_round_trip_and_filter(store: SqlStore) -> None:
     later = first.created_at + timedelta(hours=1)
     assert store.call_records("alice", since=later) == []
     assert len(store.call_records("alice", since=first.created_at)) == 2
+
+
+def test_many_call_records_are_kept_in_order_over_several_statements(store: SqlStore) -> None:
+    """More records than one statement writes: every one is kept, in the order given; a bad
+    one at the end of as many writes none of them."""
+    count = 2 * ROWS_PER_INSERT + 3
+    records = [CallRecord("alice", "tool", f"t{i}", "ok", tokens_in=i) for i in range(count)]
+    store.record_calls(records)
+    got = store.call_records("alice")
+    assert [(r.name, r.tokens_in) for r in got] == [(f"t{i}", i) for i in range(count)]
+    bad = [*records[:count - 1], CallRecord("bob", "tool", "t", "ok", retries=-1)]
+    with pytest.raises(InvalidMessageError, match="retries"):
+        store.record_calls(bad)
+    assert len(store.call_records()) == count
 
 
 def test_a_bad_call_record_writes_nothing(store: SqlStore) -> None:

@@ -1,0 +1,123 @@
+"""PostgreSQL only: the reads of one statement (pins, short-term memory, the current plan,
+call records, threads, the conversation before an id) are one round trip each, without
+``BEGIN`` and ``COMMIT``, and call records are written by one statement per chunk. Round
+trips are counted in libpq's own trace of the connection: every ``Sync`` (extended
+protocol) or ``Query`` (simple protocol) the client sends waits for the server's answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import POSTGRES_DSN
+
+from saimemory import NewMessage
+from saimemory.calls import CallRecord
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set"),
+]
+
+
+class Traced:
+    """The frontend messages a store's connection sends while traced."""
+
+    def __init__(self, store: Any, path: Path) -> None:
+        self._store, self._path = store, path
+
+    def __call__(self, work: Callable[[], object]) -> list[str]:
+        from psycopg import pq
+
+        with self._path.open("w") as out:
+            conn = self._store._conn.pgconn
+            conn.trace(out.fileno())
+            conn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+            try:
+                work()
+            finally:
+                conn.untrace()
+        return [line for line in self._path.read_text().splitlines() if line.startswith("F")]
+
+
+@pytest.fixture
+def traced(pg: tuple[Any, str], tmp_path: Path) -> Iterator[Traced]:
+    yield Traced(pg[0], tmp_path / "trace.txt")
+
+
+def round_trips(sent: list[str]) -> int:
+    return sum(bool(re.match(r"F\t\d+\t(Sync|Query)\b", line)) for line in sent)
+
+
+def test_one_statement_reads_are_one_round_trip_each(pg: tuple[Any, str], traced: Traced) -> None:
+    store, _ = pg
+    store.append(NewMessage("alice", "user", "hello"))
+    store.pin("alice", "tea")
+    store.save_short_term("alice", "likes tea", 1)
+    store.record_calls([CallRecord("alice", "model", "m", "ok")])
+    reads: dict[str, Callable[[], object]] = {
+        "pins": lambda: store.pins("alice"),
+        "short_term": lambda: store.short_term("alice"),
+        "current_plan": lambda: store.current_plan("alice"),
+        "call_records": lambda: store.call_records("alice"),
+        "threads": lambda: store.threads("alice"),
+        "main_thread": lambda: store.main_thread("alice"),
+        "conversation_before": lambda: store.conversation_before("alice", before=None),
+    }
+    for name, read in reads.items():
+        sent = traced(read)
+        assert round_trips(sent) == 1, (name, sent)
+        assert not any("BEGIN" in line or "COMMIT" in line for line in sent), (name, sent)
+    assert [pin.text for pin in store.pins("alice")] == ["tea"]
+    short_term = store.short_term("alice")
+    assert short_term is not None and short_term.text == "likes tea"
+    assert [record.name for record in store.call_records("alice")] == ["m"]
+
+
+def test_a_pulse_of_call_records_is_one_insert(pg: tuple[Any, str], traced: Traced) -> None:
+    store, _ = pg
+    records = [CallRecord("alice", "model", f"m{i}", "ok") for i in range(4)]
+    sent = traced(lambda: store.record_calls(records))
+    inserts = [line for line in sent if "INSERT INTO call_records" in line]
+    assert len(inserts) == 1, sent
+    assert round_trips(sent) == 3  # BEGIN and the persona's lock; the insert; COMMIT
+    assert [record.name for record in store.call_records("alice")] == [r.name for r in records]
+
+
+def test_a_second_statement_in_a_read_of_one_is_refused(pg: tuple[Any, str]) -> None:
+    store, _ = pg
+    with store._read_one() as tx:
+        assert tx.fetch("SELECT 1") == [(1,)]
+        with pytest.raises(AssertionError, match="second"):
+            tx.fetch("SELECT 2")
+    with store._read_one() as tx, pytest.raises(AssertionError, match="cannot write"):
+        tx.run("DELETE FROM pins")
+
+
+def test_the_conversation_before_reads_what_the_transaction_read(pg: tuple[Any, str]) -> None:
+    """The one-statement read against the shared read of a page and its tags, over every
+    bound: the same messages, tags and order."""
+    from saimemory import CONVERSATION_TAG
+    from saimemory.sqlbase import SqlStore
+
+    store, _ = pg
+    ids = []
+    for i in range(12):
+        tags = (CONVERSATION_TAG, f"t{i % 3}") if i % 4 else ("note",)
+        pulse = f"p{i // 3}"
+        ids.append(store.append(NewMessage("alice", "user", f"m{i}", tags=tags,
+                                           pulse_id=pulse)).id)
+    store.append(NewMessage("bob", "user", "other", tags=(CONVERSATION_TAG,)))
+    for before in (None, ids[0], ids[5], ids[11] + 1):
+        for after in (0, ids[2], ids[9]):
+            for limit in (0, 1, 3, 50):
+                for exclude in (None, "p1", "p9"):
+                    kwargs = {"before": before, "after": after, "limit": limit,
+                              "exclude_pulse": exclude}
+                    got = store.conversation_before("alice", **kwargs)
+                    assert got == SqlStore.conversation_before(store, "alice", **kwargs), kwargs
+    assert [m.content for m in store.conversation_before("alice", before=None, limit=3)] == [
+        "m9", "m10", "m11"]
