@@ -62,9 +62,9 @@ from sea.engine.plans.tools import PlanToolkit, plan_changed
 from sea.engine.pulse import Frame, Graph, Library, Pulse, Services, reachable, write_uid
 from sea.engine.registry import Registry
 from sea.engine.tools.box import ToolBox, signatures
-from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.builtin import builtin_tool_makers
 from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
-from sea.engine.tools.model_tools import model_tools
+from sea.engine.tools.model_tools import model_tool_makers
 from sea.engine.tools.signatures import ARGUMENTS, PLAN_ARGUMENTS
 from sea.engine.tools.workspace import Workspace, workspace_tools
 from sea.errors import ExecutionError, SeaError, SizeLimitExceeded, UsageError
@@ -533,13 +533,14 @@ class Runtime:
         if plans is not None:
             names |= set(PLAN_ARGUMENTS)
         catalog = _Reachable(library, frozenset(names))
-        builtin = builtin_tools(store=store, persona_id=run.persona.id, library=catalog)
-        builtin.extend(self._workspace_tools)
-        builtin.extend(model_tools(store=store, persona=run.persona, caller=caller,
-                                   intent=self._llm.intent))
-        builtin.extend(plans.tools() if plans is not None else ())
-        toolbox = ToolBox([*self._tools, *(t for t in builtin if t.name not in host)],
-                          known=self._signatures)
+        makers = builtin_tool_makers(store=store, persona_id=run.persona.id, library=catalog)
+        makers.update(model_tool_makers(store=store, persona=run.persona, caller=caller,
+                                        intent=self._llm.intent))
+        makers.update(plans.tool_makers() if plans is not None else {})
+        made_now = [t for t in self._workspace_tools if t.name not in host]
+        toolbox = ToolBox([*self._tools, *made_now], known=self._signatures,
+                          makers={name: make for name, make in makers.items()
+                                  if name not in host})
         asks = self.services.limits.approval_tools | run.approval_tools
         run.approval_tools = asks
         gates = {} if plans is None else {

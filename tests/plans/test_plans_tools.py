@@ -244,3 +244,11 @@ def test_a_plan_keeps_only_its_newest_events(
     call(box, "plan_request_approval", {"plan_id": plan_id})
     kinds = [h.kind for h in store.get_plan("aoi", plan_id).state.history]
     assert kinds == ["specs_set", "specs_set", "approval_requested"]
+
+
+def test_each_plan_tool_maker_makes_the_tool_of_its_name(
+    store: MessageStore, workspace: Path
+) -> None:
+    box = ToolBox(makers=kit(store, workspace, []).tool_makers())
+    assert box.names() == sorted(PLAN_ARGUMENTS)
+    assert {name: box.get(name).args_schema for name in box.names()} == PLAN_ARGUMENTS

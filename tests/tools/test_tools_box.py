@@ -245,3 +245,43 @@ def test_a_tool_with_a_json_schema_dict_is_checked_the_same_way() -> None:
     assert result == {"items": [{"a": 1}], "note": "hi"}
     with pytest.raises(ToolArgumentError, match="argument 'note' expects string, got integer"):
         asyncio.run(box.invoke("collect", {"items": [], "note": 3}))
+
+
+def test_a_tool_of_a_maker_is_made_once_on_first_use() -> None:
+    made: list[str] = []
+
+    def maker(base: BaseTool) -> Any:
+        def make() -> BaseTool:
+            made.append(base.name)
+            return base
+
+        return make
+
+    box = ToolBox([respond], makers={"search": maker(search), "explode": maker(explode)})
+    assert box.names() == ["explode", "respond", "search"]
+    assert "search" in box and "nothing" not in box and made == []
+    assert call(box, "search", {"query": "q"}) == {"query": "q", "limit": 5, "tags": None}
+    assert call(box, "search", {"query": "r", "limit": 2})["limit"] == 2
+    assert box.select(["search", "respond"]) == [search, respond]
+    assert made == ["search"]  # once, and `explode` never
+    with pytest.raises(ToolNotFound, match="available tools: explode, respond, search"):
+        box.get("nothing")
+
+
+def test_makers_are_checked_for_their_names() -> None:
+    with pytest.raises(UsageError, match="two tools are named 'search'"):
+        ToolBox([search], makers={"search": lambda: search})
+    box = ToolBox(makers={"find": lambda: search})
+    with pytest.raises(UsageError, match="the maker of tool 'find' made a tool named 'search'"):
+        box.get("find")
+
+
+def test_a_made_tool_takes_the_signature_known_for_it() -> None:
+    from sea.engine.tools.box import signatures
+
+    known = signatures([search])
+    box = ToolBox(makers={"search": lambda: search}, known=known)
+    assert box.signature("search") is known["search"]
+    learned: dict[str, Any] = {}
+    box = ToolBox(makers={"search": lambda: search}, known=learned)
+    assert box.signature("search").tool is search and learned["search"].tool is search

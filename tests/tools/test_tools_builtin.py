@@ -202,3 +202,28 @@ def test_listing_the_playbooks_takes_no_worker_thread(store: SQLiteStore) -> Non
 
     loop_thread = asyncio.run(listed_from())
     assert catalog.threads == [loop_thread]
+
+
+def test_each_maker_makes_the_tool_of_its_name(store: SQLiteStore) -> None:
+    """The built-in and model tools a pulse's box makes on first use: one per catalogue
+    entry, each under its own name."""
+    from saimemory import Persona
+    from sea.chat.scripted import ScriptedChatModel
+    from sea.engine.tools.builtin import builtin_tool_makers
+    from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
+    from sea.engine.tools.model_tools import model_tool_makers
+    from sea.engine.tools.signatures import ARGUMENTS
+    from sea.llm.call import LLMCaller
+    from sea.llm.intent import IntentPolicy
+    from sea.llm.models import ModelSet
+
+    catalog = BundledCatalog(bundled_playbooks_dir())
+    caller = LLMCaller(ModelSet.single(ScriptedChatModel(script={})), store)
+    for makers, catalogue in [
+        (builtin_tool_makers(store=store, persona_id="mika", library=catalog), ARGUMENTS),
+        (model_tool_makers(store=store, persona=Persona("mika", "Mika"), caller=caller,
+                           intent=IntentPolicy()), MODEL_TOOL_ARGUMENTS),
+    ]:
+        box = ToolBox(makers=makers)
+        assert box.names() == sorted(catalogue)
+        assert {name: box.get(name).args_schema for name in box.names()} == dict(catalogue)

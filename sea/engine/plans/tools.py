@@ -48,10 +48,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from saimemory.base import MessageStore
@@ -65,6 +66,8 @@ from sea.engine.plans.lifecycle import allowed_calls
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.service import PlanService
 from sea.engine.plans.specs import step_id
+from sea.engine.tools.box import ToolMaker
+from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.signatures import PLAN_ARGUMENTS
 from sea.engine.tools.workspace import Workspace
 from sea.errors import PlanApprovalError, PlanNotFound
@@ -133,8 +136,12 @@ class PlanToolkit:
 
     def tools(self) -> list[BaseTool]:
         """The plan tools (see the module's table)."""
-        return [self._tool(name, description, work) for name, (description, work)
-                in _WORK.items()]
+        return [make() for make in self.tool_makers().values()]
+
+    def tool_makers(self) -> dict[str, ToolMaker]:
+        """:meth:`tools`, each made when first needed (for a :class:`ToolBox`)."""
+        return {name: partial(self._tool, name, description, work)
+                for name, (description, work) in _WORK.items()}
 
     def gates(self) -> dict[str, ToolGate]:
         """Tool name → gate: ``plan_request_approval``'s."""
@@ -175,7 +182,7 @@ class PlanToolkit:
             where = Where.of(config)
             return await self.acall(lambda service: work(service, where, _plain(kwargs)), where)
 
-        return StructuredTool.from_function(
+        return engine_tool(
             func=run, coroutine=arun, name=name, description=description,
             args_schema=PLAN_ARGUMENTS[name],
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from sea.engine.tools.arguments import ArgumentSchema, tool_schema
+from sea.engine.tools.engine_tool import EngineTool
 from sea.engine.tools.refs import ToolParameters
 from sea.errors import ToolFailed, ToolNotFound, UsageError
 from sea.lang.jsonschemas import SchemaValidator, validator
@@ -88,11 +89,18 @@ def signatures(tools: Iterable[BaseTool]) -> dict[str, Signature]:
     return {tool.name: Signature.of(tool) for tool in tools}
 
 
+ToolMaker = Callable[[], BaseTool]
+"""Makes one tool when it is first needed (a pulse's built-in tools are many, and most
+pulses call one or two of them)."""
+
+
 class ToolBox:
     """langchain-core tools by name.
 
     Args:
         tools: The tools; names must be unique.
+        makers: Tools made on first use (looked up, offered, checked or called), by name;
+            the names are among the box's from the start.
         known: Signatures worked out before (e.g. by the runtime, once for its life), used
             for the tools they serve (:meth:`Signature.serves`). A mutable mapping also
             receives the signatures this box works out, for the boxes after it.
@@ -102,19 +110,33 @@ class ToolBox:
     """
 
     def __init__(
-        self, tools: Iterable[BaseTool] = (), *, known: Mapping[str, Signature] | None = None
+        self,
+        tools: Iterable[BaseTool] = (),
+        *,
+        known: Mapping[str, Signature] | None = None,
+        makers: Mapping[str, ToolMaker] | None = None,
     ) -> None:
         self._tools: dict[str, BaseTool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise UsageError(f"two tools are named {tool.name!r}; tool names must be unique")
             self._tools[tool.name] = tool
+        self._makers: dict[str, ToolMaker] = {}
+        for name, make in (makers or {}).items():
+            if name in self._tools:
+                raise UsageError(f"two tools are named {name!r}; tool names must be unique")
+            self._makers[name] = make
+        self._known: Mapping[str, Signature] = known or {}
         self._signatures: dict[str, Signature] = {}
-        for name, signature in (known or {}).items():
-            same = self._tools.get(name)
-            if same is not None and signature.serves(same):
-                self._signatures[name] = signature.for_tool(same)
+        for tool in self._tools.values():
+            self._adopt(tool)
         self._learned = known if isinstance(known, MutableMapping) else None
+
+    def _adopt(self, tool: BaseTool) -> None:
+        """Take the known signature of ``tool``'s name when it serves ``tool``."""
+        signature = self._known.get(tool.name)
+        if signature is not None and signature.serves(tool):
+            self._signatures[tool.name] = signature.for_tool(tool)
 
     def signature(
         self, name: str, *, playbook: str | None = None, node: str | None = None
@@ -127,17 +149,19 @@ class ToolBox:
         found = self._signatures.get(name)
         if found is None:
             tool = self.get(name, playbook=playbook, node=node)
-            found = self._signatures[name] = Signature.of(tool)
-            if self._learned is not None:
-                self._learned[name] = found
+            found = self._signatures.get(name)  # a made tool may have a known one
+            if found is None:
+                found = self._signatures[name] = Signature.of(tool)
+                if self._learned is not None:
+                    self._learned[name] = found
         return found
 
     def names(self) -> list[str]:
         """The tool names, sorted."""
-        return sorted(self._tools)
+        return sorted([*self._tools, *self._makers])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or name in self._makers
 
     def get(self, name: str, *, playbook: str | None = None, node: str | None = None) -> BaseTool:
         """The tool called ``name``.
@@ -147,10 +171,17 @@ class ToolBox:
         """
         tool = self._tools.get(name)
         if tool is None:
-            known = ", ".join(self.names()) or "none"
-            raise ToolNotFound(
-                f"unknown tool {name!r} (available tools: {known})", playbook=playbook, node=node
-            )
+            make = self._makers.pop(name, None)
+            if make is None:
+                known = ", ".join(self.names()) or "none"
+                raise ToolNotFound(
+                    f"unknown tool {name!r} (available tools: {known})", playbook=playbook,
+                    node=node,
+                )
+            tool = self._tools[name] = make()
+            if tool.name != name:
+                raise UsageError(f"the maker of tool {name!r} made a tool named {tool.name!r}")
+            self._adopt(tool)
         return tool
 
     def select(
@@ -211,6 +242,8 @@ class ToolBox:
             args, playbook=playbook, node=node)
         try:
             metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
+            if isinstance(known.tool, EngineTool):  # the engine's own: no LangChain run
+                return await known.tool.call_direct(prepared, {"metadata": metadata})
             return await known.tool.ainvoke(prepared, config={"metadata": metadata})
         except Exception as exc:  # a tool's own failure, reported with its cause
             raise ToolFailed(

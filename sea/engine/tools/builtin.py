@@ -18,13 +18,16 @@ left out: a search should find what was said before, not the question being aske
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
 from saimemory import Message, MessageStore
 from sea.engine.plans.memory import plan_memory
+from sea.engine.tools.box import ToolMaker
+from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.signatures import ARGUMENTS
 from sea.lang.models import Playbook
 
@@ -47,12 +50,20 @@ def builtin_tools(
         persona_id: Whose memory the memory tools read.
         library: Where ``list_available_playbooks`` finds router-callable playbooks.
     """
-    return [
-        _list_playbooks_tool(library),
-        _memory_search_tool(store, persona_id),
-        _memory_recent_tool(store, persona_id),
-        _plan_memory_tool(store, persona_id),
-    ]
+    return [make() for make in builtin_tool_makers(
+        store=store, persona_id=persona_id, library=library).values()]
+
+
+def builtin_tool_makers(
+    *, store: MessageStore, persona_id: str, library: PlaybookCatalog
+) -> dict[str, ToolMaker]:
+    """:func:`builtin_tools`, each made when first needed (for a :class:`ToolBox`)."""
+    return {
+        "list_available_playbooks": partial(_list_playbooks_tool, library),
+        "memory_search": partial(_memory_search_tool, store, persona_id),
+        "memory_recent": partial(_memory_recent_tool, store, persona_id),
+        "plan_memory": partial(_plan_memory_tool, store, persona_id),
+    }
 
 
 def _list_playbooks_tool(library: PlaybookCatalog) -> BaseTool:
@@ -131,7 +142,7 @@ def _tool(
             return run(**kwargs)
 
         coroutine = at_once
-    return StructuredTool.from_function(
+    return engine_tool(
         func=run, coroutine=coroutine, name=name, description=description,
         args_schema=ARGUMENTS[name],
     )

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
 from saimemory import MessageStore, Persona
 from saimemory.pins import Pin
+from sea.engine.tools.box import ToolMaker
+from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
 from sea.lang.trust import neutralize
 from sea.llm.call import LLMCaller, LLMRequest
@@ -36,13 +39,21 @@ def model_tools(
     *, store: MessageStore, persona: Persona, caller: LLMCaller, intent: IntentPolicy
 ) -> list[BaseTool]:
     """The tools for one pulse of ``persona``, calling models through its ``caller``."""
-    return [
-        _pin_tool(store, persona.id),
-        _unpin_tool(store, persona.id),
-        _summarize_tool(store, persona, caller),
-        _extract_tool(persona, caller),
-        _judge_tool(intent),
-    ]
+    return [make() for make in model_tool_makers(
+        store=store, persona=persona, caller=caller, intent=intent).values()]
+
+
+def model_tool_makers(
+    *, store: MessageStore, persona: Persona, caller: LLMCaller, intent: IntentPolicy
+) -> dict[str, ToolMaker]:
+    """:func:`model_tools`, each made when first needed (for a :class:`ToolBox`)."""
+    return {
+        "pin_item": partial(_pin_tool, store, persona.id),
+        "unpin_item": partial(_unpin_tool, store, persona.id),
+        "summarize_conversation": partial(_summarize_tool, store, persona, caller),
+        "extract": partial(_extract_tool, persona, caller),
+        "judge_intent": partial(_judge_tool, intent),
+    }
 
 
 def _pin_json(pin: Pin) -> dict[str, Any]:
@@ -126,13 +137,13 @@ def _meta(config: RunnableConfig | None, key: str) -> str | None:
 
 
 def _sync(run: Callable[..., Any], name: str, description: str) -> BaseTool:
-    return StructuredTool.from_function(
+    return engine_tool(
         func=run, name=name, description=description, args_schema=MODEL_TOOL_ARGUMENTS[name]
     )
 
 
 def _async(run: Callable[..., Awaitable[Any]], name: str, description: str) -> BaseTool:
-    return StructuredTool.from_function(
+    return engine_tool(
         coroutine=run, name=name, description=description,
         args_schema=MODEL_TOOL_ARGUMENTS[name],
     )

@@ -47,8 +47,9 @@ from contextlib import contextmanager
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, Literal, TextIO, overload
 
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
+from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.signatures import MAX_READ_LIMIT, READ_LIMIT, WORKSPACE_ARGUMENTS
 from sea.errors import UsageError
 
@@ -131,7 +132,7 @@ def workspace_tools(root: Path) -> list[BaseTool]:
 def _tool(run: Callable[..., dict[str, Any]], *, name: str, description: str) -> BaseTool:
     """A tool of a synchronous ``run`` whose arguments are the catalogue's model for ``name``;
     called from a pulse, it runs in a worker thread, so file access never blocks the loop."""
-    return StructuredTool.from_function(
+    return engine_tool(
         func=run, name=name, description=description, args_schema=WORKSPACE_ARGUMENTS[name]
     )
 
