@@ -45,7 +45,16 @@ from saimemory.migrations import (
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
 from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern
-from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
+from saimemory.sqlbase import (
+    COLUMNS,
+    HISTORY_PAGE,
+    Row,
+    SqlStore,
+    Tx,
+    constraint_error,
+    main_thread_id,
+    message_of,
+)
 
 psycopg: Any
 pgsql: Any
@@ -135,6 +144,9 @@ class PostgresStore(SqlStore):
     """A persona message store in a PostgreSQL database, its tables in one schema."""
 
     migrations = POSTGRES_MIGRATIONS
+    _columns = f"{COLUMNS}, {one_read.TAGS.replace('o.id', 'm.id')}"
+    """Each row carries its message's tags, in order, as an array: a read of messages is one
+    round trip, not a second query of ``message_tags``."""
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
@@ -338,6 +350,10 @@ class PostgresStore(SqlStore):
                 self._conn.execute("ROLLBACK")
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        """The messages of rows of :attr:`_columns`, which hold their tags."""
+        return [message_of(row, row[12]) for row in rows]
 
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
