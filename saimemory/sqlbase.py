@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
@@ -176,9 +176,12 @@ class SqlStore(MessageStore):
         """Our error for a driver error."""
 
     @contextmanager
-    def _transaction(self, personas: Sequence[str] | None) -> Iterator[Tx]:
+    def _transaction(
+        self, personas: Sequence[str] | None, begin: Callable[[], Tx] | None = None
+    ) -> Iterator[Tx]:
+        """A transaction :meth:`_begin` starts (or ``begin``, a backend's own start of one)."""
         with self._lock:
-            tx = self._begin(personas)
+            tx = self._begin(personas) if begin is None else begin()
             try:
                 yield tx
                 self._end(commit=True)
@@ -204,6 +207,11 @@ class SqlStore(MessageStore):
     def _read(self) -> AbstractContextManager[Tx]:
         """A read transaction."""
         return self._transaction(None)
+
+    def _search_read(self, persona: str) -> AbstractContextManager[Tx]:
+        """The read transaction of a search of ``persona``'s messages (a backend may start
+        it with what every search of the persona reads)."""
+        return self._read()
 
     @abstractmethod
     def _matches(
@@ -719,7 +727,7 @@ class SqlStore(MessageStore):
         if limit < 1:
             raise InvalidQueryError(f"limit must be >= 1, got {limit}")
         filters = search_filters(tags, since, until)
-        with self._read() as tx:
+        with self._search_read(persona) as tx:
             if terms.match == "any" and len(terms.all) > 1:
                 found = self._any_rows(tx, persona, terms, filters, limit)
             else:
