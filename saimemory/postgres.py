@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
@@ -180,7 +180,9 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     schemas = [value for key, value in query if key == SCHEMA_PARAM]
     if len(schemas) > 1:
         raise StoreUnavailableError(f"the DSN names {SCHEMA_PARAM}= {len(schemas)} times")
-    rest = urlencode([(key, value) for key, value in query if key != SCHEMA_PARAM])
+    # quote, not quote_plus: libpq reads %20 as a space but leaves a + as it is
+    rest = urlencode([(key, value) for key, value in query if key != SCHEMA_PARAM],
+                     quote_via=quote)
     return urlunsplit(parts._replace(query=rest)), (schemas[0] if schemas else None)
 
 
