@@ -111,6 +111,14 @@ def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
     return estimated_rows(tx, f"SELECT 1 {found}", values)[0] <= limit
 
 
+def keys_cost_less(rows: float, limit: int, messages: float) -> bool:
+    """Whether finding the newest ``limit`` of a word's ``rows`` matches (estimated) among
+    ``messages`` costs less by its trigram keys than by a walk of the newest rows. The keys
+    read every match, one heap page each; the walk reads ``messages · limit / rows`` rows,
+    neighbours on a page, at about half the cost a row (1M messages: 0.7 against 1.5 µs)."""
+    return rows <= limit or 2 * rows * rows <= limit * messages
+
+
 def estimated_rows(tx: Tx, sql: str, values: Sequence[Any]) -> list[float]:
     """How many rows the planner expects of ``sql``, or of each part of a ``UNION ALL``."""
     plan = tx.fetch(f"EXPLAIN (FORMAT JSON) {sql}", values)[0][0][0]["Plan"]
@@ -517,12 +525,9 @@ class PostgresStore(SqlStore):
             messages = estimates.pop()
         selects, values = [], []
         for k, (word, rows) in enumerate(zip(words, estimates, strict=True)):
-            # the keys read every match, one heap page each; the newest rows' walk reads
-            # ``messages · window / rows`` of them, neighbours on a page, at about half the
-            # cost a row (1M messages: 0.7 against 1.5 µs): the keys when they cost less
             keys = (f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
                     f"{PERSONA_GRAMS_FUNCTION}(?, ?) "
-                    if rows <= window or 2 * rows * rows <= window * messages else "")
+                    if keys_cost_less(rows, window, messages) else "")
             # a word's ids in one text: a row each cost more in Python
             selects.append(f"(SELECT {k}, string_agg(w.id::text, ',') FROM"
                            f" (SELECT m.id FROM messages m WHERE m.persona = ? AND"
@@ -583,9 +588,12 @@ class PostgresStore(SqlStore):
         limit: int,
     ) -> tuple[str, list[Any]]:
         """``FROM …`` SQL (and its parameters) of the persona's messages holding every word
-        and passing the filters: with the words' trigram keys (migration 10) when the
-        planner expects at most ``limit`` of them (:func:`few_matches`, asked with the
-        ``ILIKE`` the trigram index estimates), else without, for the newest rows' plan."""
+        and passing the filters: with the words' trigram keys (migration 10) when they cost
+        less than the newest rows' walk (:func:`keys_cost_less`, the words' shares from the
+        statistics of the texts) or, for a search with filters or a store without
+        statistics, when the planner expects at most ``limit`` matches (:func:`few_matches`,
+        asked with the ``ILIKE`` the trigram index estimates); else without, for the newest
+        rows' plan."""
         where, params = filters
         self._plan_afresh(tx)
         shorts = "".join(f"AND {self._short_like} " for _ in short)
@@ -594,7 +602,8 @@ class PostgresStore(SqlStore):
         found = f"FROM messages m WHERE m.persona = ? {found}{shorts}{where}"
         shares = self._shares(tx, (*indexed, *short), filters)
         if shares is not None:  # as the planner would: the words' shares independent
-            few = self._persona_messages(tx, persona) * math.prod(shares) <= limit
+            messages = self._persona_messages(tx, persona)
+            few = keys_cost_less(messages * math.prod(shares), limit, messages)
         else:
             planned = "".join(f"AND {holds_word(word, planning=True)} " for word in indexed)
             few = few_matches(

@@ -14,7 +14,7 @@ import pytest
 
 from saimemory import NewMessage
 from saimemory.migrations import PERSONA_GRAMS_FUNCTION
-from saimemory.postgres import PostgresStore, TextStats, read_text_stats
+from saimemory.postgres import PostgresStore, TextStats, keys_cost_less, read_text_stats
 from saimemory.search_terms import MatchMode
 from tests.saimemory.conftest import POSTGRES_DSN
 
@@ -129,3 +129,11 @@ def test_the_hits_are_the_same_whichever_way_the_words_are_found(pg: tuple[Any, 
     store._text_stats = (store._text_stats[0], None)  # the planner asked instead
     assert hits() == estimated
     assert all(estimated[:-1])
+
+
+def test_the_keys_are_taken_while_they_read_less_than_the_walk() -> None:
+    assert keys_cost_less(2000, 2000, 10_000)  # at most the limit: every match is needed
+    # a word in a quarter of 10,000 messages: the walk reads 8,000 rows, the keys 2,500
+    assert keys_cost_less(2500, 2000, 10_000)
+    assert not keys_cost_less(4000, 2000, 10_000)  # the walk: 5,000 rows, the keys 4,000
+    assert not keys_cost_less(9999, 2000, 10_000)
