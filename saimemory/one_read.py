@@ -82,22 +82,3 @@ def recent(fetch: Fetch, persona: str, limit: int, thread: str | None) -> list[M
         params,
     ))
 
-
-def conversation_before(
-    fetch: Fetch,
-    persona: str,
-    thread: str,
-    exclude_pulse: str | None,
-    before: int | None,
-    after: int,
-    limit: int,
-) -> list[Message]:
-    """The thread's conversation between two ids (not of ``exclude_pulse``), newest
-    ``limit``, oldest first (:meth:`~saimemory.base.MessageStore.conversation_before`)."""
-    bounds, params = sqlbase.conversation_bounds(exclude_pulse, before, after)
-    return tagged(fetch(
-        f"SELECT {COLUMNS}, {TAGS} FROM (SELECT m.* FROM message_tags t "
-        "JOIN messages m ON m.id = t.message_id WHERE t.persona = ? AND t.tag = ? "
-        f"AND t.thread = ? {bounds}ORDER BY t.message_id DESC LIMIT ?) o ORDER BY o.id",
-        [persona, CONVERSATION_TAG, thread, *params, limit],
-    ))

@@ -17,11 +17,14 @@ committed it.
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
@@ -46,7 +49,16 @@ from saimemory.migrations import (
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
 from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern
-from saimemory.sqlbase import HISTORY_PAGE, Row, SqlStore, Tx, constraint_error, main_thread_id
+from saimemory.sqlbase import (
+    COLUMNS,
+    HISTORY_PAGE,
+    Row,
+    SqlStore,
+    Tx,
+    constraint_error,
+    main_thread_id,
+    message_of,
+)
 
 psycopg: Any
 pgsql: Any
@@ -99,6 +111,14 @@ def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
     return estimated_rows(tx, f"SELECT 1 {found}", values)[0] <= limit
 
 
+def keys_cost_less(rows: float, limit: int, messages: float) -> bool:
+    """Whether finding the newest ``limit`` of a word's ``rows`` matches (estimated) among
+    ``messages`` costs less by its trigram keys than by a walk of the newest rows. The keys
+    read every match, one heap page each; the walk reads ``messages · limit / rows`` rows,
+    neighbours on a page, at about half the cost a row (1M messages: 0.7 against 1.5 µs)."""
+    return rows <= limit or 2 * rows * rows <= limit * messages
+
+
 def estimated_rows(tx: Tx, sql: str, values: Sequence[Any]) -> list[float]:
     """How many rows the planner expects of ``sql``, or of each part of a ``UNION ALL``."""
     plan = tx.fetch(f"EXPLAIN (FORMAT JSON) {sql}", values)[0][0][0]["Plan"]
@@ -108,6 +128,59 @@ def estimated_rows(tx: Tx, sql: str, values: Sequence[Any]) -> list[float]:
             if part.get("Parent Relationship") == "Member"]  # not an init plan
 
 
+STATS_SECONDS = 60.0
+"""How long a store uses the statistics of the messages' texts it read (:class:`TextStats`)
+before it reads them again; the server changes them only when it analyzes the table."""
+
+_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
+"""A generic plan cannot see a search's patterns, so it cannot tell a rare word (use the
+trigram keys) from a common one (walk the newest rows): each search is planned afresh."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextStats:
+    """The statistics the planner keeps of the messages' texts (``pg_stats`` of
+    ``messages.content``: the commonest texts with their shares, and a histogram of the
+    others), lower-cased, to estimate what share of the messages hold a word without asking
+    the planner (an ``EXPLAIN`` costs a round trip and a plan, more than half a
+    millisecond at a million messages). The estimate steers only how a word's messages are
+    found (by its trigram keys or by a walk of the newest), never which are found."""
+
+    null_share: float
+    common: tuple[tuple[str, float], ...]
+    histogram: tuple[str, ...]
+
+    def share(self, word: str) -> float:
+        """The share of messages whose text holds ``word`` (ignoring case), estimated as
+        the planner does a ``LIKE '%word%'``: the share of the histogram's inner entries
+        holding it, kept between 0.0001 and 0.9999, for the texts that are not among the
+        commonest, plus the shares of the commonest texts holding it."""
+        folded = word.lower()
+        inner = self.histogram[1:-1]
+        share = sum(folded in text for text in inner) / len(inner)
+        share = min(max(share, 0.0001), 0.9999)
+        common = sum(freq for _, freq in self.common)
+        held = sum(freq for text, freq in self.common if folded in text)
+        return share * max(0.0, 1.0 - self.null_share - common) + held
+
+
+def read_text_stats(tx: Tx, schema: str) -> TextStats | None:
+    """The planner's statistics of the texts of ``schema``'s messages, or None when there is
+    no histogram of ten entries or more to estimate from (the table not analyzed yet, or
+    too few distinct texts): the planner's own estimate is asked for then."""
+    found = tx.fetch(
+        "SELECT null_frac, most_common_vals::text::text[], most_common_freqs, "
+        "histogram_bounds::text::text[] FROM pg_stats "
+        "WHERE schemaname = ? AND tablename = 'messages' AND attname = 'content'", [schema])
+    if not found or not found[0][3] or len(found[0][3]) < 10:
+        return None
+    null_share, common, freqs, histogram = found[0]
+    return TextStats(float(null_share),
+                     tuple(zip((text.lower() for text in common or ()),
+                               map(float, freqs or ()), strict=True)),
+                     tuple(text.lower() for text in histogram))
+
+
 def split_schema(dsn: str) -> tuple[str, str | None]:
     """A ``postgresql://`` DSN without its ``schema`` query parameter, and that schema."""
     parts = urlsplit(dsn)
@@ -115,15 +188,21 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     schemas = [value for key, value in query if key == SCHEMA_PARAM]
     if len(schemas) > 1:
         raise StoreUnavailableError(f"the DSN names {SCHEMA_PARAM}= {len(schemas)} times")
-    rest = urlencode([(key, value) for key, value in query if key != SCHEMA_PARAM])
+    # quote, not quote_plus: libpq reads %20 as a space but leaves a + as it is
+    rest = urlencode([(key, value) for key, value in query if key != SCHEMA_PARAM],
+                     quote_via=quote)
     return urlunsplit(parts._replace(query=rest)), (schemas[0] if schemas else None)
 
 
 class _PgTx:
-    """A :class:`~saimemory.sqlbase.Tx` over one psycopg connection."""
+    """A :class:`~saimemory.sqlbase.Tx` over one psycopg connection. A search's transaction
+    knows its persona's number of messages (``counted``) and that it plans each statement
+    afresh (``custom_plans``): both came with its ``BEGIN``."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, counted: tuple[str, int] | None = None) -> None:
         self._conn = conn
+        self.counted = counted
+        self.custom_plans = counted is not None
 
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return list(self._conn.execute(_pg(sql), list(params)).fetchall())
@@ -154,10 +233,15 @@ class PostgresStore(SqlStore):
     """A persona message store in a PostgreSQL database, its tables in one schema."""
 
     migrations = POSTGRES_MIGRATIONS
+    _columns = f"{COLUMNS}, {one_read.TAGS.replace('o.id', 'm.id')}"
+    """Each row carries its message's tags, in order, as an array: a read of messages is one
+    round trip, not a second query of ``message_tags``."""
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
     """Connections of the persona locks (made with the first lock)."""
+    _text_stats: tuple[float, TextStats | None] | None = None
+    """When (``time.monotonic``) the statistics of the texts were read, and what they were."""
 
     def __init__(self, dsn: str, *, schema: str | None = None) -> None:
         if psycopg is None:
@@ -237,9 +321,7 @@ class PostgresStore(SqlStore):
         return isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None
 
     def _begin(self, personas: Sequence[str] | None) -> Tx:
-        """Start a transaction and take the persona locks. A connection found lost here has
-        done nothing of this call yet, so it is reopened and the start tried once more."""
-        self._check_open()
+        """Start a transaction and take the persona locks."""
 
         def start() -> Tx:
             if personas is None:
@@ -252,6 +334,29 @@ class PostgresStore(SqlStore):
                 ]))
             return _PgTx(self._conn)
 
+        return self._started(start)
+
+    def _search_read(self, persona: str) -> AbstractContextManager[Tx]:
+        """A read transaction whose start, in one round trip, also asks for custom plans
+        (:data:`_CUSTOM_PLANS`) and reads the persona's number of messages (migration 12),
+        which every search of indexed words weighs or estimates with."""
+
+        def start() -> Tx:
+            cursor = self._conn.execute(pgsql.SQL(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; {}; "
+                "SELECT messages FROM persona_counts WHERE persona = {}").format(
+                    pgsql.SQL(_CUSTOM_PLANS), pgsql.Literal(persona)))
+            cursor.nextset()  # past the BEGIN's and the SET's results
+            cursor.nextset()
+            found = cursor.fetchall()
+            return _PgTx(self._conn, counted=(persona, int(found[0][0]) if found else 0))
+
+        return self._transaction(None, begin=lambda: self._started(start))
+
+    def _started(self, start: Callable[[], Tx]) -> Tx:
+        """``start()`` a transaction. A connection found lost here has done nothing of
+        this call yet, so it is reopened and the start tried once more."""
+        self._check_open()
         try:
             return self._once_more_if_lost(start)
         except psycopg.Error as exc:
@@ -332,22 +437,6 @@ class PostgresStore(SqlStore):
         thread_id = thread if thread is not None else main_thread_id(persona)
         return one_read.history(self._fetch_alone, persona, thread_id, pulse_id, scope, budget)
 
-    def conversation_before(
-        self,
-        persona: str,
-        *,
-        before: int | None,
-        after: int = 0,
-        limit: int = 50,
-        exclude_pulse: str | None = None,
-    ) -> list[Message]:
-        """Conversation of the main thread between two ids, in one round trip."""
-        if limit < 0:
-            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
-        return one_read.conversation_before(
-            self._fetch_alone, persona, main_thread_id(persona), exclude_pulse, before, after,
-            limit)
-
     def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
         """The newest ``limit`` messages of a persona, oldest first, in one round trip."""
         if limit < 0:
@@ -378,6 +467,10 @@ class PostgresStore(SqlStore):
                 self._conn.execute("ROLLBACK")
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        """The messages of rows of :attr:`_columns`, which hold their tags."""
+        return [message_of(row, row[12]) for row in rows]
 
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int
@@ -430,57 +523,83 @@ class PostgresStore(SqlStore):
         filters: tuple[str, list[Any]],
         window: int,
     ) -> tuple[dict[str, list[int]], int]:
-        """As :meth:`SqlStore._word_lists`, in two statements whatever the number of words:
-        one ``EXPLAIN`` estimates every word's matches (as :func:`few_matches` does) and the
-        persona's messages, one reads every word's list and the count. A word's list comes
-        by its trigram keys when those cost less than a walk of the newest rows would (a
-        word in a tenth of the messages: the walk reads ten for each it lists)."""
+        """As :meth:`SqlStore._word_lists`, in one statement whatever the number of words
+        (plus an ``EXPLAIN`` when the statistics of the texts cannot estimate: a search
+        with filters, or a table not analyzed yet). A word's list comes by its trigram keys
+        when those cost less than a walk of the newest rows would (a word in a tenth of the
+        messages: the walk reads ten for each it lists)."""
         where, params = filters
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _found
+        self._plan_afresh(tx)
         each = [[persona, like_pattern(word), *params] for word in words]
-        parts = [f"SELECT 1 FROM messages m WHERE m.persona = ? AND "
-                 f"{holds_word(word, planning=True)} {where}" for word in words]
-        parts.append(f"SELECT 1 FROM messages m WHERE m.persona = ? {where}")
-        each_part = [*each, [persona, *params]]
-        estimates = estimated_rows(tx, " UNION ALL ".join(parts),
-                                   [value for values in each_part for value in values])
-        if len(estimates) != len(parts):  # not one estimate a part: ask part by part
-            estimates = [estimated_rows(tx, part, values)[0]
-                         for part, values in zip(parts, each_part, strict=True)]
-        messages = estimates.pop()
+        collection = self._persona_messages(tx, persona)
+        shares = self._shares(tx, words, filters)
+        if shares is not None:
+            estimates, messages = [collection * share for share in shares], float(collection)
+        else:  # one EXPLAIN estimates every word and the persona's messages that pass
+            parts = [f"SELECT 1 FROM messages m WHERE m.persona = ? AND "
+                     f"{holds_word(word, planning=True)} {where}" for word in words]
+            parts.append(f"SELECT 1 FROM messages m WHERE m.persona = ? {where}")
+            each_part = [*each, [persona, *params]]
+            estimates = estimated_rows(tx, " UNION ALL ".join(parts),
+                                       [value for values in each_part for value in values])
+            if len(estimates) != len(parts):  # not one estimate a part: ask part by part
+                estimates = [estimated_rows(tx, part, values)[0]
+                             for part, values in zip(parts, each_part, strict=True)]
+            messages = estimates.pop()
         selects, values = [], []
         for k, (word, rows) in enumerate(zip(words, estimates, strict=True)):
-            # the keys read every match, one heap page each; the newest rows' walk reads
-            # ``messages · window / rows`` of them, neighbours on a page, at about half the
-            # cost a row (1M messages: 0.7 against 1.5 µs): the keys when they cost less
             keys = (f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
                     f"{PERSONA_GRAMS_FUNCTION}(?, ?) "
-                    if rows <= window or 2 * rows * rows <= window * messages else "")
+                    if keys_cost_less(rows, window, messages) else "")
             # a word's ids in one text: a row each cost more in Python
             selects.append(f"(SELECT {k}, string_agg(w.id::text, ',') FROM"
                            f" (SELECT m.id FROM messages m WHERE m.persona = ? AND"
                            f" {holds_word(word)} {where}{keys}ORDER BY m.id DESC LIMIT ?) AS w)")
             values += [*each[k], *([persona, word] if keys else []), window]
-        selects.append("(SELECT -1, least(c.messages, ?)::text FROM persona_counts c "
-                       "WHERE c.persona = ?)")
-        values += [COLLECTION_CAP, persona]
         found: list[list[int]] = [[] for _ in words]
-        collection = 0
         for k, ids in tx.fetch(" UNION ALL ".join(selects), values):
-            if k < 0:
-                collection = int(ids)
-            elif ids:
+            if ids:
                 # newest first, whatever order the aggregate kept (sorted already: cheap)
                 found[k] = sorted(map(int, ids.split(",")), reverse=True)
-        return dict(zip(words, found, strict=True)), collection
+        return dict(zip(words, found, strict=True)), min(collection, COLLECTION_CAP)
 
     def _collection(self, tx: Tx, persona: str) -> int:
         """The persona's count of messages that migration 12's triggers keep, up to
         :data:`~saimemory.any_match.COLLECTION_CAP`: one row read, not the persona's part
         of an index."""
-        found = tx.fetch("SELECT least(messages, ?) FROM persona_counts WHERE persona = ?",
-                         (COLLECTION_CAP, persona))
+        return min(self._persona_messages(tx, persona), COLLECTION_CAP)
+
+    @staticmethod
+    def _persona_messages(tx: Tx, persona: str) -> int:
+        """The persona's number of messages (migration 12): read with a search's ``BEGIN``
+        (:meth:`_search_read`), else now."""
+        if isinstance(tx, _PgTx) and tx.counted is not None and tx.counted[0] == persona:
+            return tx.counted[1]
+        found = tx.fetch("SELECT messages FROM persona_counts WHERE persona = ?", [persona])
         return int(found[0][0]) if found else 0
+
+    @staticmethod
+    def _plan_afresh(tx: Tx) -> None:
+        """Plan each statement of this transaction with its values (:data:`_CUSTOM_PLANS`),
+        unless its start asked for that already."""
+        if not (isinstance(tx, _PgTx) and tx.custom_plans):
+            tx.run(_CUSTOM_PLANS)
+            if isinstance(tx, _PgTx):
+                tx.custom_plans = True
+
+    def _shares(
+        self, tx: Tx, words: Sequence[str], filters: tuple[str, list[Any]]
+    ) -> list[float] | None:
+        """Each word's estimated share of the messages (:class:`TextStats`, read again every
+        :data:`STATS_SECONDS`), or None to ask the planner instead: when the search has
+        filters (the planner weighs them too) or the texts have no statistics yet."""
+        if filters[0]:
+            return None
+        now = time.monotonic()
+        if self._text_stats is None or now - self._text_stats[0] > STATS_SECONDS:
+            self._text_stats = (now, read_text_stats(tx, self.schema))
+        stats = self._text_stats[1]
+        return None if stats is None else [stats.share(word) for word in words]
 
     def _found(
         self,
@@ -492,20 +611,28 @@ class PostgresStore(SqlStore):
         limit: int,
     ) -> tuple[str, list[Any]]:
         """``FROM …`` SQL (and its parameters) of the persona's messages holding every word
-        and passing the filters: with the words' trigram keys (migration 10) when the
-        planner expects at most ``limit`` of them (:func:`few_matches`, asked with the
-        ``ILIKE`` the trigram index estimates), else without, for the newest rows' plan."""
+        and passing the filters: with the words' trigram keys (migration 10) when they cost
+        less than the newest rows' walk (:func:`keys_cost_less`, the words' shares from the
+        statistics of the texts) or, for a search with filters or a store without
+        statistics, when the planner expects at most ``limit`` matches (:func:`few_matches`,
+        asked with the ``ILIKE`` the trigram index estimates); else without, for the newest
+        rows' plan."""
         where, params = filters
-        # A generic plan cannot see the pattern, so it cannot tell a rare word (use the
-        # trigram keys) from a common one (walk the newest rows): plan each search afresh.
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")
+        self._plan_afresh(tx)
         shorts = "".join(f"AND {self._short_like} " for _ in short)
         values = [persona, *(like_pattern(word) for word in (*indexed, *short)), *params]
-        planned = "".join(f"AND {holds_word(word, planning=True)} " for word in indexed)
         found = "".join(f"AND {holds_word(word)} " for word in indexed)
         found = f"FROM messages m WHERE m.persona = ? {found}{shorts}{where}"
-        if few_matches(tx, f"FROM messages m WHERE m.persona = ? {planned}{shorts}{where}",
-                       values, limit):
+        shares = self._shares(tx, (*indexed, *short), filters)
+        if shares is not None:  # as the planner would: the words' shares independent
+            messages = self._persona_messages(tx, persona)
+            few = keys_cost_less(messages * math.prod(shares), limit, messages)
+        else:
+            planned = "".join(f"AND {holds_word(word, planning=True)} " for word in indexed)
+            few = few_matches(
+                tx, f"FROM messages m WHERE m.persona = ? {planned}{shorts}{where}", values,
+                limit)
+        if few:
             found += "".join(f"AND {PERSONA_GRAMS_FUNCTION}(m.persona, m.content) @> "
                              f"{PERSONA_GRAMS_FUNCTION}(?, ?) " for _ in indexed)
             values += [value for word in indexed for value in (persona, word)]
@@ -524,7 +651,7 @@ class PostgresStore(SqlStore):
     ) -> list[Row]:
         """The GIN index of the messages' short pieces (migration 8), up to ``upto``."""
         sql, params = conditions
-        tx.run("SET LOCAL plan_cache_mode = force_custom_plan")  # as in _matches
+        self._plan_afresh(tx)
         pieces = ", ".join("lower(?)" for _ in words)
         has = "&&" if any_word else "@>"
         return tx.fetch(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from abc import abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
@@ -195,9 +195,12 @@ class SqlStore(MessageStore):
         """Our error for a driver error."""
 
     @contextmanager
-    def _transaction(self, personas: Sequence[str] | None) -> Iterator[Tx]:
+    def _transaction(
+        self, personas: Sequence[str] | None, begin: Callable[[], Tx] | None = None
+    ) -> Iterator[Tx]:
+        """A transaction :meth:`_begin` starts (or ``begin``, a backend's own start of one)."""
         with self._lock:
-            tx = self._begin(personas)
+            tx = self._begin(personas) if begin is None else begin()
             try:
                 yield tx
                 self._end(commit=True)
@@ -228,6 +231,11 @@ class SqlStore(MessageStore):
         """A read of exactly one statement, which is a snapshot by itself. Here a read
         transaction (in process, beginning one costs nothing); a backend with round trips
         runs the statement alone, without ``BEGIN`` and ``COMMIT``."""
+        return self._read()
+
+    def _search_read(self, persona: str) -> AbstractContextManager[Tx]:
+        """The read transaction of a search of ``persona``'s messages (a backend may start
+        it with what every search of the persona reads)."""
         return self._read()
 
     @abstractmethod
@@ -503,7 +511,7 @@ class SqlStore(MessageStore):
         """Conversation of the main thread between two ids, newest ``limit``, oldest first."""
         if limit < 0:
             raise InvalidQueryError(f"limit must be >= 0, got {limit}")
-        with self._read() as tx:
+        with self._read_one() as tx:
             rows = self._conversation_page(
                 tx, persona, main_thread_id(persona), exclude_pulse, before, limit, after=after
             )
@@ -734,7 +742,7 @@ class SqlStore(MessageStore):
         if limit < 1:
             raise InvalidQueryError(f"limit must be >= 1, got {limit}")
         filters = search_filters(tags, since, until)
-        with self._read() as tx:
+        with self._search_read(persona) as tx:
             if terms.match == "any" and len(terms.all) > 1:
                 found = self._any_rows(tx, persona, terms, filters, limit)
             else:

@@ -96,28 +96,3 @@ def test_a_second_statement_in_a_read_of_one_is_refused(pg: tuple[Any, str]) -> 
     with store._read_one() as tx, pytest.raises(AssertionError, match="cannot write"):
         tx.run("DELETE FROM pins")
 
-
-def test_the_conversation_before_reads_what_the_transaction_read(pg: tuple[Any, str]) -> None:
-    """The one-statement read against the shared read of a page and its tags, over every
-    bound: the same messages, tags and order."""
-    from saimemory import CONVERSATION_TAG
-    from saimemory.sqlbase import SqlStore
-
-    store, _ = pg
-    ids = []
-    for i in range(12):
-        tags = (CONVERSATION_TAG, f"t{i % 3}") if i % 4 else ("note",)
-        pulse = f"p{i // 3}"
-        ids.append(store.append(NewMessage("alice", "user", f"m{i}", tags=tags,
-                                           pulse_id=pulse)).id)
-    store.append(NewMessage("bob", "user", "other", tags=(CONVERSATION_TAG,)))
-    for before in (None, ids[0], ids[5], ids[11] + 1):
-        for after in (0, ids[2], ids[9]):
-            for limit in (0, 1, 3, 50):
-                for exclude in (None, "p1", "p9"):
-                    kwargs = {"before": before, "after": after, "limit": limit,
-                              "exclude_pulse": exclude}
-                    got = store.conversation_before("alice", **kwargs)
-                    assert got == SqlStore.conversation_before(store, "alice", **kwargs), kwargs
-    assert [m.content for m in store.conversation_before("alice", before=None, limit=3)] == [
-        "m9", "m10", "m11"]

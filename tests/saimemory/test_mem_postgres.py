@@ -181,3 +181,25 @@ def test_cli_on_a_dsn_imports_an_export_once(
         assert expected in capsys.readouterr().err
     assert main(["memory", "pulse", "--db", db, "--persona", "bob", "p1"]) == 0
     assert capsys.readouterr().out.count("東京タワーを見た") == 1
+
+
+def test_relaxed_commits_are_asked_for_on_the_dsn_only(schema: str) -> None:
+    """``options=-c synchronous_commit=off`` (libpq's, on the DSN) sets the store's session:
+    commits no longer wait for the WAL flush. Without it the store keeps the server's
+    setting (durable: ``on`` unless the server says otherwise)."""
+    import psycopg
+
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN) as conn:
+        default = conn.execute("SHOW synchronous_commit").fetchone()
+    assert default == ("on",)
+    relaxed = open_store(dsn(schema, options="-c%20synchronous_commit%3Doff"))
+    durable = open_store(dsn(schema))
+    try:
+        assert relaxed._conn.execute("SHOW synchronous_commit").fetchone() == ("off",)  # type: ignore[attr-defined]
+        assert durable._conn.execute("SHOW synchronous_commit").fetchone() == default  # type: ignore[attr-defined]
+        written = relaxed.append(NewMessage("aoi", "user", "committed without the flush"))
+        assert [m.id for m in durable.recent("aoi")] == [written.id]
+    finally:
+        relaxed.close()
+        durable.close()
