@@ -17,7 +17,7 @@ from typing import Any, Self
 from pydantic import Field, model_validator
 
 from sea.jsontypes import json_type
-from sea.lang.node import NAME_PATTERN, StrictModel
+from sea.lang.node import NAME_PATTERN, StrictModel, empty_list
 from sea.lang.node_models import Node, ParamType
 
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -125,7 +125,7 @@ class Playbook(StrictModel):
     description: str = Field(description="What the playbook does (shown to routers).")
     display_name: str | None = Field(default=None, description="Label for people.")
     input_schema: list[InputParam] = Field(
-        default_factory=list, description="The playbook's parameters."
+        default_factory=empty_list, description="The playbook's parameters."
     )
     output_schema: list[str] | None = Field(
         default=None,

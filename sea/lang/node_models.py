@@ -23,6 +23,7 @@ from sea.lang.node import (
     Read,
     StrictModel,
     Unknown,
+    empty_list,
     key_read,
     keys_defined,
     nested_reads,
@@ -84,7 +85,7 @@ class MemorizeOption(StrictModel):
     """What an `llm` node writes to memory after it answers."""
 
     tags: list[str] = Field(
-        default_factory=list,
+        default_factory=empty_list,
         description="Tags stored on the prompt and the response (e.g. `conversation`).",
     )
 

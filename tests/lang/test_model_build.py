@@ -6,6 +6,7 @@ import; these tests keep the two things that make it cheaper from regressing.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -30,6 +31,25 @@ def test_a_model_s_annotations_are_types_not_text(model: type[StrictModel]) -> N
     text = {name: a for name, a in vars(model).get("__annotations__", {}).items()
             if isinstance(a, str)}
     assert text == {}
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_a_model_s_default_factories_are_python_functions(model: type[StrictModel]) -> None:
+    # pydantic reads a factory's signature at the build; a builtin's (`list`) is parsed from
+    # its text by tokenize
+    builtin = {name: f.default_factory for name, f in model.model_fields.items()
+               if f.default_factory is not None and not inspect.isfunction(f.default_factory)}
+    assert builtin == {}
+
+
+def test_checking_valid_playbooks_tokenizes_nothing() -> None:
+    compiled = _run("""
+        import json, tokenize
+        from sea.cli import main
+        main(["validate", "--no-cache", "playbooks"])
+        print(json.dumps([tokenize._compile.cache_info().currsize]))
+    """)
+    assert compiled == [0]
 
 
 def _run(script: str) -> list[str]:
