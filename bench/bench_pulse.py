@@ -29,10 +29,11 @@ context profiles (the history and a short instruction), no events, no per-call a
 checks or ref fitting beyond taking the text a ``ref:`` names.
 
 The engine runs twice: as a host gets it (a pulse that keeps no checkpoints runs each
-playbook that cannot pause for a person without a LangGraph run of its own,
-:mod:`sea.engine.direct`), and with every playbook in a graph of its own ("engine graphs": a
-runtime with ``keep_checkpoints``, which runs the way a worker's pulses and pulses that may
-wait do, and writes its checkpoints when each graph ends, as the hand-written program does).
+playbook that cannot pause for a person without a LangGraph run of its own, and its own
+playbook so until a node that may pause is about to run, :mod:`sea.engine.direct`), and
+with every playbook in a graph of its own ("engine graphs": a runtime with
+``keep_checkpoints``, which runs the way a worker's pulses and pulses that may wait do,
+and writes its checkpoints when each graph ends, as the hand-written program does).
 
 Runs alternate between the sides so machine noise hits all alike. All sides assert
 that their pulse took the scripted route (the engine's: status ``ok``, no failure handled by

@@ -24,7 +24,7 @@ from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
 from sea.engine.routing import edges_for
 from sea.engine.state import PlaybookState, Update
-from sea.engine.waits import NEVER, Waits, node_waits
+from sea.engine.waits import NEVER, Waits, node_waits, node_waits_now
 from sea.errors import (
     BoundExceeded,
     ExecutionError,
@@ -112,8 +112,10 @@ class Compiler:
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             builder.add_node(node.id, runner)
             edges = edges_for(node)
-            steps[node.id] = Step(runner, edges.static, edges.router)
-            waits |= node_waits(kind, node)
+            declared = node_waits(kind, node)
+            steps[node.id] = Step(runner, edges.static, edges.router, declared,
+                                  node_waits_now(kind, node))
+            waits |= declared
             if edges.router is None:
                 builder.add_edge(node.id, edges.static or "__end__")
             else:

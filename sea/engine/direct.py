@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime as GraphRuntime
 from sea.engine.pulse import Frame
 from sea.engine.routing import Router
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Handover, Waits
 
 
 class Runner(Protocol):
@@ -74,13 +75,25 @@ def fold(state: Mapping[str, Any], update: Mapping[str, Any]) -> PlaybookState:
     return folded  # type: ignore[return-value]
 
 
+WaitsNow = Callable[[PlaybookState, Frame], Waits]
+"""Where a node can pause given the state it is about to run with (a kind's ``waits_now``:
+an ``exec`` node's callee is known only then)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One node: its runner and where it leads (a fixed target, or a router)."""
+    """One node: its runner, where it leads (a fixed target, or a router) and where it can
+    pause for a person (before it runs, when its kind can tell from the state)."""
 
     runner: Runner
     static: str | None
     router: Router | None
+    waits: Waits = NEVER
+    waits_now: WaitsNow | None = None
+
+    def waits_at(self, state: PlaybookState, frame: Frame) -> Waits:
+        """Where this node can pause when it runs with ``state``."""
+        return self.waits if self.waits_now is None else self.waits_now(state, frame)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +111,19 @@ class DirectGraph:
             GraphRecursionError: more than ``recursion_limit`` nodes ran (as LangGraph's
                 own limit; the engine's step bound is lower and comes first).
         """
+        found = await self.run_until(first, frame, recursion_limit, None)
+        assert not isinstance(found, Handover)
+        return found
+
+    async def run_until(
+        self, first: PlaybookState, frame: Frame, recursion_limit: int,
+        pauses: Callable[[Waits], bool] | None,
+    ) -> PlaybookState | Handover:
+        """:meth:`run`, stopped before the first node that ``pauses`` says may pause for a
+        person where it is about to run (its graph then goes on from there)."""
         state = fold({}, first)
         runtime = GraphRuntime(context=frame)
-        current = self.start
+        current, last = self.start, None
         ran = 0
         while current != END:
             if ran >= recursion_limit:
@@ -109,7 +132,10 @@ class DirectGraph:
                     "condition."
                 )
             step = self.steps[current]
+            if pauses is not None and pauses(step.waits_at(state, frame)):
+                return Handover(state, current, last, ran)
             state = fold(state, await step.runner(state, runtime=runtime))
             ran += 1
+            last = current
             current = (step.static if step.router is None else step.router(state)) or END
         return state

@@ -23,7 +23,7 @@ from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
 from sea.engine.state import PlaybookState
 from sea.engine.tools.box import ToolBox
-from sea.engine.waits import Waits
+from sea.engine.waits import Handover, Waits
 from sea.errors import MemoryWriteFailed, SizeLimitExceeded
 from sea.jsontypes import json_text
 from sea.lang.models import Playbook
@@ -53,6 +53,13 @@ class DirectRun(Protocol):
         self, first: PlaybookState, frame: Frame, recursion_limit: int
     ) -> PlaybookState:
         """Run from the start node to the end; the final state."""
+        ...
+
+    async def run_until(
+        self, first: PlaybookState, frame: Frame, recursion_limit: int,
+        pauses: Callable[[Waits], bool] | None,
+    ) -> PlaybookState | Handover:
+        """:meth:`run`, stopped before the first node ``pauses`` says may pause."""
         ...
 
 

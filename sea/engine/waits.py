@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sea.engine.state import PlaybookState
 from sea.lang.node import NodeModel
 
 
@@ -51,6 +52,18 @@ class Waits:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """A run without its graph stopped before a node that may pause for a person
+    (:meth:`sea.engine.direct.DirectGraph.run_until`): the state the node would run with,
+    the node, the node that ran before it (None: none did) and how many nodes ran."""
+
+    state: PlaybookState
+    node: str
+    last: str | None
+    ran: int
+
+
 NEVER = Waits()
 """A node that never asks a person."""
 ALWAYS = Waits(always=True)
@@ -61,6 +74,16 @@ def node_waits(kind: Any, node: NodeModel) -> Waits:
     """What ``kind`` says of ``node`` (:data:`ALWAYS` when the kind says nothing)."""
     declared: Callable[[NodeModel], Waits] | None = getattr(kind, "waits", None)
     return ALWAYS if declared is None else declared(node)
+
+
+def node_waits_now(kind: Any, node: NodeModel) -> Callable[[Any, Any], Waits] | None:
+    """What ``kind`` says of ``node`` about to run with a state in a frame (its optional
+    ``waits_now(node, state, frame)``, narrower than :func:`node_waits`: an ``exec`` node's
+    callee is known then), or None when the kind says nothing more than ``waits``."""
+    declared: Callable[[NodeModel, Any, Any], Waits] | None = getattr(kind, "waits_now", None)
+    if declared is None or getattr(kind, "waits", None) is None:
+        return None
+    return lambda state, frame: declared(node, state, frame)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,13 @@ with ``recover=True`` saves a checkpoint after every step, so when its process d
 continued from the last one (:meth:`Runtime.acontinue`, or the same start again); any other
 pulse writes its checkpoint only when it waits or ends (LangGraph's ``exit`` durability),
 which spares it a database write per step: a killed one is simply gone, as if never begun,
-except for its input and what it had stored. Such a pulse whose playbook cannot pause for a
-person (:mod:`sea.engine.waits`) needs no checkpoint at all: it runs without a LangGraph run
-(:mod:`sea.engine.direct`), and so does each called playbook that cannot pause.
+except for its input and what it had stored. Such a pulse needs no checkpoint until a node
+that may pause for a person (:mod:`sea.engine.waits`) is about to run: until then it runs
+without a LangGraph run (:mod:`sea.engine.direct`), and there its graph takes over, its first
+checkpoint holding the state as if the nodes that ran had run in it (a pulse that reaches
+no such node makes no checkpoint at all); each called playbook that cannot pause runs
+without a LangGraph run too. An ``exec`` node may pause where the playbook it is about to
+run can, not where any playbook of its list could.
 
 A pulse drives only while it holds its persona's turn (:mod:`sea.host.turns`): one pulse
 at a time per persona, in this runtime and in every process on the same store; the host
@@ -33,6 +37,7 @@ from collections.abc import (
 )
 from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from time import perf_counter
@@ -67,6 +72,7 @@ from sea.engine.tools.model_signatures import MODEL_TOOL_ARGUMENTS
 from sea.engine.tools.model_tools import model_tool_makers
 from sea.engine.tools.signatures import ARGUMENTS, PLAN_ARGUMENTS
 from sea.engine.tools.workspace import Workspace, workspace_tools
+from sea.engine.waits import Handover
 from sea.errors import ExecutionError, SeaError, SizeLimitExceeded, UsageError
 from sea.host.blocking import LoopThread, blocking, blocking_stream
 from sea.host.calllog import CallLog
@@ -417,19 +423,27 @@ class Runtime:
             else:  # they serve only a wait: held until it waits, gone if it does not
                 saver = held = HeldPulse(saver, run.pulse_id)
         frame.pulse.direct_calls = held is not None  # no callee's checkpoint is ever read
-        if held is not None and not can_wait(frame.pulse, compiled.waits):
-            # it cannot wait: none of its checkpoints would ever be read, so none is made
-            limit = self.services.limits.recursion_limit
-            run.final = dict(await compiled.direct.run(payload, replace(frame, direct=True), limit))
+        bound = compiled.graph.copy(update={"checkpointer": saver})
+        if held is None:
+            return await self._run_graph(run, bound, frame, payload, held, sink)
+        # None of its checkpoints would be read until a node that may wait runs: until then
+        # it runs without its graph, which takes over (as if it had run those nodes) there
+        limit = self.services.limits.recursion_limit
+        pulse = frame.pulse
+        pauses = None if not can_wait(pulse, compiled.waits) else partial(can_wait, pulse)
+        found = await compiled.direct.run_until(payload, replace(frame, direct=True), limit,
+                                                pauses)
+        if not isinstance(found, Handover):
+            run.final = dict(found)
             return "ok"
-        return await self._run_graph(run, compiled.graph.copy(update={"checkpointer": saver}),
-                                     frame, payload, held, sink)
+        return await self._run_graph(run, bound, frame, payload, held, sink, found)
 
     async def _run_graph(
         self, run: Run, bound: Graph, frame: Frame, payload: Any, held: HeldPulse | None,
-        sink: Sink,
+        sink: Sink, handover: Handover | None = None,
     ) -> Status:
-        """Run (or resume, or continue) the pulse's graph with its checkpointer."""
+        """Run (or resume, or continue) the pulse's graph with its checkpointer; after a
+        ``handover``, from the node the run without it stopped before."""
         config: RunnableConfig = {
             "configurable": {"thread_id": run.pulse_id},
             "recursion_limit": self.services.limits.recursion_limit,
@@ -450,6 +464,12 @@ class Runtime:
         durability: Durability = "sync" if run.recover else "exit"
         if run.mode == "continue":
             final, waiting = await _go_on(bound, config, frame, durability)
+        elif handover is not None and handover.last is not None:
+            # its first checkpoint: the state as if the nodes that ran had run in the graph
+            config["recursion_limit"] = self.services.limits.recursion_limit - handover.ran
+            await bound.aupdate_state(config, handover.state, as_node=handover.last)
+            final = await bound.ainvoke(None, config, context=frame, durability=durability)
+            waiting = final.get("__interrupt__") or []
         else:
             final = await bound.ainvoke(payload, config, context=frame, durability=durability)
             waiting = final.get("__interrupt__") or []

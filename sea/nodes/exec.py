@@ -18,7 +18,7 @@ from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
-from sea.engine.waits import Waits
+from sea.engine.waits import ALWAYS, NEVER, Waits
 from sea.errors import CallArgumentError, CallTargetError
 from sea.lang import saiverse
 from sea.lang.node_models import ExecNode
@@ -73,6 +73,18 @@ class ExecKind:
         if node.allowed_playbooks is not None:
             return Waits(callees=tuple(node.allowed_playbooks), unlisted=True)
         return Waits(router_callees=True, unlisted=True)
+
+    def waits_now(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Waits:
+        """Where the node can pause about to run with ``state``: where its target can, or
+        (outside its list) where the policy asks first; nowhere when it will fail before
+        calling anything (no target, or one outside its list that is not asked about)."""
+        try:
+            name = target_name(node, state, frame)
+        except CallTargetError:
+            return NEVER
+        if name not in allowed(node, frame):
+            return ALWAYS if frame.services.limits.unlisted_exec == "ask" else NEVER
+        return Waits(callees=(name,))
 
     async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
         """Check the target, then call it like ``subplay``."""

@@ -164,9 +164,9 @@ def where_am_i() -> list[str]:
 @pytest.mark.parametrize(("playbook", "options", "tasks"), [
     # it cannot wait: no LangGraph run at all
     ("probe_caller", {}, []),
-    # the caller may wait (in its own graph), its callee cannot: the callee's node runs in
-    # the caller's task
-    ("probe_then_ask", {"asks": True}, ["call"]),
+    # the caller may wait, at its `ask` node: the nodes before it run without a graph,
+    # which takes over at `ask`
+    ("probe_then_ask", {"asks": True}, []),
     # each callee in a task of its own graph
     ("probe_caller", {"keep_checkpoints": True}, ["call", "probe"]),
     ("probe_caller", {"recover": True}, ["call", "probe"]),
@@ -186,6 +186,81 @@ def test_a_playbook_runs_in_a_graph_of_its_own_only_where_a_checkpoint_may_be_re
         assert done.status == ("waiting" if asks else "ok"), done.error
         seen = [e.result for e in done.events if e.kind == "tool_call" and e.tool == "where_am_i"]
         assert seen == [tasks]
+    finally:
+        runtime.close()
+
+
+def _probes(result: PulseResult) -> list[Any]:
+    return [e.result for e in result.events if e.kind == "tool_call" and e.tool == "where_am_i"]
+
+
+def test_after_a_wait_a_callee_that_cannot_wait_runs_in_its_callers_task(
+    store: SQLiteStore, library: PlaybookLibrary, persona: Persona
+) -> None:
+    """The graph took over at the first node (it may wait): what runs after the answer runs
+    in it, as a resumed pulse's calls do, each callee in a graph of its own."""
+    saver = CountingSaver()
+    runtime = _counting_runtime(store, library, saver, tools=[send_mail, where_am_i])
+    try:
+        waiting = runtime.run_pulse(persona, "ask_then_probe", "", pulse_id="a")
+        assert waiting.status == "waiting", waiting.error
+        assert _probes(waiting) == []  # nothing ran before the wait
+        resumed = runtime.resume("a", "approve")
+        assert resumed.status == "ok", resumed.error
+        assert _probes(resumed) == [["call", "probe"]]
+        assert resumed.outputs == {"seen": ["call", "probe"], "outcome": "mailed dave"}
+    finally:
+        runtime.close()
+
+
+def test_the_graph_takes_over_before_the_node_that_may_wait_and_goes_on_after_it(
+    store: SQLiteStore, library: PlaybookLibrary, persona: Persona
+) -> None:
+    """The node before the wait ran without a graph; the graph's first checkpoint holds what
+    it left, so the answer goes on from the wait and nothing runs twice."""
+    saver = CountingSaver()
+    runtime = _counting_runtime(store, library, saver, tools=[send_mail, where_am_i])
+    try:
+        waiting = runtime.run_pulse(persona, "probe_then_ask", "", pulse_id="b")
+        assert waiting.status == "waiting", waiting.error
+        assert _probes(waiting) == [[]]
+        assert _namespaces(saver) == {""}  # the pulse's graph only
+        resumed = runtime.resume("b", "approve")
+        assert resumed.status == "ok", resumed.error
+        assert _probes(resumed) == []  # `call` is not run again
+        assert resumed.outputs == {"seen": []}
+        assert sent_to(resumed) == ["[]"]
+    finally:
+        runtime.close()
+
+
+def sent_to(result: PulseResult) -> list[Any]:
+    return [e.args["to"] for e in result.events if e.kind == "tool_call" and e.tool == "send_mail"]
+
+
+@pytest.mark.parametrize(("picked", "status", "probes", "namespaces"), [
+    # the exec's callee cannot wait: no graph and no checkpoint, though the other one of
+    # its list could
+    ("probe_caller", "ok", [[]], set()),
+    # its callee may wait: the graph takes over at the exec node, which runs the callee in
+    # a graph of its own (task `run`), whose own callee cannot wait (in task `call`)
+    ("probe_then_ask", "waiting", [["run", "call"]], {"", "run"}),
+])
+def test_an_exec_node_waits_where_the_playbook_it_runs_can(
+    store: SQLiteStore, library: PlaybookLibrary, persona: Persona,
+    picked: str, status: str, probes: list[Any], namespaces: set[str],
+) -> None:
+    saver = CountingSaver()
+    runtime = _counting_runtime(store, library, saver, tools=[send_mail, where_am_i])
+    try:
+        done = runtime.run_pulse(persona, "exec_pick", picked, pulse_id="c")
+        assert done.status == status, done.error
+        assert _probes(done) == probes
+        assert {n.split(":")[0] for _, n in saver.wrote} == namespaces
+        if status == "waiting":
+            resumed = runtime.resume("c", "approve")
+            assert resumed.status == "ok", resumed.error
+            assert _probes(resumed) == []
     finally:
         runtime.close()
 

@@ -1,6 +1,8 @@
-"""Property: any playbook of counters, branches, loops and failures makes the same pulse run
-directly (:mod:`sea.engine.direct`) as in LangGraph graphs of its own: the same events,
-writes, outputs and errors, as the pulse itself and as a called playbook."""
+"""Property: any playbook of counters, branches, loops, failures and calls a person is asked
+about makes the same pulse run directly (:mod:`sea.engine.direct`, its graph taking over
+before the first node that may pause) as in LangGraph graphs of its own: the same events,
+writes, outputs and errors, as the pulse itself and as a called playbook, and again at each
+resume until it ends."""
 
 from __future__ import annotations
 
@@ -32,7 +34,10 @@ STEPS: dict[str, dict[str, Any]] = {
     "nothing": {"type": "pass"},
     "broken": {"type": "set", "assignments": {"z": "={input} * 2"}},  # a string times 2
     "refused": {"type": "tool", "action": "refuse", "args": {"why": "x={x}"}},
+    "ask": {"type": "tool", "action": "send_mail", "args": {"to": "x={x}"}},
 }
+RESUMES = 4
+"""How many times a waiting pulse is answered (a loop may ask again) before it is left."""
 
 
 @tool
@@ -97,7 +102,8 @@ CALLER = {
 }
 
 
-def _pulse(folder: Path, playbook: str, kept: bool) -> dict[str, Any]:
+def _pulse(folder: Path, playbook: str, kept: bool) -> list[dict[str, Any]]:
+    """What a host sees of the pulse, and of each resume while it waits."""
     persona = Persona("aiko", "Aiko", "")
     store = SQLiteStore(folder / f"{kept}.sqlite")
     limits = Limits(max_steps=25, max_visits=4, approval_tools=frozenset({"send_mail"}))
@@ -106,7 +112,13 @@ def _pulse(folder: Path, playbook: str, kept: bool) -> dict[str, Any]:
                       checkpointer=InMemorySaver(), keep_checkpoints=kept)
     try:
         result = runtime.run_pulse(persona, playbook, "", pulse_id="p")
-        return _seen(result, store, persona)
+        seen = [_seen(result, store, persona)]
+        for _ in range(RESUMES):
+            if result.status != "waiting":
+                break
+            result = runtime.resume("p", "approve")
+            seen.append(_seen(result, store, persona))
+        return seen
     finally:
         runtime.close()
         store.close()
@@ -126,5 +138,7 @@ def test_any_playbook_runs_directly_as_it_runs_in_graphs(
         top = "caller" if called else "generated"
         direct = _pulse(folder, top, kept=False)
         graphs = _pulse(folder, top, kept=True)
-    event(f"{direct['status']} {(direct['error'] or {}).get('code', '')}".strip())
+    last = direct[-1]
+    event(f"{last['status']} {(last['error'] or {}).get('code', '')}".strip())
+    event(f"resumed {len(direct) - 1} times")
     assert direct == graphs

@@ -153,9 +153,9 @@ def _counting_runtime(
     store: SQLiteStore, library: PlaybookLibrary, saver: CountingSaver, **options: Any
 ) -> Runtime:
     limits = Limits(approval_tools=frozenset({"send_mail"}))
+    options.setdefault("tools", [send_mail])
     return Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                   tools=[send_mail], library=library, limits=limits, checkpointer=saver,
-                   **options)
+                   library=library, limits=limits, checkpointer=saver, **options)
 
 
 def test_a_pulse_that_does_not_wait_writes_and_removes_no_checkpoint(
