@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 
@@ -162,21 +163,26 @@ async def _stream(
     on_token: TokenCallback | None,
     limit: int | None = None,
 ) -> AIMessage:
-    total: AIMessage | None = None
+    whole: AIMessage | None = None  # a whole answer, from a model that cannot stream
+    run: list[AIMessageChunk] = []  # the chunks since, merged once at the end
     async for chunk in runnable.astream(tracker.messages, config=config):
         if not isinstance(chunk, AIMessage):
             raise ModelError(f"model {tracker.model!r} streamed {type(chunk).__name__}, not text")
-        if isinstance(chunk, AIMessageChunk) and isinstance(total, AIMessageChunk):
-            total = total + chunk
-        else:  # the first chunk, or a whole answer from a model that cannot stream
-            total = chunk
-        text = str(chunk.text)
+        if isinstance(chunk, AIMessageChunk):
+            whole = None
+            run.append(chunk)
+        else:
+            whole, run = chunk, []
+        content = chunk.content
+        text = content if isinstance(content, str) else str(chunk.text)
         if text:
             tracker.partial_text += text
             if limit is not None and len(tracker.partial_text) > limit:
                 raise answer_too_large(limit)  # the rest of the stream is not read
             if on_token is not None:
                 await on_token(text)
+    total = whole if whole is not None else (
+        add_ai_message_chunks(run[0], *run[1:]) if run else None)
     if total is None:
         return AIMessage(content="")
     return AIMessage(
