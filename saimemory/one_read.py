@@ -81,4 +81,3 @@ def recent(fetch: Fetch, persona: str, limit: int, thread: str | None) -> list[M
         "ORDER BY m.id DESC LIMIT ?) o ORDER BY o.id",
         params,
     ))
-

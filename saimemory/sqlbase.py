@@ -126,25 +126,6 @@ TAG_PAGE = 100
 limit of 999 values a statement)."""
 
 
-def conversation_bounds(
-    pulse_id: str | None, before: int | None, after: int | None
-) -> tuple[str, list[Any]]:
-    """The conditions (on ``messages m`` and ``message_tags t``) of conversation rows not of
-    ``pulse_id``, older than ``before`` and newer than ``after`` (each if given), and their
-    parameters."""
-    bounds, params = "", list[Any]()
-    if pulse_id is not None:
-        bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
-        params.append(pulse_id)
-    if before is not None:
-        bounds += "AND t.message_id < ? "
-        params.append(before)
-    if after is not None:
-        bounds += "AND t.message_id > ? "
-        params.append(after)
-    return bounds, params
-
-
 class SqlStore(MessageStore):
     """The store contract over a SQL database with the schema of the migrations."""
 
@@ -650,14 +631,24 @@ class SqlStore(MessageStore):
         """The newest ``limit`` conversation rows of the thread older than ``before`` and
         newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
         first."""
-        bounds, params = conversation_bounds(pulse_id, before, after)
+        params: list[Any] = [persona, thread]
+        bounds = ""
+        if pulse_id is not None:
+            bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
+            params.append(pulse_id)
+        if before is not None:
+            bounds += "AND t.message_id < ? "
+            params.append(before)
+        if after is not None:
+            bounds += "AND t.message_id > ? "
+            params.append(after)
         return tx.fetch(
             f"SELECT {self._columns} FROM message_tags t JOIN messages m ON m.id = t.message_id "
             # the tag written out: SQLite's index of it (migration 11) serves only a query
             # that names it
             f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
             "ORDER BY t.message_id DESC LIMIT ?",
-            [persona, thread, *params, limit],
+            [*params, limit],
         )
 
     def _current_pulse(

@@ -1,14 +1,15 @@
-"""A called playbook run without a nested LangGraph run, for a callee that cannot pause.
+"""A playbook run without a LangGraph run of its own, while it cannot pause for a person.
 
-A nested LangGraph run costs about a millisecond of setup (channels, configs, callbacks, a
-checkpoint at its end), more than most nodes. What it buys a called playbook is a
-checkpoint of its own, which matters only when the callee pauses for a person (its resume
-goes on from there) or when a recoverable pulse is driven again after a crash (each node
-run is kept). A callee that cannot pause (:mod:`sea.engine.waits`), in a pulse that keeps
-no checkpoints but for a wait, is therefore run here instead: the same node runners the
-compiled graph holds, in order, each update folded in by the state's own reducers, each
-edge taken by the same router. Nodes, events, bounds, failures and results are the same;
-only the callee's own checkpoint is not made.
+A LangGraph run costs about a millisecond of setup (channels, configs, callbacks, a
+checkpoint at its end), more than most nodes. What it buys a playbook is checkpoints, read
+only when the playbook pauses for a person (its resume goes on from there) or when a
+recoverable pulse is driven again after a crash (each node run is kept). In a pulse that
+keeps no checkpoints but for a wait, a called playbook that cannot pause
+(:mod:`sea.engine.waits`) is therefore run here instead, and so is the pulse's own playbook
+until a node that may pause is about to run (:meth:`DirectGraph.run_until`; its graph
+takes over there): the same node runners the compiled graph holds, in order, each update
+folded in by the state's own reducers, each edge taken by the same router. Nodes, events,
+bounds, failures and results are the same; only the checkpoints are not made.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from langgraph.runtime import Runtime as GraphRuntime
 from sea.engine.pulse import Frame
 from sea.engine.routing import Router
 from sea.engine.state import PlaybookState, Update
-from sea.engine.waits import NEVER, Handover, Waits
+from sea.engine.waits import Handover, Waits
 
 
 class Runner(Protocol):
@@ -88,8 +89,8 @@ class Step:
     runner: Runner
     static: str | None
     router: Router | None
-    waits: Waits = NEVER
-    waits_now: WaitsNow | None = None
+    waits: Waits
+    waits_now: WaitsNow | None
 
     def waits_at(self, state: PlaybookState, frame: Frame) -> Waits:
         """Where this node can pause when it runs with ``state``."""

@@ -1,5 +1,7 @@
 """Whether a playbook run can pause for a person: decided before a call, so that a callee
-that cannot is run without a nested LangGraph run (:mod:`sea.engine.direct`).
+that cannot is run without a nested LangGraph run, and before each node of a pulse's own
+playbook run that way, so that its graph takes over only where a node may pause
+(:mod:`sea.engine.direct`).
 
 A run pauses only where a node asks a person (:mod:`sea.engine.approval`): a tool the
 pulse's policy asks about (``Pulse.approval_tools``), a gated tool's result
