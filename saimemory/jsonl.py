@@ -31,7 +31,7 @@ import orjson
 
 from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
-from saimemory.prepare import check_identifier, prepare, to_micros
+from saimemory.prepare import check_identifier, prepare, provenance, to_micros
 from saimemory.records import (
     ENGINE_MEMO,
     PROVENANCE_PREFIXES,
@@ -184,9 +184,10 @@ def _parse(raw: bytes | str, number: int, persona: str | None, allow_system: boo
 
 def _check_provenance(message: NewMessage, tags: list[str], number: int) -> None:
     try:
-        expected = prepare(message, datetime.now().astimezone()).tags
+        prepare(message, datetime.now().astimezone())
     except InvalidMessageError as exc:
         raise ImportFormatError(f"line {number}: {exc.message}") from None
+    expected = provenance(message.pulse_id, message.playbook, message.node)
     stray = [t for t in tags if t.startswith(PROVENANCE_PREFIXES) and t not in expected]
     if stray:
         raise ImportFormatError(

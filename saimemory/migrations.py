@@ -574,6 +574,39 @@ function that is not inlined (these are not: a sub-select) is planned again at e
 statement that calls it, so every append planned both (about 0.12 ms of an append of 0.5).
 The keys are the same, so the indexes stay as they are: nothing is rebuilt. May run again."""
 
+_DERIVED_TAGS_NAME = "pulse, playbook and node tags derived, not stored"
+
+_PROVENANCE_ROWS = (
+    "DELETE FROM message_tags WHERE substr(tag, 1, 6) = 'pulse:'"
+    " OR substr(tag, 1, 9) = 'playbook:' OR substr(tag, 1, 5) = 'node:'"
+)
+"""The stored tags a message has from its pulse, playbook and node (migration 14)."""
+
+_SQLITE_DERIVED_TAGS = (
+    _PROVENANCE_ROWS,
+    "UPDATE messages SET tags = (SELECT json_group_array(t.tag) FROM (SELECT x.tag FROM"
+    " message_tags x WHERE x.message_id = messages.id ORDER BY x.pos) AS t) WHERE tags <> '[]'",
+)
+"""Migration 14 (SQLite): a message's ``pulse:``, ``playbook:`` and ``node:`` tags are no
+longer stored; every read derives them from its columns
+(:func:`~saimemory.prepare.provenance`), after its own tags. They were three of a message's
+four tag rows, each with its index entries, and most of each row's JSON array of tags;
+searches filtered by them test the columns instead. The rows' arrays keep the messages' own
+tags. Every statement may run again over what an earlier try left."""
+
+_POSTGRES_DERIVED_TAGS = (
+    _PROVENANCE_ROWS,
+    "DROP INDEX IF EXISTS messages_persona_content_trgm",
+)
+"""Migration 14 (PostgreSQL): as SQLite's, a message's ``pulse:``, ``playbook:`` and
+``node:`` tags are derived on every read, not stored (three tag rows an append, their heap
+tuples and six index entries, and about 500 MB of ``message_tags`` at a million messages);
+and the trigram index of migration 7 goes: migration 10's keys find every word a search
+looks up by its trigrams, and the planner's estimates of a pattern come from the texts'
+statistics, not from an index, so the index only cost each append its entries (a fifth of
+a PostgreSQL append's work in the server) and a million messages 110 MB. The
+``pg_trgm`` extension stays. Every statement may run again over what an earlier try left."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
@@ -627,6 +660,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "one trigger a write, short words indexed in batches",
               _SQLITE_ONE_TRIGGER_EACH),
     Migration(13, "the trigram index without sizes", _SQLITE_FTS_NO_SIZES),
+    Migration(14, _DERIVED_TAGS_NAME, _SQLITE_DERIVED_TAGS),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -670,6 +704,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "each message's text in lower case", _POSTGRES_LOWER_CONTENT),
     Migration(12, "each persona's number of messages", _POSTGRES_PERSONA_COUNTS),
     Migration(13, "the index keys' functions planned once a session", _POSTGRES_KEYS_IN_PLPGSQL),
+    Migration(14, _DERIVED_TAGS_NAME, _POSTGRES_DERIVED_TAGS),
 )
 
 

@@ -2,9 +2,10 @@
 
 Every write is one transaction that first takes a transaction-level advisory lock keyed by
 the persona, so writers for one persona are serialised and ids (an identity column) grow
-in commit order for that persona. Full-text search uses ``pg_trgm``: a GIN trigram index
-answers ``ILIKE '%word%'`` for words of three characters or more, Japanese included; a GIN
-index of each message's pieces of one and two characters finds the shorter words.
+in commit order for that persona. Full-text search finds a rare word of three characters
+or more, Japanese included, by a GIN index of the hashed trigrams of each persona's
+messages (migration 10) and a common one by a walk of the newest; a GIN index of each
+message's pieces of one and two characters finds the shorter words.
 
 The tables live in one schema (``public`` unless the DSN says ``?schema=NAME`` or the
 caller passes ``schema``), so several stores can share a database. A connection lost
@@ -93,7 +94,7 @@ def holds_word(word: str, *, planning: bool = False) -> str:
     what ``ILIKE`` compares. Lower case changes none of a fold-free word's characters and
     makes none of them out of another, so all three find the same messages; neither
     ``LIKE`` lowers every text it checks. ``planning``: the ``ILIKE`` form instead, which
-    the trigram index of migration 7 can estimate (the lower-cased text has no index)."""
+    the planner estimates from the statistics of the texts themselves."""
     if fold_free(word):
         return "m.content LIKE ? ESCAPE '\\'"
     if planning:
@@ -102,8 +103,8 @@ def holds_word(word: str, *, planning: bool = False) -> str:
 
 
 def few_matches(tx: Tx, found: str, values: Sequence[Any], limit: int) -> bool:
-    """Whether the planner expects at most ``limit`` rows of ``FROM …`` SQL ``found``: the
-    trigram index of migration 7 estimates how many messages hold a word. A word in fewer
+    """Whether the planner expects at most ``limit`` rows of ``FROM …`` SQL ``found`` (its
+    estimate of how many messages hold a word comes from the texts' statistics). A word in fewer
     messages than a search reads is looked up by its persona's trigram keys (migration 10):
     every one of its messages is read and checked, few enough. A commoner word is left to
     the plan of the newest rows, which stops at ``limit`` (the keys' own estimate multiplies

@@ -24,7 +24,9 @@ MAX_ID_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class PreparedMessage:
-    """A checked message: what goes into the ``messages`` and ``message_tags`` tables."""
+    """A checked message: what goes into the ``messages`` and ``message_tags`` tables.
+    ``tags`` are the message's own, the ones stored; its ``pulse:``/``playbook:``/``node:``
+    tags follow from its columns (:func:`provenance`) and are never stored."""
 
     persona: str
     thread: str | None
@@ -43,7 +45,8 @@ class PreparedMessage:
         """The stored message once the backend knows its id and thread."""
         return Message(  # positionally (keywords cost a dict a call), in the fields' order
             message_id, self.persona, thread, self.role, self.content,
-            from_micros(self.created_us), self.pulse_id, self.scope, self.tags,
+            from_micros(self.created_us), self.pulse_id, self.scope,
+            (*self.tags, *provenance(self.pulse_id, self.playbook, self.node)),
             orjson.loads(self.metadata_json), self.uid, self.playbook, self.node,
         )
 
@@ -90,15 +93,20 @@ def _check_tags(tags: object) -> list[str]:
     return checked
 
 
-def _provenance(message: NewMessage) -> list[str]:
+def provenance(pulse_id: str | None, playbook: str | None, node: str | None) -> tuple[str, ...]:
+    """The tags a message has from its pulse, playbook and node, after its own tags: derived
+    on every read, so a store keeps only the message's own tags (a million messages wrote
+    three million more tag rows, and an append their index entries)."""
+    if pulse_id is None and playbook is None and node is None:
+        return ()
     tags = []
-    if message.pulse_id is not None:
-        tags.append(f"pulse:{message.pulse_id}")
-    if message.playbook is not None:
-        tags.append(f"playbook:{message.playbook}")
-    if message.node is not None:
-        tags.append(f"node:{message.node}")
-    return tags
+    if pulse_id is not None:
+        tags.append(f"pulse:{pulse_id}")
+    if playbook is not None:
+        tags.append(f"playbook:{playbook}")
+    if node is not None:
+        tags.append(f"node:{node}")
+    return tuple(tags)
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
@@ -146,7 +154,7 @@ def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
         scope=message.scope,
         playbook=message.playbook,
         node=message.node,
-        tags=tuple(_check_tags(message.tags) + _provenance(message)),
+        tags=tuple(_check_tags(message.tags)),
         metadata_json=_metadata_json(message.metadata),
         uid=message.uid if message.uid is not None else uuid.uuid4().hex,
     )

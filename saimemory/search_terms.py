@@ -170,6 +170,11 @@ def snippet(content: str, terms: Terms) -> str:
     return ("…" if begin > 0 else "") + text + ("…" if end < len(content) else "")
 
 
+_PROVENANCE_COLUMNS = {"pulse": "pulse_id", "playbook": "playbook", "node": "node"}
+"""The column each ``pulse:``/``playbook:``/``node:`` tag comes from
+(:func:`~saimemory.prepare.provenance`)."""
+
+
 def search_filters(
     tags: Sequence[str], since: datetime | None, until: datetime | None
 ) -> tuple[str, list[Any]]:
@@ -179,6 +184,14 @@ def search_filters(
     sql: list[str] = []
     params: list[Any] = []
     for tag in dict.fromkeys(tags):
+        if not isinstance(tag, str):
+            raise InvalidQueryError(f"tags must be strings, got {tag!r}")
+        prefix, colon, value = tag.partition(":")
+        column = _PROVENANCE_COLUMNS.get(prefix) if colon else None
+        if column is not None:  # a tag the store derives from a column, never stores
+            sql.append(f"AND m.{column} = ? ")
+            params.append(value)
+            continue
         sql.append("AND EXISTS (SELECT 1 FROM message_tags ft WHERE ft.message_id = m.id "
                    "AND ft.tag = ?) ")
         params.append(tag)

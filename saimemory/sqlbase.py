@@ -59,6 +59,7 @@ from saimemory.prepare import (
     check_identifier,
     from_micros,
     prepare,
+    provenance,
     to_micros,
 )
 from saimemory.records import (
@@ -108,10 +109,12 @@ COLUMNS = (
 
 
 def message_of(row: Row, tags: Sequence[str]) -> Message:
-    """The stored message of a row of :data:`COLUMNS`, with its ``tags`` in order."""
+    """The stored message of a row of :data:`COLUMNS`, with its own ``tags`` in order and
+    then those of its pulse, playbook and node (:func:`~saimemory.prepare.provenance`)."""
     return Message(  # positionally (keywords cost a dict a call), in the fields' order
         row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
-        tuple(tags), orjson.loads(row[8]), row[11], row[9], row[10],
+        (*tags, *provenance(row[6], row[9], row[10])), orjson.loads(row[8]), row[11], row[9],
+        row[10],
     )
 
 

@@ -114,7 +114,7 @@ def postgres_test(test: Callable[..., None]) -> Callable[..., None]:
 
 
 @postgres_test
-def test_postgres_searches_through_a_trigram_index_led_by_the_persona(pg: tuple[Any, str]) -> None:
+def test_postgres_searches_through_trigram_keys_led_by_the_persona(pg: tuple[Any, str]) -> None:
     store, schema = pg
     store.append_many(MINE[:3])
     assert [h.message.content for h in store.search("aoi", "weather")] != []
@@ -123,9 +123,13 @@ def test_postgres_searches_through_a_trigram_index_led_by_the_persona(pg: tuple[
         indexes = dict(conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes "
             "WHERE schemaname = %s AND tablename = 'messages'", (schema,)).fetchall())
-    assert "messages_content_trgm" not in indexes  # the one over every persona is gone
-    definition = indexes["messages_persona_content_trgm"]
-    assert re.search(r"USING gin \(persona, content (public\.)?gin_trgm_ops\)", definition)
+    # neither pg_trgm index is kept (the one over every persona, then migration 7's led by
+    # the persona): each trigram's key holds its persona (migration 10)
+    assert "messages_content_trgm" not in indexes
+    assert "messages_persona_content_trgm" not in indexes
+    assert not [name for name, definition in indexes.items() if "gin_trgm_ops" in definition]
+    definition = indexes["messages_persona_grams"]
+    assert re.search(r"USING gin \((\w+\.)?sea_persona_grams\(persona, content\)\)", definition)
 
 
 @postgres_test
