@@ -90,17 +90,13 @@ def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
 
 
 def tag_statements(first_id: int) -> list[str]:
-    """INSERT … SELECT statements that tag every message with id >= first_id."""
+    """INSERT … SELECT statements that tag every message with id >= first_id: the
+    conversation tag of each pulse's first and last message (the store derives the others,
+    ``pulse:``, ``playbook:`` and ``node:``, from the columns)."""
     cols = "message_id, pos, tag, persona, thread"
-    rest = f"FROM messages WHERE id >= {first_id}"
     return [
         f"INSERT INTO message_tags ({cols}) SELECT id, 0, '{CONVERSATION_TAG}', persona, thread "
-        f"{rest} AND node IN ('input', 'speak')",
-        f"INSERT INTO message_tags ({cols}) SELECT id, 1, 'pulse:' || pulse_id, persona, thread "
-        f"{rest}",
-        f"INSERT INTO message_tags ({cols}) SELECT id, 2, 'playbook:' || playbook, persona, "
-        f"thread {rest}",
-        f"INSERT INTO message_tags ({cols}) SELECT id, 3, 'node:' || node, persona, thread {rest}",
+        f"FROM messages WHERE id >= {first_id} AND node IN ('input', 'speak')",
     ]
 
 
@@ -123,7 +119,8 @@ def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
             conn.execute(statement)
         conn.execute(  # SQLite keeps each message's tags in its row too (migration 10)
             "UPDATE messages SET tags = (SELECT json_group_array(tag) FROM (SELECT t.tag FROM "
-            "message_tags t WHERE t.message_id = messages.id ORDER BY t.pos)) WHERE id >= ?",
+            "message_tags t WHERE t.message_id = messages.id ORDER BY t.pos)) WHERE id >= ? "
+            "AND node IN ('input', 'speak')",
             (first,))
         conn.execute("COMMIT")
 
