@@ -89,6 +89,10 @@ def message_rows(start: int, stop: int, t0_us: int) -> Iterator[Row]:
         )
 
 
+TAGGED = ("input", "speak")
+"""The nodes whose messages have the conversation tag: each pulse's first and last."""
+
+
 def tag_statements(first_id: int) -> list[str]:
     """INSERT … SELECT statements that tag every message with id >= first_id: the
     conversation tag of each pulse's first and last message (the store derives the others,
@@ -96,7 +100,7 @@ def tag_statements(first_id: int) -> list[str]:
     cols = "message_id, pos, tag, persona, thread"
     return [
         f"INSERT INTO message_tags ({cols}) SELECT id, 0, '{CONVERSATION_TAG}', persona, thread "
-        f"FROM messages WHERE id >= {first_id} AND node IN ('input', 'speak')",
+        f"FROM messages WHERE id >= {first_id} AND node IN {TAGGED}",
     ]
 
 
@@ -120,7 +124,7 @@ def fill_sqlite(store: SQLiteStore, start: int, stop: int, t0_us: int) -> None:
         conn.execute(  # SQLite keeps each message's tags in its row too (migration 10)
             "UPDATE messages SET tags = (SELECT json_group_array(tag) FROM (SELECT t.tag FROM "
             "message_tags t WHERE t.message_id = messages.id ORDER BY t.pos)) WHERE id >= ? "
-            "AND node IN ('input', 'speak')",
+            f"AND node IN {TAGGED}",
             (first,))
         conn.execute("COMMIT")
 
@@ -132,10 +136,11 @@ def fill_postgres(store: PostgresStore, start: int, stop: int, t0_us: int) -> No
             first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]
             with conn.cursor().copy(
                 "COPY messages (persona, thread, role, content, created_us, pulse_id, scope, "
-                "metadata, playbook, node, uid) FROM STDIN"
+                "metadata, playbook, node, uid, tags) FROM STDIN"
             ) as copy:
                 for row in message_rows(lo, min(stop, lo + CHUNK), t0_us):
-                    copy.write_row(row)
+                    # PostgreSQL keeps each message's own tags in its row too (migration 14)
+                    copy.write_row((*row, [CONVERSATION_TAG] if row[9] in TAGGED else None))
             for statement in tag_statements(first):
                 conn.execute(statement)
     conn.execute("ANALYZE messages")

@@ -429,40 +429,52 @@ stay. Every statement may run again over what an earlier try left."""
 APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
-_POSTGRES_APPEND = (
-    f"CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(p_persona text, p_thread text, p_role text,"
-    " p_content text, p_created_us bigint, p_pulse_id text, p_scope text, p_metadata text,"
-    " p_playbook text, p_node text, p_uid text, p_tags text[], p_now_us bigint,"
-    " p_recovering boolean)"
-    " RETURNS TABLE (new_id bigint, new_thread text) LANGUAGE plpgsql AS $$"
-    " DECLARE v_thread text := coalesce(p_thread, p_persona || ':main');"
-    " BEGIN"
-    " PERFORM pg_advisory_xact_lock(hashtextextended(p_persona, 0));"
-    " IF p_recovering THEN"
-    " RETURN QUERY SELECT m.id, m.thread FROM messages m WHERE m.persona = p_persona"
-    " AND m.uid = p_uid AND m.created_us = p_created_us AND m.content = p_content;"
-    " IF FOUND THEN RETURN; END IF;"
-    " END IF;"
-    " IF p_thread IS NULL THEN"
-    " IF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = v_thread) THEN"
-    " INSERT INTO threads (id, persona, parent, title, is_main, created_us)"
-    " VALUES (v_thread, p_persona, NULL, 'main', 1, p_now_us);"
-    " END IF;"
-    " ELSIF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = p_thread"
-    " AND t.persona = p_persona) THEN"
-    " RETURN;"
-    " END IF;"
-    " INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope,"
-    " metadata, playbook, node, uid) VALUES (p_persona, v_thread, p_role, p_content,"
-    " p_created_us, p_pulse_id, p_scope, p_metadata, p_playbook, p_node, p_uid)"
-    " RETURNING id INTO new_id;"
-    " INSERT INTO message_tags (message_id, pos, tag, persona, thread)"
-    " SELECT new_id, t.pos - 1, t.tag, p_persona, v_thread"
-    " FROM unnest(p_tags) WITH ORDINALITY AS t(tag, pos);"
-    " new_thread := v_thread;"
-    " RETURN NEXT;"
-    " END $$",
-)
+def _postgres_append(row_tags: str | None) -> str:
+    """The append function of migration 9, or with ``row_tags`` (an SQL expression of
+    ``p_tags``) the one of migration 14, which also keeps a message's tags in its row."""
+    column, value, tag_rows = "", "", ""
+    if row_tags is not None:
+        column, value = ", tags", f", {row_tags}"
+        tag_rows = " IF cardinality(p_tags) > 0 THEN"
+    return (
+        f"CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(p_persona text, p_thread text, p_role text,"
+        " p_content text, p_created_us bigint, p_pulse_id text, p_scope text, p_metadata text,"
+        " p_playbook text, p_node text, p_uid text, p_tags text[], p_now_us bigint,"
+        " p_recovering boolean)"
+        " RETURNS TABLE (new_id bigint, new_thread text) LANGUAGE plpgsql AS $$"
+        " DECLARE v_thread text := coalesce(p_thread, p_persona || ':main');"
+        " BEGIN"
+        " PERFORM pg_advisory_xact_lock(hashtextextended(p_persona, 0));"
+        " IF p_recovering THEN"
+        " RETURN QUERY SELECT m.id, m.thread FROM messages m WHERE m.persona = p_persona"
+        " AND m.uid = p_uid AND m.created_us = p_created_us AND m.content = p_content;"
+        " IF FOUND THEN RETURN; END IF;"
+        " END IF;"
+        " IF p_thread IS NULL THEN"
+        " IF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = v_thread) THEN"
+        " INSERT INTO threads (id, persona, parent, title, is_main, created_us)"
+        " VALUES (v_thread, p_persona, NULL, 'main', 1, p_now_us);"
+        " END IF;"
+        " ELSIF NOT EXISTS (SELECT 1 FROM threads t WHERE t.id = p_thread"
+        " AND t.persona = p_persona) THEN"
+        " RETURN;"
+        " END IF;"
+        " INSERT INTO messages (persona, thread, role, content, created_us, pulse_id, scope,"
+        f" metadata, playbook, node, uid{column}) VALUES (p_persona, v_thread, p_role, p_content,"
+        f" p_created_us, p_pulse_id, p_scope, p_metadata, p_playbook, p_node, p_uid{value})"
+        " RETURNING id INTO new_id;"
+        f"{tag_rows}"
+        " INSERT INTO message_tags (message_id, pos, tag, persona, thread)"
+        " SELECT new_id, t.pos - 1, t.tag, p_persona, v_thread"
+        " FROM unnest(p_tags) WITH ORDINALITY AS t(tag, pos);"
+        f"{' END IF;' if tag_rows else ''}"
+        " new_thread := v_thread;"
+        " RETURN NEXT;"
+        " END $$"
+    )
+
+
+_POSTGRES_APPEND = (_postgres_append(None),)
 """Migration 9 (PostgreSQL): one message appended by one statement, so one round trip. In
 order, as a write transaction of the store does: the persona's advisory lock (the key
 :meth:`~saimemory.postgres.PostgresStore._begin` takes, so ids still grow in commit order
@@ -595,17 +607,25 @@ searches filtered by them test the columns instead. The rows' arrays keep the me
 tags. Every statement may run again over what an earlier try left."""
 
 _POSTGRES_DERIVED_TAGS = (
+    "ALTER TABLE messages ADD COLUMN IF NOT EXISTS tags text[]",
+    "UPDATE messages m SET tags = o.tags FROM (SELECT t.message_id, array_agg(t.tag ORDER BY"
+    f" t.pos) AS tags FROM message_tags t WHERE NOT ({_PROVENANCE_ROWS.split(' WHERE ')[1]})"
+    " GROUP BY t.message_id) AS o WHERE m.id = o.message_id AND m.tags IS DISTINCT FROM o.tags",
     _PROVENANCE_ROWS,
     "DROP INDEX IF EXISTS messages_persona_content_trgm",
+    _postgres_append("NULLIF(p_tags, '{}')"),
 )
 """Migration 14 (PostgreSQL): as SQLite's, a message's ``pulse:``, ``playbook:`` and
-``node:`` tags are derived on every read, not stored (three tag rows an append, their heap
-tuples and six index entries, and about 500 MB of ``message_tags`` at a million messages);
-and the trigram index of migration 7 goes: migration 10's keys find every word a search
-looks up by its trigrams, and the planner's estimates of a pattern come from the texts'
-statistics, not from an index, so the index only cost each append its entries (a fifth of
-a PostgreSQL append's work in the server) and a million messages 110 MB. The
-``pg_trgm`` extension stays. Every statement may run again over what an earlier try left."""
+``node:`` tags are derived on every read, not stored (three tag rows an append, with their
+index entries; at a million messages, 770 MB of ``message_tags`` and its indexes). Its own
+tags, few and mostly none, are also kept in its row (``tags``, NULL for none; the append
+function writes them there too), so a read of messages reads no other table: history read
+each message's tags by an index probe. And the trigram index of migration 7 goes:
+migration 10's keys find every word a search looks up by its trigrams, and the planner's
+estimates of a pattern come from the texts' statistics, not from an index, so the index
+only cost each append its entries (a fifth of a PostgreSQL append's work in the server)
+and a million messages 110 MB. The ``pg_trgm`` extension stays. Every statement may run
+again over what an earlier try left."""
 
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"

@@ -3,8 +3,7 @@
 A single statement reads one snapshot, so these reads need no explicit transaction: on
 PostgreSQL the whole read is one round trip instead of a ``BEGIN``, the messages, their
 tags, the current pulse, its tags and a ``COMMIT``. (SQLite, in process, has no round trip
-to save; its per-message sort of the tags costs more than the separate tag query, so it
-keeps the reads of :class:`~saimemory.sqlbase.SqlStore`.)
+to save, so it keeps the reads of :class:`~saimemory.sqlbase.SqlStore`.)
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ from saimemory.tx import Row
 COLUMNS = sqlbase.COLUMNS.replace("m.", "o.")
 """The message columns of the outer query (the inner ones select ``m.*`` as ``o``)."""
 
-TAGS = "ARRAY(SELECT x.tag FROM message_tags x WHERE x.message_id = o.id ORDER BY x.pos)"
-"""The tags of message ``o``, in order, as one array."""
+TAGS = "o.tags"
+"""The own tags of message ``o``, in order, as one array (NULL for none): PostgreSQL keeps
+them in the row (migration 14)."""
 
 Fetch = Callable[[str, Sequence[Any]], list[Row]]
 """Runs one read statement (``?`` placeholders) on its own and returns its rows."""
@@ -29,7 +29,7 @@ Fetch = Callable[[str, Sequence[Any]], list[Row]]
 
 def tagged(rows: list[Row]) -> list[Message]:
     """The messages of rows of :data:`COLUMNS` followed by :data:`TAGS`."""
-    return [sqlbase.message_of(row, row[12]) for row in rows]
+    return [sqlbase.message_of(row, row[12] or ()) for row in rows]
 
 
 def history(

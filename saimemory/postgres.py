@@ -58,7 +58,6 @@ from saimemory.sqlbase import (
     Tx,
     constraint_error,
     main_thread_id,
-    message_of,
 )
 
 psycopg: Any
@@ -234,9 +233,10 @@ class PostgresStore(SqlStore):
     """A persona message store in a PostgreSQL database, its tables in one schema."""
 
     migrations = POSTGRES_MIGRATIONS
-    _columns = f"{COLUMNS}, {one_read.TAGS.replace('o.id', 'm.id')}"
-    """Each row carries its message's tags, in order, as an array: a read of messages is one
-    round trip, not a second query of ``message_tags``."""
+    _columns = f"{COLUMNS}, m.tags"
+    """Each row holds its message's own tags, in order, as an array (NULL for none; migration
+    14): a read of messages reads no other table."""
+    _extra_columns = ("tags",)
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"
     _lock_conns: PgLockConnections | None = None
@@ -469,9 +469,14 @@ class PostgresStore(SqlStore):
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
 
+    def _row_extra(self, row: PreparedMessage) -> tuple[Any, ...]:
+        """The row holds the message's own tags too (NULL for none), as the append function
+        writes them."""
+        return (list(row.tags) or None,)
+
     def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
         """The messages of rows of :attr:`_columns`, which hold their tags."""
-        return [message_of(row, row[12]) for row in rows]
+        return one_read.tagged(rows)
 
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import orjson

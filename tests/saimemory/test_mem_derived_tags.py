@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from saimemory import CONVERSATION_TAG, Message, NewMessage
+from saimemory.migrations import _POSTGRES_APPEND
 from saimemory.records import PROVENANCE_PREFIXES
 from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN, StoreFactory, StoreSpec
@@ -104,7 +105,8 @@ def test_a_tag_filter_must_be_a_string(store: SqlStore) -> None:
 
 def store_as_version_13(spec: StoreSpec, store: SqlStore, written: list[Message]) -> None:
     """Write the tags as a store of version 13 kept them: every tag in ``message_tags`` (and,
-    on SQLite, in the row's array), the trigram index of migration 7 on PostgreSQL."""
+    on SQLite, in the row's array); on PostgreSQL no tags in the row, the append function of
+    migration 9 and the trigram index of migration 7."""
     rows = [(m.id, pos, tag, m.persona, m.thread)
             for m in written for pos, tag in enumerate(m.tags) if pos >= len(own(m))]
     if spec.backend == "sqlite":
@@ -123,6 +125,8 @@ def store_as_version_13(spec: StoreSpec, store: SqlStore, written: list[Message]
             " VALUES (%s, %s, %s, %s, %s)", rows)
         conn.execute("CREATE INDEX messages_persona_content_trgm ON messages"
                      " USING gin (persona, content public.gin_trgm_ops)")
+        conn.execute("ALTER TABLE messages DROP COLUMN tags")  # version 13 had none
+        conn.execute(_POSTGRES_APPEND[0])  # nor an append that writes one
         conn.execute("DELETE FROM schema_migrations WHERE version >= 14")
 
 
@@ -158,6 +162,10 @@ def test_an_older_store_reads_the_same_after_the_upgrade(
                 m.id: own(m) for m in written}
         else:
             assert "messages_persona_content_trgm" not in messages_indexes(spec)
+            with store._read() as tx:
+                arrays = dict(tx.fetch("SELECT id, tags FROM messages"))
+            assert {i: tuple(a) for i, a in arrays.items() if a is not None} == {
+                m.id: own(m) for m in written if own(m)}
         later = store.append(NewMessage("aoi", "user", "after", tags=("x",), pulse_id="p9"))
         assert later.tags == ("x", "pulse:p9")
         assert store.recent("aoi", limit=1) == [later]
