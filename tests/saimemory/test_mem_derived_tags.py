@@ -89,7 +89,7 @@ def test_a_search_filtered_by_a_derived_tag_tests_its_column(
     written = store.append_many(written_messages())
     expected = {m.id for m in written if set(tags) <= set(m.tags)}
     for match in ("all", "any"):
-        hits = store.search("aoi", "weather", tags=tags, limit=100, match=match)  # type: ignore[arg-type]
+        hits = store.search("aoi", "weather", tags=tags, limit=100, match=match)
         assert {hit.message.id for hit in hits} == expected
     if tags == ["pulse:nope"] or tags == ["pulse:"]:
         assert not expected
