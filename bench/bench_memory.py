@@ -5,7 +5,9 @@ insert per chunk, tags generated in SQL), the measured operations go through the
 API. Figures are medians in milliseconds; the ratio column compares each size with the
 smallest, so "indexes, not scans" shows as ratios near 1. The ``any_*`` rows are
 natural-language queries in the ``any`` match mode: a rare word among common ones, only
-common words, and short words only (a hit, and a miss).
+common words, and short words only (a hit, and a miss). PostgreSQL's ``floor_*`` rows are
+the machine's least costs in the same run: a round trip, and an append to a table of one
+text column without indexes, committed as the store commits.
 
     python bench/bench_memory.py                        # SQLite, 10k and 100k
     python bench/bench_memory.py --big                  # adds 1M
@@ -207,6 +209,28 @@ def measure(store: SqlStore, size: int) -> dict[str, tuple[float, float]]:
     }
 
 
+def postgres_floors(store: PostgresStore) -> dict[str, tuple[float, float]]:
+    """What the server and the machine cost at the least, in the same run, so the store's
+    figures can be read against this machine: a round trip (``SELECT 1``) and the append of
+    a row to a table with no index, trigger or function, committed as the store commits
+    (its DSN's ``synchronous_commit``), on a connection made as the store's."""
+    conn = store._connect()
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (id bigint GENERATED ALWAYS AS "
+                     "IDENTITY PRIMARY KEY, content text)")
+        counter = iter(range(10**9))
+
+        def insert() -> None:
+            conn.execute("INSERT INTO bench_floor (content) VALUES (%s) RETURNING id",
+                         [f"step {next(counter)}"]).fetchall()
+
+        return {"floor_trip": median_ms(lambda: conn.execute("SELECT 1").fetchall(), 100),
+                "floor_insert": median_ms(insert, 100)}
+    finally:
+        conn.execute("DROP TABLE IF EXISTS bench_floor")
+        conn.close()
+
+
 def filled_count(store: SqlStore) -> int:
     """How many synthetic messages a kept store already holds (the fill's own playbook)."""
     with store._read() as tx:
@@ -241,6 +265,8 @@ def run(
         filled = size
         fill_s = time.perf_counter() - started
         figures = measure(store, size)
+        if isinstance(store, PostgresStore):
+            figures.update(postgres_floors(store))
         base = base or figures
         print(f"{name} {size:,} messages over {max(PERSONAS, 2)} personas (fill {fill_s:.1f}s); "
               "median, p90", flush=True)
