@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import uuid
 
 import orjson
 import psycopg
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from saimemory import CONVERSATION_TAG, Message, NewMessage
 from saimemory.migrations import _POSTGRES_APPEND
@@ -173,3 +176,34 @@ def test_an_older_store_reads_the_same_after_the_upgrade(
     finally:
         store.close()
 
+
+
+_names = st.sampled_from(["p0", "p1", "pb", "n1", "a:b", "日本"])
+_own = st.lists(st.sampled_from(["zeta", CONVERSATION_TAG, "topic:rain", "Pulse:p0", "pulse",
+                                 "node"]), max_size=3, unique=True)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(st.tuples(st.none() | _names, st.none() | _names,
+                                   st.none() | _names, _own), min_size=1, max_size=6),
+       wanted=st.lists(st.sampled_from(
+           ["pulse:p0", "pulse:a:b", "playbook:pb", "playbook:日本", "node:n1", "node:",
+            "Pulse:p0", "topic:rain", CONVERSATION_TAG, "pulse", "pulse:"]),
+           min_size=1, max_size=3))
+@example(messages=[("a:b", "a:b", None, []), ("a", None, None, ["topic:rain"])],
+         wanted=["pulse:a:b"])  # a value with a colon: the tag's prefix ends at the first
+def test_any_tag_filter_finds_the_messages_whose_tags_hold_it(
+    store: SqlStore,
+    messages: list[tuple[str | None, str | None, str | None, list[str]]],
+    wanted: list[str],
+) -> None:
+    persona = f"p{uuid.uuid4().hex[:12]}"  # the store outlives one example
+    written = store.append_many([
+        NewMessage(persona, "user", f"weather {i}", tags=tuple(own), pulse_id=pulse,
+                   playbook=playbook, node=node)
+        for i, (pulse, playbook, node, own) in enumerate(messages)])
+    expected = {m.id for m in written if set(wanted) <= set(m.tags)}
+    for match in ("all", "any"):
+        hits = store.search(persona, "weather", tags=wanted, limit=50, match=match)
+        assert {hit.message.id for hit in hits} == expected
