@@ -16,6 +16,8 @@ _COLUMNS = (
     "id, persona, kind, name, outcome, pulse_id, playbook, node, pattern, model_kind, "
     "latency_s, tokens_in, tokens_out, retries, cost, fallback, error, created_us"
 )
+MAX_COUNT = 2**63 - 1
+"""The largest count a record keeps (both backends' 64-bit integers)."""
 MAX_ERROR_CHARS = 2_000
 """The longest error text a record keeps (the rest is cut)."""
 
@@ -33,8 +35,9 @@ def check_call(record: CallRecord) -> None:
         check_identifier(getattr(record, name), name, optional=True)
     for name in ("tokens_in", "tokens_out", "retries"):
         value = getattr(record, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidMessageError(f"{name} must be an integer >= 0, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            raise InvalidMessageError(
+                f"{name} must be an integer from 0 to {MAX_COUNT}, got {value!r}")
     for name in ("latency_s", "cost"):
         value = getattr(record, name)
         if isinstance(value, bool) or not isinstance(value, int | float) or not (
@@ -53,8 +56,10 @@ ROWS_PER_INSERT = 500
 """Records written by one statement (17 parameters each, within both backends' limits)."""
 
 
-def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
-    """Write the records (already checked), up to :data:`ROWS_PER_INSERT` a statement."""
+def insert_statements(records: Sequence[CallRecord], now_us: int) -> list[tuple[str, list[Any]]]:
+    """The statements (``?`` placeholders) and parameters that write the records (already
+    checked), up to :data:`ROWS_PER_INSERT` a statement."""
+    statements = []
     for start in range(0, len(records), ROWS_PER_INSERT):
         chunk = records[start:start + ROWS_PER_INSERT]
         params: list[Any] = []
@@ -63,7 +68,14 @@ def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
             params += (r.persona, r.kind, r.name, r.outcome, r.pulse_id, r.playbook, r.node,
                        r.pattern, r.model_kind, float(r.latency_s), r.tokens_in, r.tokens_out,
                        r.retries, float(r.cost), 1 if r.fallback else 0, error, now_us)
-        tx.run(_INSERT + ", ".join([_ROW] * len(chunk)), params)
+        statements.append((_INSERT + ", ".join([_ROW] * len(chunk)), params))
+    return statements
+
+
+def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
+    """Write the records (already checked), up to :data:`ROWS_PER_INSERT` a statement."""
+    for sql, params in insert_statements(records, now_us):
+        tx.run(sql, params)
 
 
 def _record(row: Row) -> CallRecord:

@@ -14,7 +14,7 @@ from saimemory.errors import InvalidMessageError, MemoryStoreError, PinLimitErro
 from saimemory.migrations import POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS
 from saimemory.pins import MAX_PINS
 from saimemory.sqlbase import SqlStore
-from tests.saimemory.conftest import StoreFactory
+from tests.saimemory.conftest import StoreFactory, StoreSpec
 
 MAIN_MEMORY_VERSION = 5
 
@@ -129,6 +129,35 @@ def test_a_bad_call_record_writes_nothing(store: SqlStore) -> None:
     with pytest.raises(InvalidMessageError, match="kind"):
         store.record_calls([CallRecord("alice", "other", "m", "ok")])  # type: ignore[arg-type]
     assert store.call_records() == []
+
+
+def test_a_count_beyond_64_bits_is_refused_not_overflowed(store: SqlStore) -> None:
+    for name in ("tokens_in", "tokens_out", "retries"):
+        big = CallRecord("alice", "model", "m", "ok", **{name: 2**63})  # type: ignore[arg-type]
+        with pytest.raises(InvalidMessageError, match=f"{name} must be an integer from 0 to"):
+            store.record_calls([CallRecord("alice", "model", "m", "ok"), big])
+    most = CallRecord("alice", "model", "m", "ok", tokens_in=2**63 - 1)
+    store.record_calls([most])
+    assert [r.tokens_in for r in store.call_records()] == [2**63 - 1]
+
+
+def test_calls_the_database_refuses_midway_write_none(
+    spec: StoreSpec, store: SqlStore
+) -> None:
+    """A refusal by the database itself (here a rule of the test's), in the last of several
+    statements, leaves none of the records, and the store goes on."""
+    with store._write("alice") as tx:
+        if spec.backend == "sqlite":
+            tx.run("CREATE TRIGGER refuse_boom BEFORE INSERT ON call_records"
+                   " WHEN new.name = 'boom' BEGIN SELECT RAISE(ABORT, 'boom refused'); END")
+        else:
+            tx.run("ALTER TABLE call_records ADD CONSTRAINT refuse_boom CHECK (name <> 'boom')")
+    records = [CallRecord("alice", "tool", f"t{i}", "ok") for i in range(ROWS_PER_INSERT + 3)]
+    with pytest.raises(MemoryStoreError):
+        store.record_calls([*records, CallRecord("alice", "tool", "boom", "ok")])
+    assert store.call_records() == []
+    store.record_calls(records[:2])
+    assert [r.name for r in store.call_records()] == ["t0", "t1"]
 
 
 def test_deleting_a_persona_removes_its_pins_summary_and_calls(store: SqlStore) -> None:
