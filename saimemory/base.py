@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from saimemory.calls import CallRecord
@@ -27,6 +28,15 @@ from saimemory.records import (
 from saimemory.search_terms import MatchMode
 
 DEFAULT_BUDGET = HistoryBudget()
+
+
+@dataclass(frozen=True, slots=True)
+class MainContext:
+    """What a model call's Main reads of its persona first (:meth:`MessageStore.main_context`)."""
+
+    history: list[Message]
+    pins: list[Pin]
+    short_term: ShortTermMemory | None
 
 
 class MessageStore(ABC):
@@ -72,6 +82,22 @@ class MessageStore(ABC):
         The budget limits the earlier conversation only; a message longer than
         ``budget.max_chars`` is cut with a marker (never dropped, never emptying the history).
         """
+
+    def main_context(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = DEFAULT_BUDGET,
+        thread: str | None = None,
+    ) -> MainContext:
+        """:meth:`history`, :meth:`pins` and :meth:`short_term` of the persona, as those
+        give them: what a model call reads first. Each is its own read, as the three calls
+        are; a backend with round trips sends them together."""
+        return MainContext(
+            self.history(persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread),
+            self.pins(persona), self.short_term(persona))
 
     @abstractmethod
     def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:

@@ -32,18 +32,15 @@ def tagged(rows: list[Row]) -> list[Message]:
     return [sqlbase.message_of(row, row[12] or ()) for row in rows]
 
 
-def history(
-    fetch: Fetch,
+def history_statement(
     persona: str,
     thread: str,
     pulse_id: str | None,
     scope: str,
     budget: HistoryBudget,
-) -> list[Message]:
-    """The pulse rule (:meth:`~saimemory.base.MessageStore.history`) for a budget of at
-    most one page of earlier conversation: that page (newest first) and, with a pulse, the
-    pulse's rows of ``scope`` and its conversation rows of any scope (oldest first), read
-    together as the two parts of one statement."""
+) -> tuple[str, list[Any]]:
+    """The statement (``?`` placeholders) and parameters of :func:`history`'s one read, for
+    :func:`history_of`."""
     pulse = pulse_id is not None
     not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) " if pulse else ""
     earlier = (
@@ -63,13 +60,31 @@ def history(
     params.append(budget.max_messages)
     if pulse:
         params += [persona, pulse_id, thread, scope, CONVERSATION_TAG]
-    rows = fetch(
-        f"SELECT {COLUMNS}, {TAGS}, o.part FROM ({earlier}{current}) o ORDER BY o.part, o.k",
-        params,
-    )
+    return (f"SELECT {COLUMNS}, {TAGS}, o.part FROM ({earlier}{current}) o "
+            "ORDER BY o.part, o.k", params)
+
+
+def history_of(rows: list[Row], budget: HistoryBudget) -> list[Message]:
+    """The history of rows of :func:`history_statement`."""
     split = next((i for i, row in enumerate(rows) if row[13] == 1), len(rows))
     messages = tagged(rows)
     return spend(messages[:split], budget) + clamp(messages[split:], budget)
+
+
+def history(
+    fetch: Fetch,
+    persona: str,
+    thread: str,
+    pulse_id: str | None,
+    scope: str,
+    budget: HistoryBudget,
+) -> list[Message]:
+    """The pulse rule (:meth:`~saimemory.base.MessageStore.history`) for a budget of at
+    most one page of earlier conversation: that page (newest first) and, with a pulse, the
+    pulse's rows of ``scope`` and its conversation rows of any scope (oldest first), read
+    together as the two parts of one statement."""
+    return history_of(fetch(*history_statement(persona, thread, pulse_id, scope, budget)),
+                      budget)
 
 
 def recent(fetch: Fetch, persona: str, limit: int, thread: str | None) -> list[Message]:

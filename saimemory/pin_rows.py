@@ -28,10 +28,18 @@ def _pin(row: Row) -> Pin:
     return Pin(id=int(row[0]), persona=row[1], text=row[2], created_at=from_micros(row[3]))
 
 
+PINS_SQL = f"SELECT {_PIN_COLUMNS} FROM pins WHERE persona = ? ORDER BY id"
+"""The persona's pins (its one parameter), oldest first: rows for :func:`pins_of`."""
+
+
+def pins_of(rows: list[Row]) -> list[Pin]:
+    """The pins of rows of :data:`PINS_SQL`."""
+    return [_pin(row) for row in rows]
+
+
 def read_pins(tx: Tx, persona: str) -> list[Pin]:
     """The persona's pins, oldest first."""
-    rows = tx.fetch(f"SELECT {_PIN_COLUMNS} FROM pins WHERE persona = ? ORDER BY id", (persona,))
-    return [_pin(row) for row in rows]
+    return pins_of(tx.fetch(PINS_SQL, (persona,)))
 
 
 def insert_pin(tx: Tx, persona: str, text: str, now_us: int) -> Pin:
@@ -64,16 +72,22 @@ def delete_pin(tx: Tx, persona: str, pin_id: int) -> bool:
     return True
 
 
-def read_short_term(tx: Tx, persona: str) -> ShortTermMemory | None:
-    """The persona's short-term memory, if it has one."""
-    rows = tx.fetch(
-        "SELECT persona, text, through_id, updated_us FROM short_term_memory WHERE persona = ?",
-        (persona,),
-    )
+SHORT_TERM_SQL = (
+    "SELECT persona, text, through_id, updated_us FROM short_term_memory WHERE persona = ?")
+"""The persona's short-term memory (its one parameter): rows for :func:`short_term_of`."""
+
+
+def short_term_of(rows: list[Row]) -> ShortTermMemory | None:
+    """The short-term memory of rows of :data:`SHORT_TERM_SQL`, if there is one."""
     if not rows:
         return None
     row = rows[0]
     return ShortTermMemory(row[0], row[1], int(row[2]), from_micros(row[3]))
+
+
+def read_short_term(tx: Tx, persona: str) -> ShortTermMemory | None:
+    """The persona's short-term memory, if it has one."""
+    return short_term_of(tx.fetch(SHORT_TERM_SQL, (persona,)))
 
 
 def write_short_term(

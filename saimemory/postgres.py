@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
 from saimemory.any_match import COLLECTION_CAP
-from saimemory.base import DEFAULT_BUDGET
+from saimemory.base import DEFAULT_BUDGET, MainContext
 from saimemory.call_rows import check_call, insert_statements
 from saimemory.calls import CallRecord
 from saimemory.errors import (
@@ -49,6 +49,7 @@ from saimemory.migrations import (
     SHORT_KEYS_FUNCTION,
     upgrade,
 )
+from saimemory.pin_rows import PINS_SQL, SHORT_TERM_SQL, pins_of, short_term_of
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
 from saimemory.search_terms import RANK_WINDOW, Terms, like_pattern
@@ -439,6 +440,46 @@ class PostgresStore(SqlStore):
                 persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread)
         thread_id = thread if thread is not None else main_thread_id(persona)
         return one_read.history(self._fetch_alone, persona, thread_id, pulse_id, scope, budget)
+
+    def main_context(
+        self,
+        persona: str,
+        *,
+        pulse_id: str | None = None,
+        scope: str = ROOT_SCOPE,
+        budget: HistoryBudget = DEFAULT_BUDGET,
+        thread: str | None = None,
+    ) -> MainContext:
+        """History (for a budget of one page, as :meth:`history` reads it in one statement),
+        pins and short-term memory in one round trip: the three statements are pipelined,
+        each as it runs alone."""
+        if budget.max_messages > HISTORY_PAGE:
+            return super().main_context(
+                persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread)
+        thread_id = thread if thread is not None else main_thread_id(persona)
+        history, pins, short_term = self._fetch_together([
+            one_read.history_statement(persona, thread_id, pulse_id, scope, budget),
+            (PINS_SQL, [persona]), (SHORT_TERM_SQL, [persona])])
+        return MainContext(one_read.history_of(history, budget), pins_of(pins),
+                           short_term_of(short_term))
+
+    def _fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
+        """Read statements that write nothing in one round trip (psycopg's pipeline mode):
+        sent together, then their rows, in order. A connection found lost, before or during
+        them, is reopened and the statements sent once more."""
+
+        def work() -> list[list[Row]]:
+            with self._conn.pipeline():
+                cursors = [self._conn.execute(_pg(sql), list(params))
+                           for sql, params in statements]
+            return [list(cursor.fetchall()) for cursor in cursors]
+
+        with self._lock:
+            self._check_open()
+            try:
+                return self._once_more_if_lost(work)
+            except psycopg.Error as exc:
+                raise self._translate(exc) from None
 
     def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
         """The newest ``limit`` messages of a persona, oldest first, in one round trip."""

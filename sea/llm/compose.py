@@ -105,16 +105,16 @@ def read_main(
     With a ``thread`` (a subagent's sub-thread) the history is that thread's, and there is
     no short-term memory: it summarizes the main conversation, which the thread does not see.
     """
-    history = store.history(persona, pulse_id=pulse_id, scope=scope, budget=budget,
-                            thread=thread)
-    pins = store.pins(persona)
+    first = store.main_context(persona, pulse_id=pulse_id, scope=scope, budget=budget,
+                               thread=thread)  # together: one round trip on PostgreSQL
+    history, pins = first.history, first.pins
     if not short_term or thread is not None:
         return MainRead(history, pins, None, False, [])
     earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
     before = min(earlier) if earlier else None
     if before is None and budget.max_messages > 0:
         return MainRead(history, pins, None, False, [])  # no earlier conversation at all
-    summary = store.short_term(persona)
+    summary = first.short_term
     covered = summary.through_id if summary is not None else 0
     unfolded = store.conversation_before(
         persona, before=before, after=covered, limit=max(1, fold_limit), exclude_pulse=pulse_id
