@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from saimemory import CONVERSATION_TAG, Message, NewMessage
 from saimemory.migrations import _POSTGRES_APPEND
-from saimemory.records import PROVENANCE_PREFIXES
 from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN, StoreFactory, StoreSpec
+from tests.saimemory.test_mem_row_tags import everything, own
 
 OWN = [("zeta", CONVERSATION_TAG), (), ("topic:rain",), ("日本語", 'quote"d')]
 """Own tags: out of order, none, one with a colon but another prefix, characters JSON
@@ -33,10 +33,6 @@ def written_messages() -> list[NewMessage]:
     return [NewMessage("aoi", "user", f"message {i} about the weather", tags=OWN[i % len(OWN)],
                        pulse_id=pulse, playbook=playbook, node=node)
             for i, (pulse, playbook, node) in enumerate(combos)]
-
-
-def own(message: Message) -> tuple[str, ...]:
-    return tuple(tag for tag in message.tags if not tag.startswith(PROVENANCE_PREFIXES))
 
 
 def derived(message: Message) -> tuple[str, ...]:
@@ -55,16 +51,6 @@ def stored_tags(store: SqlStore) -> dict[int, tuple[str, ...]]:
     return {message_id: tuple(found) for message_id, found in tags.items()}
 
 
-def every_read(store: SqlStore) -> list[list[Message]]:
-    return [
-        store.recent("aoi", limit=100), list(store.iter_messages("aoi")),
-        store.pulse_messages("aoi", "p0"), store.history("aoi", pulse_id="p1"),
-        store.conversation_before("aoi", before=None),
-        [hit.message for hit in store.search("aoi", "weather", limit=100)],
-        [hit.message for hit in store.search("aoi", "weather zzz", limit=100, match="any")],
-    ]
-
-
 FILTERS = [["pulse:p0"], ["playbook:pb"], ["node:n2"], ["pulse:p1", "node:n1"],
            ["pulse:p1", CONVERSATION_TAG], ["topic:rain"], ["pulse:nope"], ["pulse:"],
            ["node:n1", "playbook:pb", "pulse:p0"]]
@@ -79,7 +65,7 @@ def test_reads_derive_the_tags_the_store_no_longer_keeps(store: SqlStore) -> Non
     assert written[-1].tags == ("pulse:p1", "playbook:pb", "node:n2")
     assert stored_tags(store) == {m.id: own(m) for m in written if own(m)}
     by_id = {m.id: m for m in written}
-    for read in every_read(store):
+    for read in everything(store, "weather"):
         assert read, "every read finds messages"
         for message in read:
             assert message == by_id[message.id]
@@ -155,7 +141,7 @@ def test_an_older_store_reads_the_same_after_the_upgrade(
         assert store.schema_version() == store.migrations[-1].version >= 14
         assert stored_tags(store) == {m.id: own(m) for m in written if own(m)}
         by_id = {m.id: m for m in written}
-        for read in every_read(store):
+        for read in everything(store, "weather"):
             assert read
             assert all(message == by_id[message.id] for message in read)
         if spec.backend == "sqlite":

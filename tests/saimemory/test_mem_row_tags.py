@@ -26,14 +26,14 @@ def write(store: SQLiteStore) -> list[Message]:
     ])
 
 
-def everything(store: SQLiteStore) -> list[object]:
-    """Every read that returns messages, over all of them."""
+def everything(store: SqlStore, word: str = "message") -> list[list[Message]]:
+    """Every read that returns messages, over all of them (the searches for ``word``)."""
     return [
         store.recent("aoi", limit=100), list(store.iter_messages("aoi")),
         store.pulse_messages("aoi", "p0"), store.history("aoi", pulse_id="p1"),
         store.conversation_before("aoi", before=None),
-        [hit.message for hit in store.search("aoi", "message", limit=50)],
-        [hit.message for hit in store.search("aoi", "message zzz", limit=50, match="any")],
+        [hit.message for hit in store.search("aoi", word, limit=100)],
+        [hit.message for hit in store.search("aoi", f"{word} zzz", limit=100, match="any")],
     ]
 
 
