@@ -584,6 +584,9 @@ async def bench(
         await each.aclose()
         each.close()
     for store in (sea_store, graph_store, hand_store):
+        drop = getattr(store, "drop_schema", None)  # a PostgreSQL store's schema of this run
+        if drop is not None:
+            drop()
         store.close()
     return sea_side, graph_side, hand_side
 
