@@ -465,10 +465,14 @@ class PostgresStore(SqlStore):
 
     def _fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
         """Read statements that write nothing in one round trip (psycopg's pipeline mode):
-        sent together, then their rows, in order. A connection found lost, before or during
-        them, is reopened and the statements sent once more."""
+        sent together, then their rows, in order; one after another where the libpq under
+        psycopg has no pipeline mode (before PostgreSQL 14's). A connection found lost,
+        before or during them, is reopened and the statements sent once more."""
 
         def work() -> list[list[Row]]:
+            if not psycopg.Pipeline.is_supported():
+                return [list(self._conn.execute(_pg(sql), list(params)).fetchall())
+                        for sql, params in statements]
             with self._conn.pipeline():
                 cursors = [self._conn.execute(_pg(sql), list(params))
                            for sql, params in statements]

@@ -92,3 +92,21 @@ def test_postgres_reopens_a_connection_lost_between_calls(schema: str) -> None:
         assert store.main_context("aoi", pulse_id="p2") == before
     finally:
         store.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
+def test_postgres_reads_it_one_by_one_under_a_libpq_without_pipelines(
+    pg: tuple[Any, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    store = pg[0]
+    fill(store)
+    expected = store.main_context("aoi", pulse_id="p2")
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+    got: list[MainContext] = []
+    sent = Traced(store, tmp_path / "trace.txt")(
+        lambda: got.append(store.main_context("aoi", pulse_id="p2")))
+    assert round_trips(sent) == 3
+    assert got == [expected]
