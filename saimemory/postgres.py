@@ -197,6 +197,14 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=rest)), (schemas[0] if schemas else None)
 
 
+def _write_start(personas: Sequence[str]) -> list[Any]:
+    """The statements that start a write transaction: ``BEGIN`` and each persona's lock (the
+    key migration 9's append function takes too), for one simple query."""
+    return [pgsql.SQL("BEGIN"), *(
+        pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))").format(
+            pgsql.Literal(persona)) for persona in personas)]
+
+
 class _PgTx:
     """A :class:`~saimemory.sqlbase.Tx` over one psycopg connection. A search's transaction
     knows its persona's number of messages (``counted``) and that it plans each statement
@@ -331,11 +339,7 @@ class PostgresStore(SqlStore):
             if personas is None:
                 self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             else:  # one round trip: the statements go as one simple query
-                self._conn.execute(pgsql.SQL("; ").join([
-                    pgsql.SQL("BEGIN"),
-                    *(pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))")
-                      .format(pgsql.Literal(persona)) for persona in personas),
-                ]))
+                self._conn.execute(pgsql.SQL("; ").join(_write_start(personas)))
             return _PgTx(self._conn)
 
         return self._started(start)
@@ -471,19 +475,13 @@ class PostgresStore(SqlStore):
 
         def work() -> list[list[Row]]:
             if not psycopg.Pipeline.is_supported():
-                return [list(self._conn.execute(_pg(sql), list(params)).fetchall())
-                        for sql, params in statements]
+                return [self._rows(sql, params) for sql, params in statements]
             with self._conn.pipeline():
                 cursors = [self._conn.execute(_pg(sql), list(params))
                            for sql, params in statements]
             return [list(cursor.fetchall()) for cursor in cursors]
 
-        with self._lock:
-            self._check_open()
-            try:
-                return self._once_more_if_lost(work)
-            except psycopg.Error as exc:
-                raise self._translate(exc) from None
+        return self._reading(work)
 
     def recent(self, persona: str, *, limit: int = 20, thread: str | None = None) -> list[Message]:
         """The newest ``limit`` messages of a persona, oldest first, in one round trip."""
@@ -499,11 +497,20 @@ class PostgresStore(SqlStore):
     def _fetch_alone(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """One statement in autocommit: one round trip. It writes nothing, so a connection
         found lost, before or during it, is reopened and the statement run once more."""
+        return self._reading(lambda: self._rows(sql, params))
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """The rows of one statement (``?`` placeholders) on the store's connection."""
+        return list(self._conn.execute(_pg(sql), list(params)).fetchall())
+
+    def _reading(self, work: Callable[[], T]) -> T:
+        """``work()``, which only reads, under the store's lock: a connection found lost,
+        before or during it, is reopened and ``work`` run once more; a driver's error is
+        raised as the store's."""
         with self._lock:
             self._check_open()
             try:
-                return self._once_more_if_lost(
-                    lambda: list(self._conn.execute(_pg(sql), list(params)).fetchall()))
+                return self._once_more_if_lost(work)
             except psycopg.Error as exc:
                 raise self._translate(exc) from None
 
@@ -668,8 +675,8 @@ class PostgresStore(SqlStore):
         less than the newest rows' walk (:func:`keys_cost_less`, the words' shares from the
         statistics of the texts) or, for a search with filters or a store without
         statistics, when the planner expects at most ``limit`` matches (:func:`few_matches`,
-        asked with the ``ILIKE`` the trigram index estimates); else without, for the newest
-        rows' plan."""
+        asked with the ``ILIKE`` it estimates from the texts' statistics); else without, for
+        the newest rows' plan."""
         where, params = filters
         self._plan_afresh(tx)
         shorts = "".join(f"AND {self._short_like} " for _ in short)
@@ -733,9 +740,7 @@ class PostgresStore(SqlStore):
         personas = sorted({record.persona for record in records})
         if not personas:
             return
-        statements = [pgsql.SQL("BEGIN"), *(
-            pgsql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))").format(
-                pgsql.Literal(persona)) for persona in personas)]
+        statements = _write_start(personas)
         for sql, params in insert_statements(records, to_micros(self._now())):
             statements.append(pgsql.SQL(sql.replace("?", "{}")).format(
                 *(pgsql.Literal(value) for value in params)))
