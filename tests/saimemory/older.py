@@ -1,13 +1,16 @@
 """SQLite stores as earlier releases wrote and read them, for the tests of later migrations:
 the first ``version`` migrations, and the shared SQL of :class:`SqlStore` where a later
-migration gave SQLite its own (the counts of migration 9, the tags in the row of 10, the
-walk of 12)."""
+migration gave SQLite its own (the counts of migration 9, the walk of 12), or the reads
+those releases made (the tags from ``message_tags``, before migration 10 kept them in the
+row)."""
 
 from __future__ import annotations
 
 from saimemory.migrations import SQLITE_MIGRATIONS
-from saimemory.sqlbase import COLUMNS, SqlStore
+from saimemory.records import Message
+from saimemory.sqlbase import COLUMNS, PAGE, SqlStore, message_of
 from saimemory.sqlite import SQLiteStore
+from saimemory.tx import Row, Tx
 
 
 class Version12(SQLiteStore):
@@ -37,7 +40,26 @@ class Version9(Version10):
     _columns = COLUMNS
     _extra_columns = SqlStore._extra_columns
     _row_extra = SqlStore._row_extra
-    _messages = SqlStore._messages
+
+    def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
+        return messages_from_tag_table(tx, rows)
+
+
+def messages_from_tag_table(tx: Tx, rows: list[Row]) -> list[Message]:
+    """The messages of rows of :data:`~saimemory.sqlbase.COLUMNS` with their own tags read
+    from ``message_tags`` (as every read did before the tags were kept in the row)."""
+    tags: dict[int, list[str]] = {row[0]: [] for row in rows}
+    ids = list(tags)
+    for start in range(0, len(ids), PAGE):
+        chunk = ids[start:start + PAGE]
+        marks = ", ".join("?" * len(chunk))
+        for message_id, tag in tx.fetch(
+            f"SELECT message_id, tag FROM message_tags WHERE message_id IN ({marks}) "
+            "ORDER BY message_id, pos",
+            chunk,
+        ):
+            tags[message_id].append(tag)
+    return [message_of(row, tags[row[0]]) for row in rows]
 
 
 class Version8(Version9):

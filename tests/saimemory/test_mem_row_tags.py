@@ -11,7 +11,7 @@ from saimemory import CONVERSATION_TAG, Message, NewMessage
 from saimemory.records import PROVENANCE_PREFIXES
 from saimemory.sqlbase import SqlStore
 from saimemory.sqlite import SQLiteStore
-from tests.saimemory.older import Version9
+from tests.saimemory.older import Version9, messages_from_tag_table
 
 TAGS = [("zeta", "alpha", CONVERSATION_TAG), ("b", "a"), (), ("日本語", 'quote"d', "back\\slash"),
         tuple(f"t{i:03d}" for i in range(150, 0, -1))]
@@ -61,12 +61,10 @@ def test_every_read_gives_the_tags_written_in_their_order(tmp_path: Path) -> Non
                                    "playbook:pb", "node:n")
         # message_tags holds each message's own tags; pulse:/playbook:/node: are derived
         assert {m.id: own(m) for m in written if own(m)} == tag_table(store.path)
-        # the rows' tags and the shared reads' (which read message_tags) agree everywhere
-        shared = Version9.__dict__["_messages"]
+        # the rows' tags and those message_tags holds (as reads took them) agree everywhere
         with store._read() as tx:
             rows = tx.fetch(f"SELECT {store._columns} FROM messages m ORDER BY m.id")
-            assert store._messages(tx, rows) == shared(store, tx, rows)
-        assert shared is SqlStore._messages
+            assert store._messages(tx, rows) == messages_from_tag_table(tx, rows)
     finally:
         store.close()
 
