@@ -6,10 +6,9 @@ import multiprocessing
 import threading
 from multiprocessing.synchronize import Barrier
 
-from conftest import StoreSpec
-
 from saimemory import CONVERSATION_TAG, HistoryBudget, NewMessage
 from saimemory.sqlbase import SqlStore
+from tests.saimemory.conftest import StoreSpec
 
 PER_WRITER = 150
 

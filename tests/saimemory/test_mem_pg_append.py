@@ -8,12 +8,12 @@ import time
 from typing import Any
 
 import pytest
-from conftest import POSTGRES_DSN
 
 from saimemory import CONVERSATION_TAG, NewMessage
 from saimemory.errors import InvalidMessageError
 from saimemory.migrations import APPEND_FUNCTION, POSTGRES_MIGRATIONS
 from saimemory.sqlbase import SqlStore
+from tests.saimemory.conftest import POSTGRES_DSN
 
 pytestmark = [
     pytest.mark.postgres,

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import POSTGRES_DSN
 
 from saimemory import NewMessage
 from saimemory.calls import CallRecord
+from tests.saimemory.conftest import POSTGRES_DSN
 
 pytestmark = [
     pytest.mark.postgres,

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import POSTGRES_DSN, drop_schema
 
 from saimemory import NewMessage, open_store
 from saimemory.errors import StoreUnavailableError
 from sea.cli import main
+from tests.saimemory.conftest import POSTGRES_DSN, drop_schema
 
 pytestmark = [
     pytest.mark.postgres,
