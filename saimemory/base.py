@@ -91,13 +91,15 @@ class MessageStore(ABC):
         scope: str = ROOT_SCOPE,
         budget: HistoryBudget = DEFAULT_BUDGET,
         thread: str | None = None,
+        short_term: bool = True,
     ) -> MainContext:
-        """:meth:`history`, :meth:`pins` and :meth:`short_term` of the persona, as those
-        give them: what a model call reads first. Each is its own read, as the three calls
-        are; a backend with round trips sends them together."""
+        """:meth:`history`, :meth:`pins` and (unless ``short_term`` is false, when it is
+        None unread) :meth:`short_term` of the persona, as those give them: what a model
+        call reads first. Each is its own read, as the calls are; a backend with round
+        trips sends them together."""
         return MainContext(
             self.history(persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread),
-            self.pins(persona), self.short_term(persona))
+            self.pins(persona), self.short_term(persona) if short_term else None)
 
     @abstractmethod
     def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:

@@ -453,19 +453,20 @@ class PostgresStore(SqlStore):
         scope: str = ROOT_SCOPE,
         budget: HistoryBudget = DEFAULT_BUDGET,
         thread: str | None = None,
+        short_term: bool = True,
     ) -> MainContext:
         """History (for a budget of one page, as :meth:`history` reads it in one statement),
-        pins and short-term memory in one round trip: the three statements are pipelined,
-        each as it runs alone."""
+        pins and short-term memory in one round trip: the statements are pipelined, each
+        as it runs alone."""
         if budget.max_messages > HISTORY_PAGE:
-            return super().main_context(
-                persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread)
+            return super().main_context(persona, pulse_id=pulse_id, scope=scope, budget=budget,
+                                        thread=thread, short_term=short_term)
         thread_id = thread if thread is not None else main_thread_id(persona)
-        history, pins, short_term = self._fetch_together([
+        rows = self._fetch_together([
             one_read.history_statement(persona, thread_id, pulse_id, scope, budget),
-            (PINS_SQL, [persona]), (SHORT_TERM_SQL, [persona])])
-        return MainContext(one_read.history_of(history, budget), pins_of(pins),
-                           short_term_of(short_term))
+            (PINS_SQL, [persona]), *([(SHORT_TERM_SQL, [persona])] if short_term else [])])
+        return MainContext(one_read.history_of(rows[0], budget), pins_of(rows[1]),
+                           short_term_of(rows[2]) if short_term else None)
 
     def _fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
         """Read statements that write nothing in one round trip (psycopg's pipeline mode):

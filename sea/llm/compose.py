@@ -105,10 +105,11 @@ def read_main(
     With a ``thread`` (a subagent's sub-thread) the history is that thread's, and there is
     no short-term memory: it summarizes the main conversation, which the thread does not see.
     """
+    wanted = short_term and thread is None
     first = store.main_context(persona, pulse_id=pulse_id, scope=scope, budget=budget,
-                               thread=thread)  # together: one round trip on PostgreSQL
+                               thread=thread, short_term=wanted)  # one round trip on PostgreSQL
     history, pins = first.history, first.pins
-    if not short_term or thread is not None:
+    if not wanted:
         return MainRead(history, pins, None, False, [])
     earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
     before = min(earlier) if earlier else None

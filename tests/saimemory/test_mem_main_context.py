@@ -59,6 +59,9 @@ def test_it_is_the_three_reads(store: SqlStore) -> None:
                                   store.short_term("aoi")), case
         assert got.history, case
     assert store.main_context("ken") == MainContext([], [], None)  # a persona of nothing
+    without = store.main_context("aoi", pulse_id="p2", short_term=False)
+    assert without == MainContext(store.history("aoi", pulse_id="p2"), store.pins("aoi"), None)
+    assert store.short_term("aoi") is not None  # there was one: it was not read
 
 
 @pytest.mark.parametrize("case", CASES[:4], ids=str)
@@ -110,3 +113,19 @@ def test_postgres_reads_it_one_by_one_under_a_libpq_without_pipelines(
         lambda: got.append(store.main_context("aoi", pulse_id="p2")))
     assert round_trips(sent) == 3
     assert got == [expected]
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
+def test_postgres_sends_no_short_term_read_when_it_is_not_wanted(
+    pg: tuple[Any, str], tmp_path: Path
+) -> None:
+    store = pg[0]
+    fill(store)
+    sent = Traced(store, tmp_path / "trace.txt")(
+        lambda: store.main_context("aoi", pulse_id="p2", short_term=False))
+    assert round_trips(sent) == 1
+    assert not [line for line in sent if "short_term_memory" in line]
+    sent = Traced(store, tmp_path / "trace.txt")(
+        lambda: store.main_context("aoi", pulse_id="p2"))
+    assert [line for line in sent if "short_term_memory" in line]
