@@ -125,6 +125,11 @@ class HistoryBudget:
     max_chars: int = 24_000
 
     def __post_init__(self) -> None:
+        if not all(type(n) is int for n in (self.max_messages, self.max_chars)):
+            raise ValueError(
+                f"HistoryBudget needs whole numbers, got {self.max_messages!r} and "
+                f"{self.max_chars!r}"
+            )
         if self.max_messages < 0 or self.max_chars < 1:
             raise ValueError(
                 f"HistoryBudget needs max_messages >= 0 and max_chars >= 1, "

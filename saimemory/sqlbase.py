@@ -8,6 +8,7 @@ order) is written once here so both backends behave the same.
 
 from __future__ import annotations
 
+import operator
 import threading
 import uuid
 from abc import abstractmethod
@@ -122,6 +123,14 @@ PAGE = 500
 HISTORY_PAGE = 64
 CONTENT_CHUNK = 500
 """Messages whose text one query reads by id."""
+
+
+def limit_literal(limit: int) -> str:
+    """A page's size written into a statement rather than bound: PostgreSQL's generic plan
+    of a prepared statement then knows it (with a parameter it assumes a tenth of the rows),
+    so its cost matches the plans made with the values and the server keeps it, where it
+    would otherwise plan every execution again. ``operator.index`` admits integers only."""
+    return str(operator.index(limit))
 
 
 TAG_PAGE = 100
@@ -493,8 +502,8 @@ class SqlStore(MessageStore):
         exclude_pulse: str | None = None,
     ) -> list[Message]:
         """Conversation of the main thread between two ids, newest ``limit``, oldest first."""
-        if limit < 0:
-            raise InvalidQueryError(f"limit must be >= 0, got {limit}")
+        if type(limit) is not int or limit < 0:
+            raise InvalidQueryError(f"limit must be a whole number >= 0, got {limit!r}")
         with self._read_one() as tx:
             rows = self._conversation_page(
                 tx, persona, main_thread_id(persona), exclude_pulse, before, limit, after=after
@@ -640,8 +649,8 @@ class SqlStore(MessageStore):
             # the tag written out: SQLite's index of it (migration 11) serves only a query
             # that names it
             f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
-            "ORDER BY t.message_id DESC LIMIT ?",
-            [*params, limit],
+            f"ORDER BY t.message_id DESC LIMIT {limit_literal(limit)}",
+            params,
         )
 
     def _current_pulse(

@@ -55,3 +55,8 @@ def test_invalid_budgets_are_rejected() -> None:
         HistoryBudget(max_chars=0)
     with pytest.raises(ValueError, match="max_messages >= 0"):
         HistoryBudget(max_messages=-1)
+    for odd in (2.5, "50", True, None):  # a history statement writes the number into its SQL
+        with pytest.raises(ValueError, match="whole numbers"):
+            HistoryBudget(max_messages=odd)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="whole numbers"):
+        HistoryBudget(max_chars=1e6)  # type: ignore[arg-type]

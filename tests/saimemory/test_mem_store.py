@@ -141,6 +141,15 @@ def test_recent_and_pulse_messages(store: SqlStore) -> None:
         store.recent("alice", limit=-1)
 
 
+def test_a_conversation_page_takes_a_whole_number(store: SqlStore) -> None:
+    store.append(msg("hello", tags=("conversation",)))
+    for odd in (-1, 2.5, "3", None):  # the number is written into the statement
+        with pytest.raises(InvalidQueryError, match="whole number"):
+            store.conversation_before("alice", before=None, limit=odd)  # type: ignore[arg-type]
+    assert [m.content for m in store.conversation_before("alice", before=None, limit=1)] == [
+        "hello"]
+
+
 def test_ids_follow_write_order(store: SqlStore) -> None:
     ids = [store.append(msg(f"m{i}", persona=("alice", "bob")[i % 2])).id for i in range(8)]
     assert ids == sorted(ids) and len(set(ids)) == 8
