@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from saimemory.errors import SchemaError
 from saimemory.prepare import to_micros
+from saimemory.records import CONVERSATION_TAG
 from saimemory.tx import Tx
 
 
@@ -669,6 +670,21 @@ searches under 0.1 ms, an append costs about 0.07 ms more on average and at most
 5 ms. Merging at the start empties the lists the old limit let grow, so no user's append
 merges them. May run again."""
 
+CONVERSATION_ROW = f"m.tags @> '{{{CONVERSATION_TAG}}}'::text[]"
+"""Whether PostgreSQL's message ``m`` has the conversation tag, in its row (migration 14),
+as migration 17's index states it: a query naming it so can use that index."""
+
+_POSTGRES_CONVERSATION_INDEX = (
+    "CREATE INDEX IF NOT EXISTS messages_conversation ON messages (persona, thread, id)"
+    f" WHERE {CONVERSATION_ROW.replace('m.', '')}",
+)
+"""Migration 17 (PostgreSQL): the conversation's messages of each thread, newest last, in
+an index of their own, so a page of history reads the messages themselves: through
+``message_tags`` it read 51 tag rows and looked each message up by its id (265 buffers
+against 99, 0.30 against 0.18 ms in the server, at a million messages). Only messages
+with the conversation tag have entries (9.7 MB at a million messages, built in 0.4 s).
+May run again."""
+
 _PERSONA_SEARCH_NAME = "full-text search per persona"
 _SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
@@ -769,6 +785,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, _DERIVED_TAGS_NAME, _POSTGRES_DERIVED_TAGS),
     Migration(15, "a thread's persona known to the planner", _POSTGRES_OWNER_STATISTICS),
     Migration(16, "short pending lists of the search indexes", _POSTGRES_SHORT_PENDING_LISTS),
+    Migration(17, "an index of each thread's conversation", _POSTGRES_CONVERSATION_INDEX),
 )
 
 

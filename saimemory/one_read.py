@@ -13,7 +13,8 @@ from typing import Any
 
 from saimemory import sqlbase
 from saimemory.budget import clamp, spend
-from saimemory.records import CONVERSATION_TAG, HistoryBudget, Message
+from saimemory.migrations import CONVERSATION_ROW
+from saimemory.records import HistoryBudget, Message
 from saimemory.tx import Row
 
 COLUMNS = sqlbase.COLUMNS.replace("m.", "o.")
@@ -46,22 +47,19 @@ def history_statement(
     pulse = pulse_id is not None
     not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) " if pulse else ""
     earlier = (
-        "SELECT e.*, 0 AS part, -e.id AS k FROM (SELECT m.* FROM message_tags t "
-        "JOIN messages m ON m.id = t.message_id WHERE t.persona = ? AND t.tag = ? "
-        f"AND t.thread = ? {not_this_pulse}ORDER BY t.message_id DESC"
-        f" LIMIT {sqlbase.limit_literal(budget.max_messages)}) e"
+        "SELECT e.*, 0 AS part, -e.id AS k FROM (SELECT m.* FROM messages m "
+        f"WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW} {not_this_pulse}"
+        f"ORDER BY m.id DESC LIMIT {sqlbase.limit_literal(budget.max_messages)}) e"
     )
     current = (
         " UNION ALL SELECT c.*, 1, c.id FROM (SELECT m.* FROM messages m "
-        "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
-        "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?))) c"
+        "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
+        f"{CONVERSATION_ROW})) c"
         if pulse else ""
     )
-    params: list[Any] = [persona, CONVERSATION_TAG, thread]
+    params: list[Any] = [persona, thread]
     if pulse:
-        params.append(pulse_id)
-    if pulse:
-        params += [persona, pulse_id, thread, scope, CONVERSATION_TAG]
+        params += [pulse_id, persona, pulse_id, thread, scope]
     return (f"SELECT {COLUMNS}, {TAGS}, o.part FROM ({earlier}{current}) o "
             "ORDER BY o.part, o.k", params)
 
