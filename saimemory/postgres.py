@@ -43,6 +43,7 @@ from saimemory.errors import (
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import (
     APPEND_FUNCTION,
+    CONVERSATION_ROW,
     LOWER_COLUMN,
     PERSONA_GRAMS_FUNCTION,
     POSTGRES_MIGRATIONS,
@@ -245,6 +246,8 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _columns = f"{COLUMNS}, m.tags"
+    _conversation = (f"messages m WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW}",
+                     "m.id")  # migration 17's index
     """Each row holds its message's own tags, in order, as an array (NULL for none; migration
     14): a read of messages reads no other table."""
     _extra_columns = ("tags",)

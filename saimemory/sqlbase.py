@@ -154,6 +154,15 @@ class SqlStore(MessageStore):
     _driver_error: type[Exception]
     """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
     _columns = COLUMNS
+    _conversation = (
+        "message_tags t JOIN messages m ON m.id = t.message_id WHERE t.persona = ?"
+        # the tag written out: SQLite's index of it (migration 11) serves only a query
+        # that names it
+        f" AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ?",
+        "t.message_id",
+    )
+    """Where a thread's conversation is read (``FROM …`` a persona and a thread, ``?``) and
+    the column ordering it by message id."""
     """The message columns every read selects: :data:`COLUMNS`, and whatever more the
     backend's :meth:`_messages` reads."""
     _short_like: str
@@ -633,23 +642,21 @@ class SqlStore(MessageStore):
         """The newest ``limit`` conversation rows of the thread older than ``before`` and
         newer than ``after`` (each if given) and not of ``pulse_id`` (if given), newest
         first."""
+        source, key = self._conversation
         params: list[Any] = [persona, thread]
         bounds = ""
         if pulse_id is not None:
             bounds += "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) "
             params.append(pulse_id)
         if before is not None:
-            bounds += "AND t.message_id < ? "
+            bounds += f"AND {key} < ? "
             params.append(before)
         if after is not None:
-            bounds += "AND t.message_id > ? "
+            bounds += f"AND {key} > ? "
             params.append(after)
         return tx.fetch(
-            f"SELECT {self._columns} FROM message_tags t JOIN messages m ON m.id = t.message_id "
-            # the tag written out: SQLite's index of it (migration 11) serves only a query
-            # that names it
-            f"WHERE t.persona = ? AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? {bounds}"
-            f"ORDER BY t.message_id DESC LIMIT {limit_literal(limit)}",
+            f"SELECT {self._columns} FROM {source} {bounds}"
+            f"ORDER BY {key} DESC LIMIT {limit_literal(limit)}",
             params,
         )
 

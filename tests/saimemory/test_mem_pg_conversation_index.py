@@ -1,6 +1,6 @@
 """PostgreSQL keeps each thread's conversation in an index of its own (migration 17), so a
 page of history reads the messages themselves and no tag rows; a store of version 16 gains
-the index, and reads the same history before and after."""
+the index, and reads the same history, pages of it and cut conversation before and after."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def test_a_store_of_version_16_reads_history_through_the_conversation_index(
         tx.run("DROP INDEX messages_conversation")
         tx.run("DELETE FROM schema_migrations WHERE version >= 17")
     before = store.history("p7", pulse_id="q1")
+    pages = store.history("p7", budget=HistoryBudget(max_messages=150, max_chars=10**6))
+    older = store.conversation_before("p7", before=before[-10].id, after=before[0].id)
     store.close()
     assert POSTGRES_DSN is not None
     again = PostgresStore(POSTGRES_DSN, schema=schema)
@@ -57,6 +59,12 @@ def test_a_store_of_version_16_reads_history_through_the_conversation_index(
             tx.run("ANALYZE messages")
         assert again.history("p7", pulse_id="q1") == before
         assert len(before) == HistoryBudget().max_messages
+        # pages beyond one, and a summary's cut, read the conversation through it too
+        assert again.history("p7", budget=HistoryBudget(max_messages=150, max_chars=10**6)
+                             ) == pages
+        assert len(pages) == 150
+        assert again.conversation_before("p7", before=before[-10].id, after=before[0].id
+                                         ) == older == before[1:-10]
         tables = {table for table, _ in scanned(plan_of_history(schema))}
         assert tables == {"messages"}
         assert ("messages", "messages_conversation") in scanned(plan_of_history(schema))
