@@ -645,9 +645,9 @@ their selectivities, so over 100 personas it expected a hundredth of a persona's
 conversation: 20 tagged rows for 2,005 at a million messages. A statement planned with its
 values (psycopg's first five executions on each connection, or any statement never
 prepared) then read and sorted all 2,005 rows for the 50 of a page of history (12 ms
-instead of 0.5). Functional-dependency statistics on the two columns correct it; the
-``ANALYZE`` of only these columns builds them at once (0.3 s at a million messages) and
-leaves the texts' statistics as they were. May run again."""
+instead of 0.6 in the server). Functional-dependency statistics on the two columns correct
+it; the ``ANALYZE`` of only these columns builds them at once (0.3 s at a million
+messages) and leaves the texts' statistics as they were. May run again."""
 
 GIN_PENDING_KB = 128
 """The most a PostgreSQL search index of messages keeps in its pending list (migration 16)."""

@@ -246,10 +246,10 @@ class PostgresStore(SqlStore):
 
     migrations = POSTGRES_MIGRATIONS
     _columns = f"{COLUMNS}, m.tags"
-    _conversation = (f"messages m WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW}",
-                     "m.id")  # migration 17's index
     """Each row holds its message's own tags, in order, as an array (NULL for none; migration
     14): a read of messages reads no other table."""
+    _conversation = (f"messages m WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW}",
+                     "m.id")  # migration 17's index
     _extra_columns = ("tags",)
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _short_like = f"m.{LOWER_COLUMN} LIKE lower(?) ESCAPE '\\'"

@@ -154,6 +154,8 @@ class SqlStore(MessageStore):
     _driver_error: type[Exception]
     """The base class of the driver's errors, which :meth:`_translate` turns into ours."""
     _columns = COLUMNS
+    """The message columns every read selects: :data:`COLUMNS`, and whatever more the
+    backend's :meth:`_messages` reads."""
     _conversation = (
         "message_tags t JOIN messages m ON m.id = t.message_id WHERE t.persona = ?"
         # the tag written out: SQLite's index of it (migration 11) serves only a query
@@ -163,8 +165,6 @@ class SqlStore(MessageStore):
     )
     """Where a thread's conversation is read (``FROM …`` a persona and a thread, ``?``) and
     the column ordering it by message id."""
-    """The message columns every read selects: :data:`COLUMNS`, and whatever more the
-    backend's :meth:`_messages` reads."""
     _short_like: str
     """The condition that message ``m`` holds one short word (its ``LIKE`` pattern the one
     parameter), case-insensitively and never through the trigram index: a word of one or
