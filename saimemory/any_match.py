@@ -28,6 +28,12 @@ one or two say what is looked for:
   the messages that share the same content words. A query of stop words only ("What is
   it about?") weighs them as any word. Japanese trigrams are never stop words: their
   rarity alone tells particles from content.
+- A common stop word's list is read only if the rank needs it. Such a word weighs its cap
+  whatever its list holds (once the collection is large enough that even a full list would
+  weigh more), the candidates' texts tell which hold it, and a message only its list would
+  add holds no content word outside a full list, so it ranks below the best found without
+  it, or ties them and is older. When that cannot be shown (too few hits, say), the list
+  is read and the rank computed again; the hits and their ranks are the same either way.
 - A query of short words only ("東京 猫") is answered newest first, through the index of
   short words (:mod:`saimemory.grams`), however old the messages. A query of one word
   means the same in both modes and is answered as in the ``all`` mode.
@@ -38,7 +44,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from itertools import chain, islice
 
 from saimemory.search_terms import MAX_TERMS, RANK_WINDOW, Terms
@@ -58,8 +64,9 @@ and one that stops early reads less than twice what it needed."""
 TEXT_BATCH_MOST = 1024
 """The most texts one read fetches."""
 
-WordIds = Callable[[str], list[int]]
-"""The newest (at most :data:`WORD_WINDOW`) ids of messages containing a word, newest first."""
+WordLists = Callable[[Sequence[str]], Mapping[str, list[int]]]
+"""Each word's newest (at most :data:`WORD_WINDOW`) ids of messages containing it, newest
+first."""
 Contents = Callable[[list[int]], Mapping[int, str]]
 """The texts of messages, by id."""
 
@@ -195,28 +202,95 @@ def _best_first(
 
 def rank_any(
     terms: Terms,
-    ids_of: WordIds,
+    lists_of: WordLists,
     contents_of: Contents,
     limit: int,
     *,
     collection: int,
     window: int = WORD_WINDOW,
     batch: int = TEXT_BATCH,
+    deferrable: Collection[str] = (),
 ) -> list[tuple[int, float]]:
     """The best ``limit`` message ids with their rank, best first (see the module text).
 
-    ``ids_of(word)`` gives the newest (at most ``window``) ids of messages holding the word,
-    newest first; ``contents_of(ids)`` their texts. ``collection`` is the number of the
-    persona's messages (counted up to :data:`COLLECTION_CAP`).
+    ``lists_of(words)`` gives each word's newest (at most ``window``) ids of messages
+    holding it, newest first; ``contents_of(ids)`` their texts. ``collection`` is the
+    number of the persona's messages (counted up to :data:`COLLECTION_CAP`).
 
     A word's list tells which candidates hold it, except among candidates older than its
     oldest listed message when the list is full (``window`` ids): there, and for short
     words, only the text tells. Each candidate's rank is bounded from the lists; the text of
     a candidate is read only while its highest possible rank can still reach the best
     ``limit``, so a query of common words reads a few texts, not thousands.
+
+    The lists of the stop words in ``deferrable`` (those a backend finds costly: common
+    ones) are read only if the rank needs them (:func:`_deferred`): such a word weighs its
+    cap whatever its list holds, the candidates' texts tell which of them hold it, and a
+    message only its list would add ranks below the best ``limit`` found without it. The
+    rank is the same either way; only what is read differs.
     """
-    lists = {word: ids_of(word) for word in terms.indexed}
-    weights = query_weights(terms, {word: len(ids) for word, ids in lists.items()}, collection)
+    later = _deferred(terms, deferrable, window, collection)
+    lists = dict(lists_of([word for word in terms.indexed if word not in later]))
+    if later:
+        found = {word: len(ids) for word, ids in lists.items()}
+        cap = _stop_cap(query_weights(terms, {**found, **dict.fromkeys(later, window)},
+                                      collection), terms)
+        if word_weight(window, collection) < cap:  # a list could change their weight: read
+            lists.update(lists_of(later))
+            later = []
+    seen: dict[int, str] = {}
+
+    def contents(ids: list[int]) -> Mapping[int, str]:
+        """Texts by id, each read once however many times the rank is computed."""
+        missing = [message_id for message_id in ids if message_id not in seen]
+        if missing:
+            seen.update(contents_of(missing))
+        return {message_id: seen[message_id] for message_id in ids}
+
+    best, total, bit = _ranked(terms, lists, later, contents, limit, collection, window, batch)
+    if later and not _outranked(best, total, bit, lists, later, terms, limit, window):
+        lists.update(lists_of(later))  # a message only a deferred list holds might rank
+        best, total, bit = _ranked(terms, lists, [], contents, limit, collection, window, batch)
+    return [(message_id, score) for score, message_id in sorted(best, reverse=True)]
+
+
+def _deferred(
+    terms: Terms, deferrable: Collection[str], window: int, collection: int
+) -> list[str]:
+    """The words of ``deferrable`` whose lists :func:`rank_any` may leave unread: stop
+    words, in a query with an indexed content word (the weights of stop words are then
+    capped by the content words', :func:`query_weights`), in a collection larger than the
+    window (else a full list would not reach the cap)."""
+    if collection <= window or all(is_stop_word(word) for word in terms.indexed):
+        return []
+    return [word for word in terms.indexed if word in deferrable and is_stop_word(word)]
+
+
+def _stop_cap(weights: Mapping[str, float], terms: Terms) -> float:
+    """The weight no stop word of a query with a content word exceeds."""
+    return min(weights[word] for word in terms.all if not is_stop_word(word)) / MAX_TERMS
+
+
+Total = Callable[[int], float]
+"""The summed weight of the words in a mask of word bits."""
+
+
+def _ranked(
+    terms: Terms,
+    lists: Mapping[str, list[int]],
+    later: Sequence[str],
+    contents_of: Contents,
+    limit: int,
+    collection: int,
+    window: int,
+    batch: int,
+) -> tuple[list[tuple[float, int]], Total, dict[str, int]]:
+    """The best ``limit`` ``(rank, id)`` of the candidates of ``lists`` (worst first, a
+    heap), the sum of weights and each word's bit. The words of ``later`` have no list:
+    they weigh as a full list would make them (their cap, :func:`_deferred`), and only a
+    candidate's text tells whether it holds them."""
+    found = {word: len(ids) for word, ids in lists.items()}
+    weights = query_weights(terms, {**found, **dict.fromkeys(later, window)}, collection)
     bit = {word: 1 << k for k, word in enumerate(weights)}
     sums: dict[int, float] = {}
 
@@ -229,7 +303,8 @@ def rank_any(
                                       if mask & bit[word]), 0.0)
         return found
 
-    groups = _groups(lists, bit, sum(bit[word] for word in terms.short), window)
+    unsure_always = sum(bit[word] for word in (*terms.short, *later))
+    groups = _groups(lists, bit, unsure_always, window)
     order = _best_first(_in_reach(groups, total, _floor(groups, total, limit)), total)
     # texts are read a batch at a time, best first by the highest rank each could reach,
     # until no candidate left can beat the best ``limit`` found
@@ -252,4 +327,34 @@ def rank_any(
                 heapq.heappush(best, ranked)
             elif ranked > best[0]:
                 heapq.heapreplace(best, ranked)
-    return [(message_id, score) for score, message_id in sorted(best, reverse=True)]
+    return best, total, bit
+
+
+def _outranked(
+    best: list[tuple[float, int]],
+    total: Total,
+    bit: Mapping[str, int],
+    lists: Mapping[str, list[int]],
+    later: Sequence[str],
+    terms: Terms,
+    limit: int,
+    window: int,
+) -> bool:
+    """Whether every message that only the unread lists of ``later`` would add to the
+    candidates ranks below the ``limit``-th best of ``best``. Such a message is in no list
+    read: it may hold the words of ``later``, the short words, and a word whose list is
+    full (being older than that list's oldest id); no other. Reaching the most those words
+    weigh together needs every one of them (weights are positive, and a sum of fewer never
+    exceeds the sum of more), so at that rank it is older than every full list it holds
+    and loses to a best no older than the oldest of them."""
+    if len(best) < limit:
+        return False
+    rank, last = best[0]
+    full = {word: ids[-1] for word, ids in lists.items() if len(ids) >= window}
+    mask = sum(bit[word] for word in (*later, *terms.short, *full))
+    most = total(mask)
+    if most != rank:
+        return most < rank
+    words = [word_bit for word_bit in bit.values() if mask & word_bit]
+    return bool(full) and last >= min(full.values()) and all(
+        total(mask & ~word_bit) < rank for word_bit in words)

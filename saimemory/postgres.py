@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
-from saimemory.any_match import COLLECTION_CAP
+from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
 from saimemory.base import DEFAULT_BUDGET, MainContext
 from saimemory.call_rows import check_call, insert_statements
 from saimemory.calls import CallRecord
@@ -63,6 +63,7 @@ from saimemory.sqlbase import (
     constraint_error,
     main_thread_id,
 )
+from saimemory.stop_words import is_stop_word
 
 psycopg: Any
 pgsql: Any
@@ -586,7 +587,7 @@ class PostgresStore(SqlStore):
         words: Sequence[str],
         filters: tuple[str, list[Any]],
         window: int,
-    ) -> tuple[dict[str, list[int]], int]:
+    ) -> dict[str, list[int]]:
         """As :meth:`SqlStore._word_lists`, in one statement whatever the number of words
         (plus an ``EXPLAIN`` when the statistics of the texts cannot estimate: a search
         with filters, or a table not analyzed yet). A word's list comes by its trigram keys
@@ -625,7 +626,30 @@ class PostgresStore(SqlStore):
         for k, ids in tx.fetch(" UNION ALL ".join(selects), values):
             if ids:
                 found[k] = ids
-        return dict(zip(words, found, strict=True)), min(collection, COLLECTION_CAP)
+        return dict(zip(words, found, strict=True))
+
+    def _costly_words(
+        self, tx: Tx, persona: str, words: Sequence[str], filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> frozenset[str]:
+        """The stop words whose lists :meth:`_word_lists` would read by walking the newest
+        rows (their trigram keys would cost more: common words), estimated from the
+        statistics of the texts. None when the query's content words are expected in fewer
+        than ``limit`` messages (their lists alone would not fill the hits, so the rank
+        would read the stop words' lists after them, a round trip more), nor for a search
+        with filters, whose estimates would take an ``EXPLAIN`` of their own."""
+        stops = [word for word in words if is_stop_word(word)]
+        if not stops or len(stops) == len(words):
+            return frozenset()
+        shares = self._shares(tx, words, filters)
+        if shares is None:
+            return frozenset()
+        messages = float(self._persona_messages(tx, persona))
+        rows = {word: messages * share for word, share in zip(words, shares, strict=True)}
+        if max(rows[word] for word in words if word not in stops) < limit:
+            return frozenset()
+        return frozenset(word for word in stops
+                         if not keys_cost_less(rows[word], WORD_WINDOW, messages))
 
     def _collection(self, tx: Tx, persona: str) -> int:
         """The persona's count of messages that migration 12's triggers keep, up to

@@ -759,10 +759,11 @@ class SqlStore(MessageStore):
         """The ``any`` mode's hits with their rank, best first."""
         if not terms.indexed:
             return self._short_rows(tx, persona, terms, filters, limit, any_word=True)
-        lists, collection = self._word_lists(tx, persona, terms.indexed, filters, WORD_WINDOW)
         ranked = rank_any(
-            terms, lists.__getitem__, lambda ids: self._contents(tx, ids), limit,
-            collection=collection, window=WORD_WINDOW,
+            terms, lambda words: self._word_lists(tx, persona, words, filters, WORD_WINDOW),
+            lambda ids: self._contents(tx, ids), limit,
+            collection=self._collection(tx, persona), window=WORD_WINDOW,
+            deferrable=self._costly_words(tx, persona, terms.indexed, filters, limit),
         )
         return self._ranked_rows(tx, ranked)
 
@@ -773,12 +774,19 @@ class SqlStore(MessageStore):
         words: Sequence[str],
         filters: tuple[str, list[Any]],
         window: int,
-    ) -> tuple[dict[str, list[int]], int]:
-        """The ``any`` mode's reads before ranking: each indexed word's newest ``window``
-        matches (:meth:`_match_ids`), and the persona's messages counted up to
-        :data:`COLLECTION_CAP` (:meth:`_collection`)."""
-        lists = {word: self._match_ids(tx, persona, word, filters, window) for word in words}
-        return lists, self._collection(tx, persona)
+    ) -> dict[str, list[int]]:
+        """The ``any`` mode's reads of words: each indexed word's newest ``window`` matches
+        (:meth:`_match_ids`)."""
+        return {word: self._match_ids(tx, persona, word, filters, window) for word in words}
+
+    def _costly_words(
+        self, tx: Tx, persona: str, words: Sequence[str], filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> frozenset[str]:
+        """The words whose lists cost the ``any`` mode most to read, which it reads only if
+        the rank of the best ``limit`` needs them (:func:`~saimemory.any_match.rank_any`);
+        none here."""
+        return frozenset()
 
     def _all_rows(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

@@ -96,8 +96,8 @@ def test_the_word_lists_are_those_of_a_query_a_word(pg: tuple[Any, str]) -> None
     for filters in (("", []), search_filters(("odd",), None, None)):
         for window in (10, 50, WORD_WINDOW):
             with store._read() as tx:
-                lists, collection = store._word_lists(tx, "aoi", words, filters, window)
-                assert collection == 301
+                lists = store._word_lists(tx, "aoi", words, filters, window)
+                assert store._collection(tx, "aoi") == 301
                 for word in words:
                     assert lists[word] == store._match_ids(tx, "aoi", word, filters, window)
         with store._read() as tx:  # one EXPLAIN estimates each part as it alone would

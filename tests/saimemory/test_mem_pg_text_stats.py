@@ -13,9 +13,10 @@ import psycopg
 import pytest
 
 from saimemory import NewMessage
+from saimemory.any_match import WORD_WINDOW, rank_any
 from saimemory.migrations import PERSONA_GRAMS_FUNCTION
 from saimemory.postgres import PostgresStore, TextStats, keys_cost_less, read_text_stats
-from saimemory.search_terms import MatchMode
+from saimemory.search_terms import MatchMode, split_terms
 from tests.saimemory.conftest import POSTGRES_DSN
 
 pytestmark = [pytest.mark.postgres,
@@ -137,3 +138,30 @@ def test_the_keys_are_taken_while_they_read_less_than_the_walk() -> None:
     assert keys_cost_less(2500, 2000, 10_000)
     assert not keys_cost_less(4000, 2000, 10_000)  # the walk: 5,000 rows, the keys 4,000
     assert not keys_cost_less(9999, 2000, 10_000)
+
+
+def test_common_stop_words_lists_are_left_unread_and_rank_the_same(
+    pg: tuple[Any, str], statements: list[str]
+) -> None:
+    store: PostgresStore = pg[0]
+    filled(store)
+    store.search("aoi", "note")  # the statistics read once
+    query = "What about the weather?"
+    statements.clear()
+    hits = store.search("aoi", query, match="any", limit=10)
+    lists = [sql for sql in statements if "array_agg" in sql]
+    # "about" and "the", in every message, would be walked: only "what" and "weather" are
+    # read, in one statement
+    assert len(lists) == 1 and lists[0].count("array_agg") == 2, lists
+    terms = split_terms(query, "any")
+    with store._read() as tx:  # the rank with every word's list read
+        every = rank_any(
+            terms, lambda words: store._word_lists(tx, "aoi", words, ("", []), WORD_WINDOW),
+            lambda ids: store._contents(tx, ids), 10, collection=store._collection(tx, "aoi"))
+    assert [(hit.message.id, hit.rank) for hit in hits] == every
+    assert hits[0].message.content == "a rare zeppelin about the weather"
+    statements.clear()
+    few = store.search("aoi", "zeppelin about the", match="any", limit=10)
+    # the content word fills fewer than ten hits: every list is read, in one statement
+    assert len([sql for sql in statements if "array_agg" in sql]) == 1
+    assert few[0].message.content == "a rare zeppelin about the weather" and len(few) == 10
