@@ -26,7 +26,7 @@ from typing import Any, cast
 
 import orjson
 
-from saimemory.any_match import COLLECTION_CAP
+from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
 from saimemory.errors import (
     MemoryStoreError,
     ReadOnlyStoreError,
@@ -46,6 +46,7 @@ from saimemory.prepare import PreparedMessage
 from saimemory.records import Message
 from saimemory.search_terms import Terms, fts5_query, like_pattern
 from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error, message_of
+from saimemory.stop_words import is_stop_word
 
 BUSY_TIMEOUT_S = 30.0
 PAGE_CACHE_KIB = 32 * 1024
@@ -115,6 +116,8 @@ class SQLiteStore(SqlStore):
 
     def __init__(self, path: str | Path, *, verify: bool = True) -> None:
         self.path = Path(path)
+        self._full_stops: dict[str, frozenset[str]] = {}
+        """Each persona's stop words whose lists were full when a search last read them."""
         self.where = str(self.path)
         self._verify = verify
         if self.path.is_dir():
@@ -375,6 +378,38 @@ class SQLiteStore(SqlStore):
             tx.fetch(f"SELECT json_group_array(id) FROM ({sql})", values)[0][0])
         found.sort(reverse=True)  # newest first, whatever order the aggregate kept
         return found
+
+    def _word_lists(
+        self,
+        tx: Tx,
+        persona: str,
+        words: Sequence[str],
+        filters: tuple[str, list[Any]],
+        window: int,
+    ) -> dict[str, list[int]]:
+        """As :meth:`SqlStore._word_lists`; notes which of the persona's stop words filled
+        their lists (:meth:`_costly_words`)."""
+        lists = super()._word_lists(tx, persona, words, filters, window)
+        if not filters[0] and window == WORD_WINDOW:
+            stops = {word: len(ids) >= window for word, ids in lists.items()
+                     if is_stop_word(word)}
+            if stops:
+                known = self._full_stops.get(persona, frozenset())
+                self._full_stops[persona] = frozenset(
+                    {*known, *(word for word, full in stops.items() if full)}
+                    - {word for word, full in stops.items() if not full})
+        return lists
+
+    def _costly_words(
+        self, tx: Tx, persona: str, words: Sequence[str], filters: tuple[str, list[Any]],
+        limit: int,
+    ) -> frozenset[str]:
+        """The stop words whose lists were full the last time a search of the persona read
+        them without filters: common words, whose lists cost the most (SQLite has no
+        statistics of the texts to tell them)."""
+        if filters[0]:
+            return frozenset()
+        return self._full_stops.get(persona, frozenset()).intersection(words)
 
     def _collection(self, tx: Tx, persona: str) -> int:
         """The persona's count of messages that migration 9's triggers keep, up to

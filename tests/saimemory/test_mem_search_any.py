@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from saimemory import NewMessage
+from saimemory.any_match import WORD_WINDOW
 from saimemory.errors import InvalidQueryError
 from saimemory.search_terms import MAX_TERMS, split_terms
 from saimemory.sqlbase import SqlStore
+from saimemory.sqlite import SQLiteStore
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 CHAT = [
@@ -203,3 +206,29 @@ def test_bad_any_queries_are_clear_errors(
 ) -> None:
     with pytest.raises(InvalidQueryError, match=problem):
         store.search("alice", query, **kwargs)  # type: ignore[arg-type]
+
+
+def test_sqlite_leaves_unread_the_lists_of_stop_words_it_found_common(tmp_path: Path) -> None:
+    # SQLite has no statistics of the texts: a stop word whose list a search found full is
+    # common, and the next searches read its list only if the rank needs it
+    store = SQLiteStore(tmp_path / "memory.db")
+    try:
+        topics = ["the weather", "the long walk", "the garden", "the old movies"]
+        store.append_many([NewMessage("alice", "user", f"note {i} is about {topics[i % 4]}")
+                           for i in range(WORD_WINDOW + 500)])
+        lists: list[str] = []
+        store._conn.set_trace_callback(
+            lambda sql: lists.append(sql) if "messages_fts MATCH" in sql else None)
+        query = "What about the weather?"
+        first = store.search("alice", query, match="any", limit=10)
+        assert len(lists) == 4  # every word's list: "about" and "the" fill theirs
+        lists.clear()
+        again = store.search("alice", query, match="any", limit=10)
+        assert len(lists) == 2  # "what" and "weather" only
+        assert [(h.message.id, h.rank) for h in again] == [(h.message.id, h.rank) for h in first]
+        assert all("the weather" in hit.message.content for hit in again)
+        lists.clear()
+        filtered = store.search("alice", query, match="any", limit=10, tags=("nothing",))
+        assert filtered == [] and len(lists) == 4  # filters: every list, as before
+    finally:
+        store.close()
