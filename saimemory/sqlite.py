@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -98,6 +98,27 @@ class _SqliteTx:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql, params)
+
+
+FULL_STOPS_KEPT = 4096
+"""The personas whose common stop words a SQLite store remembers (the latest noted)."""
+
+
+def note_full_stops(
+    kept: dict[str, frozenset[str]], persona: str, lists: Mapping[str, list[int]], window: int
+) -> None:
+    """Note in ``kept`` which of the stop words of ``lists`` filled their list for
+    ``persona`` (and forget those that did not), keeping the latest
+    :data:`FULL_STOPS_KEPT` personas."""
+    stops = {word: len(ids) >= window for word, ids in lists.items() if is_stop_word(word)}
+    if not stops:
+        return
+    full = (kept.pop(persona, frozenset()) | {word for word, is_full in stops.items() if is_full}
+            ) - {word for word, is_full in stops.items() if not is_full}
+    if full:
+        kept[persona] = full  # last in the order: the latest noted
+        while len(kept) > FULL_STOPS_KEPT:
+            del kept[next(iter(kept))]
 
 
 class SQLiteStore(SqlStore):
@@ -391,13 +412,7 @@ class SQLiteStore(SqlStore):
         their lists (:meth:`_costly_words`)."""
         lists = super()._word_lists(tx, persona, words, filters, window)
         if not filters[0] and window == WORD_WINDOW:
-            stops = {word: len(ids) >= window for word, ids in lists.items()
-                     if is_stop_word(word)}
-            if stops:
-                known = self._full_stops.get(persona, frozenset())
-                self._full_stops[persona] = frozenset(
-                    {*known, *(word for word, full in stops.items() if full)}
-                    - {word for word, full in stops.items() if not full})
+            note_full_stops(self._full_stops, persona, lists, window)
         return lists
 
     def _costly_words(

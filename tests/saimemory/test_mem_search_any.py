@@ -12,7 +12,7 @@ from saimemory.any_match import WORD_WINDOW
 from saimemory.errors import InvalidQueryError
 from saimemory.search_terms import MAX_TERMS, split_terms
 from saimemory.sqlbase import SqlStore
-from saimemory.sqlite import SQLiteStore
+from saimemory.sqlite import FULL_STOPS_KEPT, SQLiteStore, note_full_stops
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 CHAT = [
@@ -232,3 +232,19 @@ def test_sqlite_leaves_unread_the_lists_of_stop_words_it_found_common(tmp_path: 
         assert filtered == [] and len(lists) == 4  # filters: every list, as before
     finally:
         store.close()
+
+
+def test_the_noted_common_stop_words_are_the_latest_and_bounded() -> None:
+    kept: dict[str, frozenset[str]] = {}
+    note_full_stops(kept, "a", {"the": [1] * 3, "about": [1] * 3, "cat": [1] * 3}, 3)
+    assert kept == {"a": {"the", "about"}}  # content words are not noted
+    note_full_stops(kept, "a", {"the": [1] * 2, "what": [1] * 3}, 3)
+    assert kept == {"a": {"about", "what"}}  # "the" no longer fills its list
+    note_full_stops(kept, "b", {"what": [1]}, 3)
+    assert "b" not in kept
+    for n in range(FULL_STOPS_KEPT + 5):
+        note_full_stops(kept, f"p{n}", {"the": [1] * 3}, 3)
+    assert len(kept) == FULL_STOPS_KEPT and "a" not in kept and "p0" not in kept
+    note_full_stops(kept, "p5", {"what": [1] * 3}, 3)  # noted again: the latest
+    note_full_stops(kept, "new", {"the": [1] * 3}, 3)
+    assert "p5" in kept and "p6" not in kept and kept["p5"] == {"the", "what"}
