@@ -31,7 +31,7 @@ from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
 from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
 from saimemory.base import DEFAULT_BUDGET, MainContext
-from saimemory.call_rows import check_call, insert_statements
+from saimemory.call_rows import insert_statements
 from saimemory.calls import CallRecord
 from saimemory.errors import (
     InvalidQueryError,
@@ -757,17 +757,12 @@ class PostgresStore(SqlStore):
         rows = tx.fetch(f"SELECT m.id {found}ORDER BY m.id DESC LIMIT ?", [*values, limit])
         return [row[0] for row in rows]
 
-    def record_calls(self, records: Sequence[CallRecord]) -> None:
-        """As :meth:`SqlStore.record_calls` (one transaction holding each persona's lock),
+    def _write_calls(self, records: Sequence[CallRecord], personas: list[str]) -> None:
+        """As :meth:`SqlStore._write_calls` (one transaction holding each persona's lock),
         in one round trip instead of three: ``BEGIN``, the locks, the inserts and ``COMMIT``
         go as one simple query, the values as literals psycopg quotes. A connection found
         lost before is reopened first; one lost during it is not asked again, since the
         records may be committed (:class:`StoreUnavailableError` says so)."""
-        for record in records:
-            check_call(record)
-        personas = sorted({record.persona for record in records})
-        if not personas:
-            return
         statements = _write_start(personas)
         for sql, params in insert_statements(records, to_micros(self._now())):
             statements.append(pgsql.SQL(sql.replace("?", "{}")).format(

@@ -525,8 +525,11 @@ class SqlStore(MessageStore):
         for record in records:
             check_call(record)
         personas = sorted({record.persona for record in records})
-        if not personas:
-            return
+        if personas:
+            self._write_calls(records, personas)
+
+    def _write_calls(self, records: Sequence[CallRecord], personas: list[str]) -> None:
+        """Write checked records in one transaction holding each of ``personas``' locks."""
         with self._write(*personas) as tx:
             insert_calls(tx, records, to_micros(self._now()))
 
