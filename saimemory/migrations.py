@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from saimemory.errors import SchemaError
 from saimemory.prepare import to_micros
 from saimemory.records import CONVERSATION_TAG
+from saimemory.tags import PROVENANCE_PREFIXES
 from saimemory.tx import Tx
 
 
@@ -589,10 +590,8 @@ The keys are the same, so the indexes stay as they are: nothing is rebuilt. May 
 
 _DERIVED_TAGS_NAME = "pulse, playbook and node tags derived, not stored"
 
-_PROVENANCE_TAG = (
-    "substr(tag, 1, 6) = 'pulse:' OR substr(tag, 1, 9) = 'playbook:'"
-    " OR substr(tag, 1, 5) = 'node:'"
-)
+_PROVENANCE_TAG = " OR ".join(
+    f"substr(tag, 1, {len(prefix)}) = '{prefix}'" for prefix in PROVENANCE_PREFIXES)
 """Whether a stored ``tag`` is one a message has from its pulse, playbook or node."""
 _PROVENANCE_ROWS = f"DELETE FROM message_tags WHERE {_PROVENANCE_TAG}"
 """Migration 14's deletion of the tags it no longer stores."""

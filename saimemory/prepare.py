@@ -100,16 +100,9 @@ def provenance(pulse_id: str | None, playbook: str | None, node: str | None) -> 
     on every read, so a store keeps only the message's own tags (a million messages wrote
     three million more tag rows, and an append their index entries). Cached: the messages
     a read returns share a few pulses, playbooks and nodes (0.1 µs a message, not 0.4)."""
-    if pulse_id is None and playbook is None and node is None:
-        return ()
-    tags = []
-    if pulse_id is not None:
-        tags.append(f"pulse:{pulse_id}")
-    if playbook is not None:
-        tags.append(f"playbook:{playbook}")
-    if node is not None:
-        tags.append(f"node:{node}")
-    return tuple(tags)
+    values = (pulse_id, playbook, node)  # in PROVENANCE_PREFIXES' order
+    return tuple(f"{prefix}{value}" for prefix, value in zip(PROVENANCE_PREFIXES, values,
+                                                             strict=True) if value is not None)
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:

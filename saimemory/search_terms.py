@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 
 from saimemory.errors import InvalidQueryError
 from saimemory.prepare import to_micros
+from saimemory.tags import PROVENANCE_COLUMNS
 
 MIN_INDEXED_CHARS = 3
 RANK_WINDOW = 2000
@@ -170,11 +171,6 @@ def snippet(content: str, terms: Terms) -> str:
     return ("…" if begin > 0 else "") + text + ("…" if end < len(content) else "")
 
 
-_PROVENANCE_COLUMNS = {"pulse": "pulse_id", "playbook": "playbook", "node": "node"}
-"""The column each ``pulse:``/``playbook:``/``node:`` tag comes from
-(:func:`~saimemory.prepare.provenance`)."""
-
-
 def search_filters(
     tags: Sequence[str], since: datetime | None, until: datetime | None
 ) -> tuple[str, list[Any]]:
@@ -187,7 +183,7 @@ def search_filters(
         if not isinstance(tag, str):
             raise InvalidQueryError(f"tags must be strings, got {tag!r}")
         prefix, colon, value = tag.partition(":")
-        column = _PROVENANCE_COLUMNS.get(prefix) if colon else None
+        column = PROVENANCE_COLUMNS.get(prefix) if colon else None
         if column is not None:  # a tag the store derives from a column, never stores
             sql.append(f"AND m.{column} = ? ")
             params.append(value)
