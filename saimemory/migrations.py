@@ -574,14 +574,19 @@ words by it; counting the persona's entries of an index instead read up to
 :data:`~saimemory.any_match.COLLECTION_CAP` of them at every search (1 to 2 ms at 10,000).
 Every statement may run again over what an earlier try left."""
 
-_POSTGRES_KEYS_IN_PLPGSQL = (
-    f"CREATE OR REPLACE FUNCTION {SHORT_KEYS_FUNCTION}(t text) RETURNS text[]"
-    " LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
-    f" BEGIN RETURN {SHORT_KEYS_BODY}; END $$",
-    f"CREATE OR REPLACE FUNCTION {PERSONA_GRAMS_FUNCTION}(p text, t text) RETURNS bigint[]"
-    " LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
-    f" BEGIN RETURN {PERSONA_GRAMS_BODY}; END $$",
-)
+def _key_functions(short_keys: str, persona_grams: str) -> tuple[str, str]:
+    """The PL/pgSQL functions of the messages' index keys (:data:`SHORT_KEYS_FUNCTION`,
+    :data:`PERSONA_GRAMS_FUNCTION`) with these bodies."""
+    def function(head: str, body: str) -> str:
+        return (f"CREATE OR REPLACE FUNCTION {head} LANGUAGE plpgsql IMMUTABLE STRICT"
+                f" PARALLEL SAFE COST 1000 AS $$ {body} $$")
+
+    return (function(f"{SHORT_KEYS_FUNCTION}(t text) RETURNS text[]", short_keys),
+            function(f"{PERSONA_GRAMS_FUNCTION}(p text, t text) RETURNS bigint[]", persona_grams))
+
+
+_POSTGRES_KEYS_IN_PLPGSQL = _key_functions(f"BEGIN RETURN {SHORT_KEYS_BODY}; END",
+                                           f"BEGIN RETURN {PERSONA_GRAMS_BODY}; END")
 """Migration 13 (PostgreSQL): the two functions of the messages' index keys (migrations 8
 and 10) compute the same keys in PL/pgSQL, which plans its query once a session; a SQL
 function that is not inlined (these are not: a sub-select) is planned again at each
@@ -684,10 +689,8 @@ against 99, 0.30 against 0.18 ms in the server, at a million messages). Only mes
 with the conversation tag have entries (9.7 MB at a million messages, built in 0.4 s).
 May run again."""
 
-_POSTGRES_LINEAR_KEYS = (
-    f"CREATE OR REPLACE FUNCTION {SHORT_KEYS_FUNCTION}(t text) RETURNS text[]"
-    " LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
-    " DECLARE l text := lower(t);"
+_POSTGRES_LINEAR_KEYS = _key_functions(
+    "DECLARE l text := lower(t);"
     " keys text[] := regexp_split_to_array(regexp_replace(l, '[[:space:]]+', '', 'g'), '');"
     " word text; chars text[];"
     " BEGIN"
@@ -698,17 +701,15 @@ _POSTGRES_LINEAR_KEYS = (
     " END LOOP;"
     " END LOOP;"
     " RETURN keys;"
-    " END $$",
-    f"CREATE OR REPLACE FUNCTION {PERSONA_GRAMS_FUNCTION}(p text, t text) RETURNS bigint[]"
-    " LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$"
-    " DECLARE chars text[] := string_to_array(lower(t), NULL); seed integer := hashtext(p);"
+    " END",
+    "DECLARE chars text[] := string_to_array(lower(t), NULL); seed integer := hashtext(p);"
     " keys bigint[] := '{}';"
     " BEGIN"
     " FOR i IN 1 .. coalesce(array_length(chars, 1), 0) - 2 LOOP"
     " keys := keys || hashtextextended(chars[i] || chars[i + 1] || chars[i + 2], seed);"
     " END LOOP;"
     " RETURN keys;"
-    " END $$",
+    " END",
 )
 """Migration 18 (PostgreSQL): the two functions of the messages' index keys take time in
 proportion to the text, not to its square. They cut the text with ``substr(t, i, n)`` at

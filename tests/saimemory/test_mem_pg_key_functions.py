@@ -17,6 +17,7 @@ from saimemory import NewMessage
 from saimemory.migrations import (
     PERSONA_GRAMS_BODY,
     PERSONA_GRAMS_FUNCTION,
+    POSTGRES_MIGRATIONS,
     SHORT_KEYS_BODY,
     SHORT_KEYS_FUNCTION,
 )
@@ -76,13 +77,12 @@ def test_long_texts_get_the_keys_of_the_sql_versions(pg: tuple[Any, str], text: 
     assert grams == grams_sql
 
 
-def sql_versions(tx: Any) -> None:
+def functions_of_migration_13(tx: Any) -> None:
     """The key functions as migration 13 left them."""
-    for name, args, body in ((SHORT_KEYS_FUNCTION, "t text", SHORT_KEYS_BODY),
-                             (PERSONA_GRAMS_FUNCTION, "p text, t text", PERSONA_GRAMS_BODY)):
-        tx.run(f"CREATE OR REPLACE FUNCTION {name}({args}) RETURNS "
-               f"{'text[]' if name == SHORT_KEYS_FUNCTION else 'bigint[]'} LANGUAGE plpgsql"
-               f" IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$ BEGIN RETURN {body}; END $$")
+    (migration,) = (m for m in POSTGRES_MIGRATIONS if m.version == 13)
+    for statement in migration.statements:
+        assert isinstance(statement, str)
+        tx.run(statement)
 
 
 def test_a_store_of_version_17_gains_them_and_keeps_its_indexes(pg: tuple[Any, str]) -> None:
@@ -92,7 +92,7 @@ def test_a_store_of_version_17_gains_them_and_keeps_its_indexes(pg: tuple[Any, s
     store.append_many([NewMessage("aoi", "user", f"note {i}: 東京タワー 猫 zeppelin{i}")
                        for i in range(30)])
     with store._write("aoi") as tx:
-        sql_versions(tx)
+        functions_of_migration_13(tx)
         tx.run("DELETE FROM schema_migrations WHERE version >= 18")
         bodies = tx.fetch("SELECT prosrc FROM pg_proc WHERE proname IN (?, ?)"
                           " AND pronamespace = ?::regnamespace ORDER BY proname",
