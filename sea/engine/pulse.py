@@ -116,6 +116,9 @@ class Pulse:
     """The call path; its records go to this pulse's events."""
     toolbox: ToolBox
     """The host's tools and the built-in ones, bound to this persona."""
+    offer: RouterOffer
+    """The playbooks a router may choose in this pulse (:meth:`router_callable`); the
+    ``list_available_playbooks`` tool of the toolbox lists the same."""
     approval_tools: frozenset[str] = frozenset()
     """Tools that run only after a person approves: the runtime's policy, and for a resumed
     pulse also the policy it started under (an answer is never skipped by a runtime that
@@ -136,8 +139,6 @@ class Pulse:
     run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
     (not recoverable, none kept), when it starts."""
 
-    offered: tuple[Playbook, ...] | None = field(default=None, init=False, repr=False)
-    """:meth:`router_callable`, once worked out."""
     called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
         default_factory=dict, init=False, repr=False)
     """:meth:`playbook`'s answers so far."""
@@ -160,12 +161,8 @@ class Pulse:
 
     def router_callable(self) -> list[Playbook]:
         """The playbooks a router (and an ``exec`` without an allow-list) may choose in
-        this pulse: the router-callable ones whose tools are all available. Worked out
-        once per pulse, so its router, its ``exec`` nodes and the question whether it can
-        pause all see the same playbooks."""
-        if self.offered is None:
-            self.offered = tuple(reachable(self.services.library.router_callable(), self.toolbox))
-        return list(self.offered)
+        this pulse (:class:`RouterOffer`)."""
+        return self.offer.router_callable()
 
     def pending_request(self, playbook: str, node: str) -> dict[str, Any] | None:
         """The request this pulse was waiting on at ``playbook.node``, if any."""
@@ -323,6 +320,27 @@ def write_uid(pulse_id: str, what: str) -> str:
     if len(uid) > 120:
         uid = hashlib.sha256(uid.encode("utf-8")).hexdigest()
     return uid
+
+
+class RouterOffer:
+    """The playbooks a router (and an ``exec`` without an allow-list) may choose in one
+    pulse: the library's router-callable ones whose tools are all among the pulse's tools.
+
+    Worked out once, when first asked, so that the pulse's router, its ``exec`` nodes, its
+    ``list_available_playbooks`` calls and the question whether it can pause all see the
+    same playbooks, even when a playbook file changes while the pulse runs.
+    """
+
+    def __init__(self, library: Library, tools: Container[str]) -> None:
+        self._library = library
+        self._tools = tools
+        self._offered: tuple[Playbook, ...] | None = None
+
+    def router_callable(self) -> list[Playbook]:
+        """The playbooks offered, in the library's order."""
+        if self._offered is None:
+            self._offered = tuple(reachable(self._library.router_callable(), self._tools))
+        return list(self._offered)
 
 
 def reachable(playbooks: Iterable[Playbook], tools: Container[str]) -> list[Playbook]:

@@ -64,7 +64,7 @@ from sea.engine.events import (
 from sea.engine.limits import Limits
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.tools import PlanToolkit, plan_changed
-from sea.engine.pulse import Frame, Graph, Library, Pulse, Services, reachable, write_uid
+from sea.engine.pulse import Frame, Graph, Library, Pulse, RouterOffer, Services, write_uid
 from sea.engine.registry import Registry
 from sea.engine.tools.box import ToolBox, signatures
 from sea.engine.tools.builtin import builtin_tool_makers
@@ -87,7 +87,6 @@ from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run, origin_of, restore_origin
 from sea.host.turns import BusyPolicy, PersonaTurns, WhenBusy
 from sea.lang.library import PlaybookLibrary
-from sea.lang.models import Playbook
 from sea.llm.call import LLMCaller
 from sea.llm.models import ModelSet
 from sea.llm.options import LLMOptions
@@ -552,8 +551,8 @@ class Runtime:
         plans = self._plans(run, sink)
         if plans is not None:
             names |= set(PLAN_ARGUMENTS)
-        catalog = _Reachable(library, frozenset(names))
-        makers = builtin_tool_makers(store=store, persona_id=run.persona.id, library=catalog)
+        offer = RouterOffer(library, frozenset(names))  # the toolbox's names
+        makers = builtin_tool_makers(store=store, persona_id=run.persona.id, library=offer)
         makers.update(model_tool_makers(store=store, persona=run.persona, caller=caller,
                                         intent=self._llm.intent))
         makers.update(plans.tool_makers() if plans is not None else {})
@@ -566,7 +565,7 @@ class Runtime:
         gates = {} if plans is None else {
             name: gate for name, gate in plans.gates().items() if name not in host}
         return Pulse(
-            self.services, run.persona, run.pulse_id, sink, caller, toolbox, asks,
+            self.services, run.persona, run.pulse_id, sink, caller, toolbox, offer, asks,
             recoverable=run.recover, stored_uids=run.stored_uids, gates=gates,
         )
 
@@ -599,22 +598,6 @@ async def _sweep(saver: BaseCheckpointSaver[Any], owner: str) -> None:
     host = owner.rpartition(":")[0]
     with suppress(Exception):  # housekeeping: a pulse never fails for it
         await sweep_orphans(saver, host=host)
-
-
-class _Reachable:
-    """The router-callable playbooks whose tools a pulse has (``list_available_playbooks``
-    offers these, as :meth:`sea.engine.pulse.Pulse.router_callable` does)."""
-
-    def __init__(self, library: Library, tools: frozenset[str]) -> None:
-        self._library = library
-        self._tools = tools
-        self._offered: tuple[Playbook, ...] | None = None
-
-    def router_callable(self) -> list[Playbook]:
-        """Worked out once: it serves one pulse."""
-        if self._offered is None:
-            self._offered = tuple(reachable(self._library.router_callable(), self._tools))
-        return list(self._offered)
 
 
 async def _forget(saver: BaseCheckpointSaver[Any], pulse_id: str, sink: Sink) -> None:
