@@ -27,7 +27,7 @@ ROUTER_SCHEMA = {
 
 
 def test_the_list_tool_offers_what_the_router_was_offered_after_a_file_changes(
-    tmp_path: Path, persona: Persona
+    store: SQLiteStore, tmp_path: Path, persona: Persona
 ) -> None:
     books = tmp_path / "books"
     books.mkdir()
@@ -58,13 +58,9 @@ def test_the_list_tool_offers_what_the_router_was_offered_after_a_file_changes(
     assert [p.name for p in library.router_callable()] == ["echo_topic"]
     model = ScriptedChatModel.from_mapping(
         {"responses": {"offer_probe.route": [{"playbook": "echo_topic", "reason": "r"}]}})
-    store = SQLiteStore(tmp_path / "memory.sqlite")
-    try:
-        with Runtime(store, ModelSet.single(model), tools=[spoil_echo], library=library,
-                     checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
-            result = runtime.run_pulse(persona, "offer_probe", "go")
-    finally:
-        store.close()
+    with Runtime(store, ModelSet.single(model), tools=[spoil_echo], library=library,
+                 checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
+        result = runtime.run_pulse(persona, "offer_probe", "go")
     assert result.status == "ok", result.error
     # the router was offered echo_topic (an answer outside its list would be refused) ...
     assert result.outputs["picked"] == "echo_topic"
