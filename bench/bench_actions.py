@@ -64,6 +64,7 @@ from unittest import mock
 
 import orjson
 from bench_engine import OneLibrary  # the same library port (run as a script from bench/)
+from figures import P90_SAMPLES, p90
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -367,10 +368,6 @@ class Row:
     """The tools' own time per action (subtracted from both sides)."""
 
 
-def _p90(values: Sequence[float]) -> float:
-    return statistics.quantiles(values, n=10, method="inclusive")[-1]
-
-
 async def _alternate(
     pulses: int, first: Callable[[int], Awaitable[None]], second: Callable[[int], Awaitable[None]]
 ) -> None:
@@ -440,9 +437,9 @@ async def bench(n: int, pulses: int, sync_tools: bool, workdir: Path) -> Row:
         actions=n,
         pulses=len(sea_per),
         sea_us=sea_med * 1e6,
-        sea_p90_us=_p90(sea_per) * 1e6,
+        sea_p90_us=p90(sea_per) * 1e6,
         baseline_us=hand_med * 1e6,
-        baseline_p90_us=_p90(hand_per) * 1e6,
+        baseline_p90_us=p90(hand_per) * 1e6,
         ratio=sea_med / hand_med,
         extra_us=(sea_med - hand_med) * 1e6,
         sea_tool_call_us=statistics.median(b[0] for b in breakdown) * 1e6,
@@ -483,7 +480,8 @@ def main() -> None:
         help=f"plan sizes (1 to {MAX_ACTIONS}; default: 4 8 16 32)",
     )
     parser.add_argument("--pulses", type=int, default=100, help="measured runs per side and size")
-    parser.add_argument("--quick", action="store_true", help="a short run: 10 pulses, N 4 and 16")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a short run: {P90_SAMPLES} pulses, N 4 and 16")
     parser.add_argument(
         "--sync-tools",
         action="store_true",
@@ -492,9 +490,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     sizes: list[int] = [4, 16] if args.quick else args.actions
-    pulses: int = 10 if args.quick else args.pulses
-    if any(not 1 <= n <= MAX_ACTIONS for n in sizes) or pulses < 2:
-        parser.error(f"plan sizes go from 1 to {MAX_ACTIONS}; --pulses is at least 2")
+    pulses: int = P90_SAMPLES if args.quick else args.pulses
+    if any(not 1 <= n <= MAX_ACTIONS for n in sizes) or pulses < P90_SAMPLES:
+        parser.error(f"plan sizes go from 1 to {MAX_ACTIONS}; --pulses is at least {P90_SAMPLES} "
+                     "(for a p90)")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:

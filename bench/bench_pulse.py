@@ -76,6 +76,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from figures import P90_SAMPLES, median_p90  # run as a script from bench/
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.tools import BaseTool
@@ -512,9 +513,8 @@ class Sample:
 
 
 def _ms(values: list[float]) -> str:
-    ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
-    return f"{statistics.median(ordered) * 1e3:6.1f} / {p90 * 1e3:6.1f}"
+    median, slow = median_p90(values)
+    return f"{median * 1e3:6.1f} / {slow * 1e3:6.1f}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -612,6 +612,8 @@ def main() -> None:
     unknown = sorted(set(playbooks) - set(PLAYBOOKS))
     if unknown or not playbooks:
         parser.error(f"--playbooks takes names of {', '.join(PLAYBOOKS)} (got {unknown})")
+    if args.pulses < P90_SAMPLES:
+        parser.error(f"--pulses is at least {P90_SAMPLES} (for a p90)")
     kinds = ["sqlite", "memory", *(["postgres"] if args.postgres else [])]
     print(f"{args.pulses} pulses per side, ms median / p90")
     print(f"{'pulse':<13} {'backend':<9} {'side':<13} {'wall':>15} {'model':>15} "
