@@ -223,6 +223,17 @@ class _PgTx:
     def run(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(_pg(sql), list(params))
 
+    def fetch_and_commit(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """The rows of ``sql``, the transaction's last statement, and the transaction
+        committed in the same round trip (pipelined: the ``COMMIT`` does not run if the
+        statement fails, and the caller's rollback ends the transaction as before)."""
+        if not psycopg.Pipeline.is_supported():
+            return self.fetch(sql, params)  # committed by the transaction's end, as before
+        with self._conn.pipeline():
+            cursor = self._conn.execute(_pg(sql), list(params))
+            self._conn.execute("COMMIT")
+        return list(cursor.fetchall())
+
 
 class _AloneTx:
     """A :class:`~saimemory.sqlbase.Tx` for a read of exactly one statement, run alone in
@@ -520,6 +531,8 @@ class PostgresStore(SqlStore):
                 raise self._translate(exc) from None
 
     def _end(self, *, commit: bool) -> None:
+        if self._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            return  # ended already: a search's last read committed it (:meth:`_last_fetch`)
         if commit:
             self._conn.execute("COMMIT")
         elif not self._lost():
@@ -527,6 +540,13 @@ class PostgresStore(SqlStore):
                 self._conn.execute("ROLLBACK")
             except psycopg.Error:
                 pass  # the connection broke meanwhile; the server rolled back
+
+    def _last_fetch(self, tx: Tx, sql: str, params: Sequence[Any]) -> list[Row]:
+        """A search's last read and its transaction's ``COMMIT`` in one round trip: a
+        search reads only, so nothing is committed that its end would not commit."""
+        if isinstance(tx, _PgTx) and tx.counted is not None:  # a search's (:meth:`_search_read`)
+            return tx.fetch_and_commit(sql, params)
+        return tx.fetch(sql, params)
 
     def _row_extra(self, row: PreparedMessage) -> tuple[Any, ...]:
         """The row holds the message's own tags too (NULL for none), as the append function

@@ -822,11 +822,17 @@ class SqlStore(MessageStore):
         if not ranked:
             return []
         marks = ", ".join("?" * len(ranked))
-        rows = {int(row[0]): row for row in tx.fetch(
+        rows = {int(row[0]): row for row in self._last_fetch(
+            tx,
             f"SELECT {self._columns} FROM messages m WHERE m.id IN ({marks})",
             [message_id for message_id, _ in ranked],
         )}
         return [(rows[message_id], rank) for message_id, rank in ranked]
+
+    def _last_fetch(self, tx: Tx, sql: str, params: Sequence[Any]) -> list[Row]:
+        """The rows of a search's last statement (:meth:`_ranked_rows`); a backend with
+        round trips ends the search's read transaction in the same one."""
+        return tx.fetch(sql, params)
 
     def _short_rows(
         self,

@@ -96,3 +96,30 @@ def test_a_second_statement_in_a_read_of_one_is_refused(pg: tuple[Any, str]) -> 
     with store._read_one() as tx, pytest.raises(AssertionError, match="cannot write"):
         tx.run("DELETE FROM pins")
 
+
+
+def test_a_search_commits_with_its_last_read(pg: tuple[Any, str], traced: Traced) -> None:
+    """A search reads in a transaction of its own (one snapshot); its last read, the rows
+    of the hits, carries the ``COMMIT`` in the same round trip, in every mode."""
+    store, _ = pg
+    for text in ("the weather is fine", "rain and weather", "猫が好き", "a walk in the park"):
+        store.append(NewMessage("alice", "user", text))
+    searches: dict[str, Callable[[], Any]] = {
+        "all": lambda: store.search("alice", "weather"),
+        "any": lambda: store.search("alice", "what about the weather today", match="any"),
+        "short words": lambda: store.search("alice", "猫"),
+    }
+    for name, search in searches.items():
+        found: list[Any] = []
+        sent = traced(lambda search=search, found=found: found.extend(search()))
+        assert found, name
+        last = max(i for i, line in enumerate(sent) if "WHERE m.id IN" in line)
+        commit = next(i for i, line in enumerate(sent) if "COMMIT" in line)
+        between = sent[last:commit]
+        assert last < commit and round_trips(between) == 0, (name, sent)
+        assert round_trips(sent[commit:]) == 1, (name, sent)  # the Sync that sends both
+        assert store._conn.info.transaction_status == 0, name  # idle: nothing left open
+    assert [hit.message.content for hit in store.search("alice", "weather")] == [
+        "rain and weather", "the weather is fine"]
+    store.append(NewMessage("alice", "user", "after the searches"))  # the connection goes on
+    assert store.recent("alice", limit=1)[0].content == "after the searches"
