@@ -559,7 +559,7 @@ class SqlStore(MessageStore):
     def get_plan(self, persona: str, plan_id: str) -> Plan:
         """The persona's plan with this id (:class:`NotFoundError` if none)."""
         check_plan_identifier(persona, "persona")
-        with self._read() as tx:
+        with self._read_one() as tx:
             found = read_plan(tx, persona, plan_id)
         if found is None:
             raise NotFoundError(f"{self.where}: persona {persona!r} has no plan {plan_id!r}")
@@ -571,7 +571,7 @@ class SqlStore(MessageStore):
         """The persona's plans, newest first (of ``status``, when given)."""
         check_plan_identifier(persona, "persona")
         statuses = (status,) if isinstance(status, str) else status
-        with self._read() as tx:
+        with self._read_one() as tx:
             return list_plans(tx, persona, statuses)
 
     def current_plan(self, persona: str) -> Plan | None:
@@ -679,7 +679,7 @@ class SqlStore(MessageStore):
 
     def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:
         """Every message written by one pulse, in write order, all scopes and threads."""
-        with self._read() as tx:
+        with self._read_one() as tx:
             rows = tx.fetch(
                 f"SELECT {self._columns} FROM messages m WHERE m.persona = ? AND m.pulse_id = ? "
                 "ORDER BY m.id",
@@ -706,7 +706,7 @@ class SqlStore(MessageStore):
         """Every message of a persona in write order, read page by page."""
         last = 0
         while True:
-            with self._read() as tx:
+            with self._read_one() as tx:  # each page a snapshot of its own, as before
                 rows = tx.fetch(
                     f"SELECT {self._columns} FROM messages m WHERE m.persona = ? AND m.id > ? "
                     "ORDER BY m.id LIMIT ?",

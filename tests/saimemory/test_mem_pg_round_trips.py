@@ -1,5 +1,6 @@
-"""PostgreSQL only: the reads of one statement (pins, short-term memory, the current plan,
-call records, threads, the conversation before an id) are one round trip each, without
+"""PostgreSQL only: the reads of one statement (pins, short-term memory, plans, call records,
+threads, the conversation before an id, a pulse's messages, a page of a persona's
+messages) are one round trip each, without
 ``BEGIN`` and ``COMMIT``, and call records are written by one statement per chunk. Round
 trips are counted in libpq's own trace of the connection: every ``Sync`` (extended
 protocol) or ``Query`` (simple protocol) the client sends waits for the server's answer."""
@@ -16,6 +17,7 @@ import pytest
 from saimemory import NewMessage
 from saimemory.calls import CallRecord
 from tests.saimemory.conftest import POSTGRES_DSN
+from tests.saimemory.test_mem_plans import new_plan
 
 pytestmark = [
     pytest.mark.postgres,
@@ -58,6 +60,8 @@ def test_one_statement_reads_are_one_round_trip_each(pg: tuple[Any, str], traced
     store.pin("alice", "tea")
     store.save_short_term("alice", "likes tea", 1)
     store.record_calls([CallRecord("alice", "model", "m", "ok")])
+    store.append(NewMessage("alice", "assistant", "noted", pulse_id="pulse-1"))
+    store.save_plan(new_plan("p1", "alice"))
     reads: dict[str, Callable[[], object]] = {
         "pins": lambda: store.pins("alice"),
         "short_term": lambda: store.short_term("alice"),
@@ -66,6 +70,10 @@ def test_one_statement_reads_are_one_round_trip_each(pg: tuple[Any, str], traced
         "threads": lambda: store.threads("alice"),
         "main_thread": lambda: store.main_thread("alice"),
         "conversation_before": lambda: store.conversation_before("alice", before=None),
+        "pulse_messages": lambda: store.pulse_messages("alice", "pulse-1"),
+        "get_plan": lambda: store.get_plan("alice", "p1"),
+        "list_plans": lambda: store.list_plans("alice"),
+        "iter_messages (a page)": lambda: list(store.iter_messages("alice")),
     }
     for name, read in reads.items():
         sent = traced(read)
@@ -75,6 +83,10 @@ def test_one_statement_reads_are_one_round_trip_each(pg: tuple[Any, str], traced
     short_term = store.short_term("alice")
     assert short_term is not None and short_term.text == "likes tea"
     assert [record.name for record in store.call_records("alice")] == ["m"]
+    assert [m.content for m in store.pulse_messages("alice", "pulse-1")] == ["noted"]
+    assert store.get_plan("alice", "p1").title == "Outline the game"
+    assert [plan.id for plan in store.list_plans("alice")] == ["p1"]
+    assert [m.content for m in store.iter_messages("alice")] == ["hello", "noted"]
 
 
 def test_a_pulse_of_call_records_is_one_insert(pg: tuple[Any, str], traced: Traced) -> None:
