@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from saimemory.calls import CallRecord
+from saimemory.fold import cut_below, nothing_cut
 from saimemory.locks import NullPersonaLock, PersonaLock
 from saimemory.pins import Pin, ShortTermMemory
 from saimemory.plans import Plan, PlanStatus
@@ -32,11 +33,17 @@ DEFAULT_BUDGET = HistoryBudget()
 
 @dataclass(frozen=True, slots=True)
 class MainContext:
-    """What a model call's Main reads of its persona first (:meth:`MessageStore.main_context`)."""
+    """What a model call's Main reads of its persona first (:meth:`MessageStore.main_context`).
+
+    ``cut`` and ``unfolded`` are read only when asked (``fold``): whether the history's
+    budget left out older conversation, and the newest messages it left out that the
+    short-term memory does not cover yet, oldest first (:mod:`saimemory.fold`)."""
 
     history: list[Message]
     pins: list[Pin]
     short_term: ShortTermMemory | None
+    cut: bool = False
+    unfolded: list[Message] = field(default_factory=list)
 
 
 class MessageStore(ABC):
@@ -92,14 +99,35 @@ class MessageStore(ABC):
         budget: HistoryBudget = DEFAULT_BUDGET,
         thread: str | None = None,
         short_term: bool = True,
+        fold: int = 0,
     ) -> MainContext:
         """:meth:`history`, :meth:`pins` and (unless ``short_term`` is false, when it is
         None unread) :meth:`short_term` of the persona, as those give them: what a model
         call reads first. Each is its own read, as the calls are; a backend with round
-        trips sends them together."""
-        return MainContext(
+        trips sends them together.
+
+        With ``fold`` (and the short-term memory, on the main thread), also what a summary
+        would fold: the newest ``fold`` messages of the main thread's conversation (not of
+        ``pulse_id``) older than the history's earlier conversation and newer than the
+        summary's last message (``unfolded``, oldest first), and whether there is any such
+        older conversation, covered or not (``cut``). When the history holds no earlier
+        conversation though its budget allows some, nothing was cut.
+        """
+        context = MainContext(
             self.history(persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread),
             self.pins(persona), self.short_term(persona) if short_term else None)
+        if fold <= 0 or not short_term or thread is not None:
+            return context
+        before = cut_below(context.history, pulse_id)
+        if nothing_cut(before, budget.max_messages):
+            return context
+        summary = context.short_term
+        covered = summary.through_id if summary is not None else 0
+        unfolded = self.conversation_before(
+            persona, before=before, after=covered, limit=fold, exclude_pulse=pulse_id)
+        cut = bool(unfolded) or (summary is not None and bool(self.conversation_before(
+            persona, before=before, limit=1, exclude_pulse=pulse_id)))
+        return MainContext(context.history, context.pins, summary, cut, unfolded)
 
     @abstractmethod
     def pulse_messages(self, persona: str, pulse_id: str) -> list[Message]:

@@ -39,17 +39,19 @@ def history_statement(
     pulse_id: str | None,
     scope: str,
     budget: HistoryBudget,
+    beyond: int = 0,
 ) -> tuple[str, list[Any]]:
     """The statement (``?`` placeholders) and parameters of :func:`history`'s one read, for
-    :func:`history_of`. The page's size is a literal (:func:`~saimemory.sqlbase.limit_literal`:
-    with a parameter, PostgreSQL planned each execution again, 1.1 against 0.64 ms at a
-    million messages)."""
+    :func:`history_of`; its page of earlier conversation reaches ``beyond`` messages past
+    the budget's (what a summary would fold, :func:`history_parts`). The page's size is a
+    literal (:func:`~saimemory.sqlbase.limit_literal`: with a parameter, PostgreSQL planned
+    each execution again, 1.1 against 0.64 ms at a million messages)."""
     pulse = pulse_id is not None
     not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) " if pulse else ""
     earlier = (
         "SELECT e.*, 0 AS part, -e.id AS k FROM (SELECT m.* FROM messages m "
         f"WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW} {not_this_pulse}"
-        f"ORDER BY m.id DESC LIMIT {sqlbase.limit_literal(budget.max_messages)}) e"
+        f"ORDER BY m.id DESC LIMIT {sqlbase.limit_literal(budget.max_messages + beyond)}) e"
     )
     current = (
         " UNION ALL SELECT c.*, 1, c.id FROM (SELECT m.* FROM messages m "
@@ -64,11 +66,18 @@ def history_statement(
             "ORDER BY o.part, o.k", params)
 
 
-def history_of(rows: list[Row], budget: HistoryBudget) -> list[Message]:
-    """The history of rows of :func:`history_statement`."""
+def history_parts(rows: list[Row]) -> tuple[list[Message], list[Message]]:
+    """The messages of rows of :func:`history_statement`: its page of earlier conversation
+    (newest first), and the pulse's (in write order)."""
     split = next((i for i, row in enumerate(rows) if row[13] == 1), len(rows))
     messages = tagged(rows)
-    return spend(messages[:split], budget) + clamp(messages[split:], budget)
+    return messages[:split], messages[split:]
+
+
+def history_of(rows: list[Row], budget: HistoryBudget) -> list[Message]:
+    """The history of rows of :func:`history_statement`."""
+    page, current = history_parts(rows)
+    return spend(page, budget) + clamp(current, budget)
 
 
 def history(

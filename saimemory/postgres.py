@@ -31,6 +31,7 @@ from saimemory import one_read
 from saimemory.all_match import K1, B, fold_free
 from saimemory.any_match import COLLECTION_CAP, WORD_WINDOW
 from saimemory.base import DEFAULT_BUDGET, MainContext
+from saimemory.budget import clamp, spend
 from saimemory.call_rows import insert_statements
 from saimemory.calls import CallRecord
 from saimemory.errors import (
@@ -40,6 +41,7 @@ from saimemory.errors import (
     SchemaError,
     StoreUnavailableError,
 )
+from saimemory.fold import cut_below, fold_from_page, nothing_cut
 from saimemory.locks import PersonaLock, PgLockConnections, PostgresPersonaLock
 from saimemory.migrations import (
     APPEND_FUNCTION,
@@ -469,19 +471,30 @@ class PostgresStore(SqlStore):
         budget: HistoryBudget = DEFAULT_BUDGET,
         thread: str | None = None,
         short_term: bool = True,
+        fold: int = 0,
     ) -> MainContext:
         """History (for a budget of one page, as :meth:`history` reads it in one statement),
         pins and short-term memory in one round trip: the statements are pipelined, each
-        as it runs alone."""
+        as it runs alone. What a summary would fold (``fold``) comes in the same round trip:
+        the history's page of earlier conversation reaches ``fold`` messages further, which
+        hold every message the separate reads would find (:func:`saimemory.fold.fold_from_page`)."""
         if budget.max_messages > HISTORY_PAGE:
             return super().main_context(persona, pulse_id=pulse_id, scope=scope, budget=budget,
-                                        thread=thread, short_term=short_term)
+                                        thread=thread, short_term=short_term, fold=fold)
+        folding = fold if fold > 0 and short_term and thread is None else 0
         thread_id = thread if thread is not None else main_thread_id(persona)
         rows = self._fetch_together([
-            one_read.history_statement(persona, thread_id, pulse_id, scope, budget),
+            one_read.history_statement(persona, thread_id, pulse_id, scope, budget, folding),
             (PINS_SQL, [persona]), *([(SHORT_TERM_SQL, [persona])] if short_term else [])])
-        return MainContext(one_read.history_of(rows[0], budget), pins_of(rows[1]),
-                           short_term_of(rows[2]) if short_term else None)
+        page, current = one_read.history_parts(rows[0])
+        history = spend(page, budget) + clamp(current, budget)
+        summary = short_term_of(rows[2]) if short_term else None
+        before = cut_below(history, pulse_id)
+        if not folding or nothing_cut(before, budget.max_messages):
+            return MainContext(history, pins_of(rows[1]), summary)
+        covered = summary.through_id if summary is not None else 0
+        cut, unfolded = fold_from_page(page, before, covered, folding)
+        return MainContext(history, pins_of(rows[1]), summary, cut, unfolded)
 
     def _fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
         """Read statements that write nothing in one round trip (psycopg's pipeline mode):

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from saimemory.base import MessageStore
+from saimemory.fold import cut_below, nothing_cut
 from saimemory.pins import Pin, ShortTermMemory
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
 from sea.lang.trust import neutralize
@@ -106,25 +107,13 @@ def read_main(
     no short-term memory: it summarizes the main conversation, which the thread does not see.
     """
     wanted = short_term and thread is None
-    first = store.main_context(persona, pulse_id=pulse_id, scope=scope, budget=budget,
-                               thread=thread, short_term=wanted)  # one round trip on PostgreSQL
+    first = store.main_context(  # one round trip on PostgreSQL, what it cut included
+        persona, pulse_id=pulse_id, scope=scope, budget=budget, thread=thread,
+        short_term=wanted, fold=max(1, fold_limit) if wanted else 0)
     history, pins = first.history, first.pins
-    if not wanted:
-        return MainRead(history, pins, None, False, [])
-    earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
-    before = min(earlier) if earlier else None
-    if before is None and budget.max_messages > 0:
+    if not wanted or nothing_cut(cut_below(history, pulse_id), budget.max_messages):
         return MainRead(history, pins, None, False, [])  # no earlier conversation at all
-    summary = first.short_term
-    covered = summary.through_id if summary is not None else 0
-    unfolded = store.conversation_before(
-        persona, before=before, after=covered, limit=max(1, fold_limit), exclude_pulse=pulse_id
-    )
-    cut = bool(unfolded)
-    if not cut and summary is not None:  # all it cut is in the summary already: was any?
-        cut = bool(store.conversation_before(persona, before=before, limit=1,
-                                             exclude_pulse=pulse_id))
-    return MainRead(history, pins, summary, cut, unfolded)
+    return MainRead(history, pins, first.short_term, first.cut, list(first.unfolded))
 
 
 def compose(

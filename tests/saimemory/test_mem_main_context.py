@@ -129,3 +129,81 @@ def test_postgres_sends_no_short_term_read_when_it_is_not_wanted(
     sent = Traced(store, tmp_path / "trace.txt")(
         lambda: store.main_context("aoi", pulse_id="p2"))
     assert [line for line in sent if "short_term_memory" in line]
+
+
+def folded_by_hand(
+    store: SqlStore, pulse_id: str | None, budget: HistoryBudget, fold: int
+) -> tuple[bool, list[int]]:
+    """What ``main_context(fold=…)`` should say was cut, worked out from every older
+    conversation message (not from a page of them, nor from a bounded read)."""
+    history = store.history("aoi", pulse_id=pulse_id, budget=budget)
+    earlier = [m.id for m in history if pulse_id is None or m.pulse_id != pulse_id]
+    if not earlier and budget.max_messages > 0:
+        return False, []
+    older = store.conversation_before("aoi", before=min(earlier) if earlier else None,
+                                      limit=10_000, exclude_pulse=pulse_id)
+    summary = store.short_term("aoi")
+    covered = summary.through_id if summary is not None else 0
+    return bool(older), [m.id for m in older if m.id > covered][-fold:]
+
+
+def test_what_a_summary_would_fold_comes_with_it(store: SqlStore) -> None:
+    """Every backend, and PostgreSQL's page that reaches past the history (one round trip)
+    as its separate reads would: the newest cut messages the summary does not cover, and
+    whether anything was cut, for budgets that cut by count and by characters, within one
+    page and beyond it, summaries from none to all, and pulses of every kind."""
+    for i in range(24):
+        pulse = f"p{i}"
+        store.append_many([
+            NewMessage("aoi", "user", f"question {i} " + "x" * (i % 5) * 30, pulse_id=pulse,
+                       tags=(CONVERSATION_TAG,)),
+            NewMessage("aoi", "assistant", f"step {i}", pulse_id=pulse, playbook="pb"),
+            NewMessage("aoi", "assistant", f"answer {i}", pulse_id=pulse,
+                       tags=(CONVERSATION_TAG,)),
+        ])
+    side = store.create_thread("aoi", title="side")
+    store.append(NewMessage("aoi", "user", "aside", thread=side.id, tags=(CONVERSATION_TAG,)))
+    ids = [m.id for m in store.iter_messages("aoi")]
+    budgets = [HistoryBudget(max_messages=n, max_chars=chars)
+               for n in (0, 1, 5, 64, 65) for chars in (100_000, 200)]
+    checked = cut_seen = unfolded_seen = 0
+    # summaries through nothing, a question, an answer, the newest answer, a sub-thread's
+    for through in (None, ids[9], ids[41], ids[-2], ids[-1]):
+        if through is not None:
+            store.save_short_term("aoi", "we talked", through)
+        for budget in budgets:
+            for pulse_id in (None, "p23", "p5", "nope"):
+                for fold in (1, 3, 12):
+                    got = store.main_context("aoi", pulse_id=pulse_id, budget=budget, fold=fold)
+                    case = (through, budget, pulse_id, fold)
+                    assert got.history == store.history("aoi", pulse_id=pulse_id,
+                                                        budget=budget), case
+                    assert (got.cut, [m.id for m in got.unfolded]) == folded_by_hand(
+                        store, pulse_id, budget, fold), case
+                    checked += 1
+                    cut_seen += got.cut
+                    unfolded_seen += bool(got.unfolded)
+    assert checked == 5 * 10 * 4 * 3
+    assert 0 < unfolded_seen < cut_seen < checked  # every outcome was met
+    plain = store.main_context("aoi", pulse_id="p23", budget=HistoryBudget(max_messages=1))
+    assert (plain.cut, plain.unfolded) == (False, [])  # not asked: not read
+    on_side = store.main_context("aoi", pulse_id="p23", thread=side.id, fold=3,
+                                 budget=HistoryBudget(max_messages=1))
+    assert (on_side.cut, on_side.unfolded) == (False, [])  # a sub-thread has no summary
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
+def test_postgres_reads_what_it_cut_in_the_same_round_trip(
+    pg: tuple[Any, str], tmp_path: Path
+) -> None:
+    store = pg[0]
+    fill(store)
+    budget = HistoryBudget(max_messages=1)
+    got: list[MainContext] = []
+    sent = Traced(store, tmp_path / "trace.txt")(
+        lambda: got.append(store.main_context("aoi", pulse_id="p2", budget=budget, fold=12)))
+    assert round_trips(sent) == 1, sent
+    assert [m.content for m in got[0].history if m.pulse_id != "p2"] == ["answer 1"]
+    # older: question 0 (the summary covers it), answer 0, question 1
+    assert got[0].cut and [m.content for m in got[0].unfolded] == ["answer 0", "question 1"]
