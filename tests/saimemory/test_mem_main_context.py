@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from saimemory import CONVERSATION_TAG, HistoryBudget, NewMessage, open_store
-from saimemory.base import MainContext
+from saimemory.base import MainContext, MessageStore
 from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN
 from tests.saimemory.test_mem_pg_round_trips import Traced, round_trips
@@ -64,16 +64,27 @@ def test_it_is_the_three_reads(store: SqlStore) -> None:
     assert store.short_term("aoi") is not None  # there was one: it was not read
 
 
-@pytest.mark.parametrize("case", CASES[:4], ids=str)
+FOLD_CASE: dict[str, Any] = {"pulse_id": "p2", "budget": HistoryBudget(max_messages=1),
+                             "fold": 12}
+"""The history keeps ``answer 1``; of the older conversation the summary (through id 2)
+covers ``question 0``, not ``answer 0`` and ``question 1``."""
+
+
+@pytest.mark.parametrize("case", [*CASES[:4], FOLD_CASE], ids=str)
 @pytest.mark.postgres
 @pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
 def test_postgres_reads_it_in_one_round_trip(
     pg: tuple[Any, str], tmp_path: Path, case: dict[str, Any]
 ) -> None:
+    """What a summary would fold included (``fold``), which the contract's own
+    implementation reads with two more statements."""
     store = pg[0]
     fill(store)
-    expected = MainContext(store.history("aoi", **case), store.pins("aoi"),
-                           store.short_term("aoi"))
+    expected = MessageStore.main_context(store, "aoi", **case)  # the reads one by one
+    assert expected.history == store.history("aoi", **{k: case[k] for k in case if k != "fold"})
+    if "fold" in case:
+        assert expected.cut and [m.content for m in expected.unfolded] == [
+            "answer 0", "question 1"]
     got: list[MainContext] = []
     for _ in range(6):  # prepared by psycopg from the sixth on: still one round trip
         sent = Traced(store, tmp_path / "trace.txt")(
@@ -190,20 +201,3 @@ def test_what_a_summary_would_fold_comes_with_it(store: SqlStore) -> None:
     on_side = store.main_context("aoi", pulse_id="p23", thread=side.id, fold=3,
                                  budget=HistoryBudget(max_messages=1))
     assert (on_side.cut, on_side.unfolded) == (False, [])  # a sub-thread has no summary
-
-
-@pytest.mark.postgres
-@pytest.mark.skipif(not POSTGRES_DSN, reason="SEA_TEST_POSTGRES_DSN is not set")
-def test_postgres_reads_what_it_cut_in_the_same_round_trip(
-    pg: tuple[Any, str], tmp_path: Path
-) -> None:
-    store = pg[0]
-    fill(store)
-    budget = HistoryBudget(max_messages=1)
-    got: list[MainContext] = []
-    sent = Traced(store, tmp_path / "trace.txt")(
-        lambda: got.append(store.main_context("aoi", pulse_id="p2", budget=budget, fold=12)))
-    assert round_trips(sent) == 1, sent
-    assert [m.content for m in got[0].history if m.pulse_id != "p2"] == ["answer 1"]
-    # older: question 0 (the summary covers it), answer 0, question 1
-    assert got[0].cut and [m.content for m in got[0].unfolded] == ["answer 0", "question 1"]
