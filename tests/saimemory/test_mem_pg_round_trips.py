@@ -135,3 +135,20 @@ def test_a_search_commits_with_its_last_read(pg: tuple[Any, str], traced: Traced
         "rain and weather", "the weather is fine"]
     store.append(NewMessage("alice", "user", "after the searches"))  # the connection goes on
     assert store.recent("alice", limit=1)[0].content == "after the searches"
+
+
+def test_a_search_under_a_libpq_without_pipelines_commits_on_its_own(
+    pg: tuple[Any, str], traced: Traced, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    store, _ = pg
+    store.append(NewMessage("alice", "user", "the weather is fine"))
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+    found: list[Any] = []
+    sent = traced(lambda: found.extend(store.search("alice", "weather")))
+    assert [hit.message.content for hit in found] == ["the weather is fine"]
+    last = max(i for i, line in enumerate(sent) if "WHERE m.id IN" in line)
+    commit = next(i for i, line in enumerate(sent) if "COMMIT" in line)
+    assert last < commit and round_trips(sent[last:commit]) == 1, sent  # one after another
+    assert store._conn.info.transaction_status == 0  # committed: nothing left open
