@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from saimemory import HistoryBudget, MessageStore, Persona
+from saimemory.fold import cut_below
 from saimemory.jsonl import message_record
 from sea.engine.events import (
     ActionEnded,
@@ -89,8 +90,7 @@ def short_term_snapshot(
     summary = main.short_term.text if main.short_term is not None else None
     cut, covered = main.unfolded, False
     if not cut:
-        earlier = [m.id for m in main.history if m.pulse_id != pulse_id]
-        cut = store.conversation_before(persona, before=min(earlier) if earlier else None,
+        cut = store.conversation_before(persona, before=cut_below(main.history, pulse_id),
                                         limit=1, exclude_pulse=pulse_id)
         covered = True
     threads = {thread.id: thread for thread in store.threads(persona)}
