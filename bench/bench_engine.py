@@ -12,7 +12,11 @@ The engine is measured twice: as a host gets it (this chain cannot pause for a p
 pulse that keeps no checkpoints runs it without a LangGraph run, :mod:`sea.engine.direct`),
 and in a graph of its own (a runtime with ``keep_checkpoints``, which writes the checkpoint
 when the run ends, as the hand-written graph does; a worker's pulses and pulses that can wait
-run this way).
+run this way). In a graph, consecutive ``set`` and ``pass`` nodes run in one graph step
+(:mod:`sea.engine.compiler`), so this chain is one step there: its figure is the cost of
+pure nodes in a graph, not of a graph step (a graph step of the engine's costs about 1.2×
+the hand-written one's: LangGraph's work over the engine's ten state channels, and the
+node's wrapper).
 
 Run: ``PYTHONPATH=. python bench/bench_engine.py [--nodes 100] [--pulses 20]``.
 """

@@ -5,6 +5,16 @@ inside a wrapper shared by all types: bounds and sizes, node events and timing, 
 (route to ``error_next`` with ``error`` in state, or fail the pulse naming playbook, node
 and cause). Graphs capture only the playbook; everything of a pulse comes from the run
 context (:class:`~sea.engine.pulse.Frame`).
+
+A node of a pure kind (``set``, ``pass``: it reads and writes only the run's state, never
+pauses, and running it again gives the same update) does not end its graph step when the
+node after it is pure too: its graph node runs the pure nodes that follow, one after
+another as a run without Pregel does (:mod:`sea.engine.direct`), and routes to the first
+node that is not pure by a ``Command``. A checkpoint between two pure nodes would only
+spare running them again after a crash, which costs less than the checkpoint. Every node
+still runs in its own wrapper (its events, bounds and failures) and is still a graph node:
+a graph resumed at a pure node goes on from it, and one taken over after a pure node is
+given that node's ``Command`` (:meth:`sea.engine.waits.Handover.as_ran`).
 """
 
 from __future__ import annotations
@@ -14,11 +24,12 @@ from time import perf_counter
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime as GraphRuntime
+from langgraph.types import Command
 
 from sea.engine.bounds import check_bounds, check_sizes
-from sea.engine.direct import DirectGraph, Runner, Step
+from sea.engine.direct import DirectGraph, Runner, Step, fold
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
@@ -106,23 +117,56 @@ class Compiler:
         loops = loop_nodes(playbook.nodes)
         steps: dict[str, Step] = {}
         waits = NEVER
+        pure = frozenset(node.id for node in playbook.nodes
+                         if is_pure(self.registry.get(node.type)))
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
-            builder.add_node(node.id, runner)
             edges = edges_for(node)
             declared = node_waits(kind, node)
             steps[node.id] = Step(runner, edges.static, edges.router, declared,
                                   node_waits_now(kind, node))
             waits |= declared
+            if node.id in pure:  # its pure successors run in its step; it routes by Command
+                builder.add_node(node.id, _pure_run(node.id, steps, pure))
+                continue
+            builder.add_node(node.id, runner)
             if edges.router is None:
                 builder.add_edge(node.id, edges.static or "__end__")
             else:
                 builder.add_conditional_edges(node.id, edges.router, list(edges.targets))
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
-        return Compiled(graph, DirectGraph(playbook.name, playbook.start_node, steps), waits)
+        direct = DirectGraph(playbook.name, playbook.start_node, steps, pure)
+        return Compiled(graph, direct, waits)
+
+
+def is_pure(kind: NodeKind[Any]) -> bool:
+    """Whether ``kind`` says its nodes are pure (its optional ``pure`` attribute): they read
+    and write only the run's state, never pause, and give the same update when run again.
+    A kind that says nothing is not pure."""
+    return getattr(kind, "pure", False) is True
+
+
+def _pure_run(start: str, steps: dict[str, Step], pure: frozenset[str]) -> Any:
+    """The graph node of the pure node ``start``: it runs, then each pure node after it in
+    turn (their updates folded in by the state's reducers, their edges taken by their own
+    routers), and the step routes to the first node that is not pure, or ends."""
+
+    async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Command[str]:
+        current = start
+        update: PlaybookState = {}
+        while True:
+            step = steps[current]
+            done = await step.runner(state, runtime=runtime)
+            state, update = fold(state, done), fold(update, done)
+            current = (step.static if step.router is None else step.router(state)) or END
+            if current not in pure:
+                return Command(goto=current, update=update)
+
+    run.__name__ = f"node_{start}"
+    return run
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 A LangGraph run costs about a millisecond of setup (channels, configs, callbacks, a
 checkpoint at its end), more than most nodes. What it buys a playbook is checkpoints, read
 only when the playbook pauses for a person (its resume goes on from there) or when a
-recoverable pulse is driven again after a crash (each node run is kept). In a pulse that
+recoverable pulse is driven again after a crash (each step is kept). In a pulse that
 keeps no checkpoints but for a wait, a called playbook that cannot pause
 (:mod:`sea.engine.waits`) is therefore run here instead, and so is the pulse's own playbook
 until a node that may pause is about to run (:meth:`DirectGraph.run_until`; its graph
@@ -104,6 +104,9 @@ class DirectGraph:
     name: str
     start: str
     steps: Mapping[str, Step]
+    pure: frozenset[str] = frozenset()
+    """Its nodes of a pure kind, which route by a ``Command`` in its graph
+    (:mod:`sea.engine.compiler`)."""
 
     async def run(self, first: PlaybookState, frame: Frame, recursion_limit: int) -> PlaybookState:
         """Run from the start node to the end; the final state (what ``ainvoke`` returns).
@@ -134,7 +137,7 @@ class DirectGraph:
                 )
             step = self.steps[current]
             if pauses is not None and pauses(step.waits_at(state, frame)):
-                return Handover(state, current, last, ran)
+                return Handover(state, current, last, ran, last in self.pure)
             state = fold(state, await step.runner(state, runtime=runtime))
             ran += 1
             last = current

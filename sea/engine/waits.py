@@ -17,6 +17,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.types import Command
+
 from sea.engine.state import PlaybookState
 from sea.lang.node import NodeModel
 
@@ -58,12 +60,22 @@ class Waits:
 class Handover:
     """A run without its graph stopped before a node that may pause for a person
     (:meth:`sea.engine.direct.DirectGraph.run_until`): the state the node would run with,
-    the node, the node that ran before it (None: none did) and how many nodes ran."""
+    the node, the node that ran before it (None: none did), how many nodes ran, and whether
+    that node routes by a ``Command`` in the graph (a pure node, :mod:`sea.engine.compiler`)."""
 
     state: PlaybookState
     node: str
     last: str | None
     ran: int
+    last_routes: bool = False
+
+    def as_ran(self) -> PlaybookState | Command[str]:
+        """What ``last`` gives its graph, for the graph's state to be set as if it had run
+        there (``update_state(..., as_node=last)``) and go on at ``node``: the state, or,
+        from a node that routes by a ``Command``, the state and where to go."""
+        if self.last_routes:
+            return Command(goto=self.node, update=self.state)
+        return self.state
 
 
 NEVER = Waits()

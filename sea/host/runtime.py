@@ -249,7 +249,9 @@ class Runtime:
 
     async def acontinue(self, pulse_id: str) -> PulseResult:
         """Go on with a pulse from its last checkpoint (its process died): node runs that
-        finished are not run again. Only a pulse started with ``recover=True`` has a
+        finished are not run again, but for ``set`` and ``pass`` nodes of a step that had
+        not ended (consecutive ones are one step, :mod:`sea.engine.compiler`), which read
+        and write only the pulse's state. Only a pulse started with ``recover=True`` has a
         checkpoint after every step; any other writes one only when it waits or ends. A
         pulse that waits for an answer stays ``waiting``; one whose checkpoints show it
         ended returns its end again.
@@ -466,7 +468,7 @@ class Runtime:
         elif handover is not None and handover.last is not None:
             # its first checkpoint: the state as if the nodes that ran had run in the graph
             config["recursion_limit"] = self.services.limits.recursion_limit - handover.ran
-            await bound.aupdate_state(config, handover.state, as_node=handover.last)
+            await bound.aupdate_state(config, handover.as_ran(), as_node=handover.last)
             final = await bound.ainvoke(None, config, context=frame, durability=durability)
             waiting = final.get("__interrupt__") or []
         else:

@@ -12,6 +12,9 @@ class PassKind:
     """Runs ``pass`` nodes."""
 
     model = PassNode
+    pure = True
+    """It reads and writes only the run's state (a graph runs it in the step of the pure
+    node before it, :mod:`sea.engine.compiler`)."""
 
     def waits(self, node: PassNode) -> Waits:
         """Never asks a person."""

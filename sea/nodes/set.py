@@ -37,6 +37,9 @@ class SetKind:
     """Runs ``set`` nodes."""
 
     model = SetNode
+    pure = True
+    """It reads and writes only the run's state (a graph runs it in the step of the pure
+    node before it, :mod:`sea.engine.compiler`)."""
 
     def waits(self, node: SetNode) -> Waits:
         """Never asks a person."""

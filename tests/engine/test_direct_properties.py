@@ -65,7 +65,8 @@ def _reachable(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @st.composite
 def playbooks(draw: st.DrawFn) -> dict[str, Any]:
     """A playbook of 2–6 steps: each goes on, ends, or loops back, maybe by a branch on
-    ``x``; a refused tool call may have an ``error_next``. Unreachable steps are left out."""
+    ``x``; a refused tool call and a failing ``set`` may have an ``error_next``.
+    Unreachable steps are left out."""
     size = draw(st.integers(2, 6))
     ids = [f"n{i}" for i in range(size)]
     targets = st.one_of(st.none(), st.sampled_from(ids))
@@ -81,7 +82,7 @@ def playbooks(draw: st.DrawFn) -> dict[str, Any]:
                 "cases": {str(draw(st.integers(1, 4))): draw(targets)},
                 "default": node.pop("next"),
             }
-        if step == "refused" and draw(st.booleans()):
+        if step in ("refused", "broken") and draw(st.booleans()):
             node["error_next"] = draw(st.sampled_from(ids))
         nodes.append(node)
     return {
