@@ -24,9 +24,12 @@ asks the same model for the same structured answers (validated against the same 
 Schemas: the router's, and the plan schema the engine builds from the four tools, made
 once), calls the same tools (the workspace tools and the persona's ``memory_search``, with
 the resolved arguments), stores the same memos with the same roles and tags, streams the
-reply and stores it. What it leaves out is the engine's generality: no prompt rendering or
-context profiles (the history and a short instruction), no events, no per-call argument
-checks or ref fitting beyond taking the text a ``ref:`` names.
+reply and stores it, and stores the same call records (one for each model and tool call,
+as the engine keeps them for ``sea stats``; at the end of the pulse, in one write; the run
+checks that every side stored the same ones). What it leaves out is the engine's
+generality: no prompt rendering or context profiles (the history and a short instruction),
+no events, no per-call argument checks or ref fitting beyond taking the text a ``ref:``
+names.
 
 The engine runs twice: as a host gets it (a pulse that keeps no checkpoints runs each
 playbook that cannot pause for a person without a LangGraph run of its own, and its own
@@ -70,6 +73,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -87,6 +91,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import PrivateAttr
 
 from saimemory import MessageStore, NewMessage, Persona
+from saimemory.calls import CallKind, CallRecord
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.actions.plan import plan_schema
@@ -268,6 +273,17 @@ class Hand:
         self.memory_search = {  # the persona's own tool, as the engine makes it for a pulse
             p.id: next(t for t in builtin_tools(store=store, persona_id=p.id, library=library)
                        if t.name == "memory_search") for p in PERSONAS}
+        self.calls: dict[str, list[CallRecord]] = {}
+        """Each pulse's call records, stored when it ends."""
+
+    def note(self, state: _HandState, kind: CallKind, name: str, playbook: str, node: str,
+             started: float) -> None:
+        """Keep the record of a call that started at ``started`` (``perf_counter``), as the
+        engine keeps one of each model and tool call (``sea stats``)."""
+        self.calls.setdefault(state["pulse_id"], []).append(CallRecord(
+            persona=state["persona"], kind=kind, name=name, outcome="ok",
+            pulse_id=state["pulse_id"], playbook=playbook, node=node,
+            latency_s=time.perf_counter() - started))
 
     def context(self, persona: Persona, pulse_id: str) -> list[BaseMessage]:
         messages: list[BaseMessage] = [SystemMessage(persona.system_prompt)]
@@ -289,16 +305,23 @@ class Hand:
         persona = self.by_id[state["persona"]]
 
         def gather() -> list[BaseMessage]:
+            started = time.perf_counter()
             offered = [f"- {p.name}: {p.description}" for p in self.library.router_callable()]
+            self.note(state, "tool", "list_available_playbooks", "sub_router_user", "list",
+                      started)
+            started = time.perf_counter()
             plans = plan_memory(self.store.current_plan(persona.id))
+            self.note(state, "tool", "plan_memory", "sub_router_user", "plan", started)
             messages = self.context(persona, state["pulse_id"])
             messages.append(HumanMessage("Choose a playbook:\n" + "\n".join(offered)
                                          + "\n" + plans["note"]))
             return messages
 
         messages = await asyncio.to_thread(gather)
+        started = time.perf_counter()
         answer = await self.decide_model.ainvoke(messages, config={"metadata": {
             "sea_playbook": "sub_router_user", "sea_node": "decide"}})
+        self.note(state, "model", "scripted", "sub_router_user", "decide", started)
         decision = answer["parsed"]
         assert self.check.is_valid(decision), decision
         return {"decision": decision}
@@ -306,8 +329,10 @@ class Hand:
     async def speak(self, state: _HandState) -> _HandState:
         persona = self.by_id[state["persona"]]
         messages = await asyncio.to_thread(self.context, persona, state["pulse_id"])
+        started = time.perf_counter()
         parts = [str(chunk.content) async for chunk in self.model.astream(messages, config={
             "metadata": {"sea_playbook": "sub_speak", "sea_node": "compose"}})]
+        self.note(state, "model", "scripted", "sub_speak", "compose", started)
         reply = "".join(parts)
         await self.remember(state, "assistant", reply, ("conversation",), "sub_speak",
                             "compose")
@@ -315,8 +340,8 @@ class Hand:
 
     def pulse(self, graph: CompiledStateGraph[Any], reply: str
               ) -> Callable[[Persona, str], Awaitable[None]]:
-        """A pulse of ``graph``: store the input, run the graph, check the reply, remove the
-        checkpoints."""
+        """A pulse of ``graph``: store the input, run the graph, check the reply, store its
+        call records, remove the checkpoints."""
 
         async def run(persona: Persona, text: str) -> None:
             pulse_id = uuid.uuid4().hex
@@ -328,6 +353,7 @@ class Hand:
                 {"persona": persona.id, "pulse_id": pulse_id, "text": text}, config,
                 durability="exit")
             assert final["reply"] == reply, final
+            await asyncio.to_thread(self.store.record_calls, self.calls.pop(pulse_id))
             await self.saver.adelete_thread(pulse_id)
 
         return run
@@ -368,10 +394,12 @@ def hand_meta_agentic(hand: Hand, workspace: Path | None
         await hand.remember(state, "assistant", "Calling a playbook: " + _json(called),
                             ("meta_agentic", "playbook_call"), "meta_agentic", "record")
         query = args.get("query") or state["text"]
+        started = time.perf_counter()
         hits = await hand.memory_search[state["persona"]].ainvoke(
             {"query": query, "match": "any", "limit": 5, "tags": ["conversation"]},
             config={"metadata": {"sea_playbook": "memory_recall", "sea_node": "search",
                                  "sea_pulse_id": state["pulse_id"]}})
+        hand.note(state, "tool", "memory_search", "memory_recall", "search", started)
         assert hits, query
         notes = [("The user said: " if h["role"] == "user" else "You said: ") + h["content"]
                  for h in hits]
@@ -412,8 +440,10 @@ def hand_sub_act(hand: Hand, workspace: Path | None) -> Callable[[Persona, str],
         task = ACT_TASK.format(task=state["text"])
         messages = [SystemMessage(persona.system_prompt),
                     HumanMessage(prompt.replace(mark, task))]
+        started = time.perf_counter()
         answer = await plan_model.ainvoke(messages, config={"metadata": {
             "sea_playbook": "sub_act", "sea_node": "act"}})
+        hand.note(state, "model", "scripted", "sub_act", "act", started)
         plan = answer["parsed"]
         assert check.is_valid(plan), plan
         metadata = {"sea_playbook": "sub_act", "sea_node": "act", "sea_pulse_id": pulse_id}
@@ -425,7 +455,9 @@ def hand_sub_act(hand: Hand, workspace: Path | None) -> Callable[[Persona, str],
                     for name, value in action["parameters"].items()}
             tool = (hand.memory_search[persona.id] if action["tool"] == "memory_search"
                     else tools[action["tool"]])
+            started = time.perf_counter()
             result = await tool.ainvoke(args, config={"metadata": metadata})
+            hand.note(state, "tool", action["tool"], "sub_act", "act", started)
             results[action["action_id"]] = result
             notes.append({"action": action["action_id"], "tool": action["tool"],
                           "result": result})
@@ -583,6 +615,9 @@ async def bench(
     for each in (runtime, graphs):
         await each.aclose()
         each.close()
+    calls = [Counter((r.kind, r.name, r.playbook, r.node) for r in store.call_records())
+             for store in (sea_store, graph_store, hand_store)]
+    assert calls[0] == calls[1] == calls[2], calls  # the same call records on every side
     for store in (sea_store, graph_store, hand_store):
         drop = getattr(store, "drop_schema", None)  # a PostgreSQL store's schema of this run
         if drop is not None:
