@@ -19,6 +19,7 @@ given that node's ``Command`` (:meth:`sea.engine.waits.Handover.as_ran`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -117,8 +118,6 @@ class Compiler:
         loops = loop_nodes(playbook.nodes)
         steps: dict[str, Step] = {}
         waits = NEVER
-        pure = frozenset(node.id for node in playbook.nodes
-                         if is_pure(self.registry.get(node.type)))
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
             routed = node.on_error is not None
@@ -126,10 +125,10 @@ class Compiler:
             edges = edges_for(node)
             declared = node_waits(kind, node)
             steps[node.id] = Step(runner, edges.static, edges.router, declared,
-                                  node_waits_now(kind, node))
+                                  node_waits_now(kind, node), is_pure(kind))
             waits |= declared
-            if node.id in pure:  # its pure successors run in its step; it routes by Command
-                builder.add_node(node.id, _pure_run(node.id, steps, pure))
+            if steps[node.id].pure:  # its pure successors run in its step; it routes by Command
+                builder.add_node(node.id, _pure_run(node.id, steps))
                 continue
             builder.add_node(node.id, runner)
             if edges.router is None:
@@ -138,7 +137,7 @@ class Compiler:
                 builder.add_conditional_edges(node.id, edges.router, list(edges.targets))
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
-        direct = DirectGraph(playbook.name, playbook.start_node, steps, pure)
+        direct = DirectGraph(playbook.name, playbook.start_node, steps)
         return Compiled(graph, direct, waits)
 
 
@@ -149,7 +148,7 @@ def is_pure(kind: NodeKind[Any]) -> bool:
     return getattr(kind, "pure", False) is True
 
 
-def _pure_run(start: str, steps: dict[str, Step], pure: frozenset[str]) -> Any:
+def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
     """The graph node of the pure node ``start``: it runs, then each pure node after it in
     turn (their updates folded in by the state's reducers, their edges taken by their own
     routers), and the step routes to the first node that is not pure, or ends."""
@@ -161,8 +160,8 @@ def _pure_run(start: str, steps: dict[str, Step], pure: frozenset[str]) -> Any:
             step = steps[current]
             done = await step.runner(state, runtime=runtime)
             state, update = fold(state, done), fold(update, done)
-            current = (step.static if step.router is None else step.router(state)) or END
-            if current not in pure:
+            current = step.after(state)
+            if current == END or not steps[current].pure:
                 return Command(goto=current, update=update)
 
     run.__name__ = f"node_{start}"

@@ -83,18 +83,24 @@ an ``exec`` node's callee is known only then)."""
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One node: its runner, where it leads (a fixed target, or a router) and where it can
-    pause for a person (before it runs, when its kind can tell from the state)."""
+    """One node: its runner, where it leads (a fixed target, or a router), where it can
+    pause for a person (before it runs, when its kind can tell from the state), and whether
+    its kind is pure (in a graph it routes by a ``Command``, :mod:`sea.engine.compiler`)."""
 
     runner: Runner
     static: str | None
     router: Router | None
     waits: Waits
     waits_now: WaitsNow | None
+    pure: bool = False
 
     def waits_at(self, state: PlaybookState, frame: Frame) -> Waits:
         """Where this node can pause when it runs with ``state``."""
         return self.waits if self.waits_now is None else self.waits_now(state, frame)
+
+    def after(self, state: PlaybookState) -> str:
+        """The node that runs next, given the state this node left (END: none)."""
+        return (self.static if self.router is None else self.router(state)) or END
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +110,6 @@ class DirectGraph:
     name: str
     start: str
     steps: Mapping[str, Step]
-    pure: frozenset[str] = frozenset()
-    """Its nodes of a pure kind, which route by a ``Command`` in its graph
-    (:mod:`sea.engine.compiler`)."""
 
     async def run(self, first: PlaybookState, frame: Frame, recursion_limit: int) -> PlaybookState:
         """Run from the start node to the end; the final state (what ``ainvoke`` returns).
@@ -137,9 +140,10 @@ class DirectGraph:
                 )
             step = self.steps[current]
             if pauses is not None and pauses(step.waits_at(state, frame)):
-                return Handover(state, current, last, ran, last in self.pure)
+                routes = last is not None and self.steps[last].pure
+                return Handover(state, current, last, ran, routes)
             state = fold(state, await step.runner(state, runtime=runtime))
             ran += 1
             last = current
-            current = (step.static if step.router is None else step.router(state)) or END
+            current = step.after(state)
         return state
