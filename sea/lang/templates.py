@@ -46,6 +46,9 @@ MISSING: Final = _Missing()
 """Returned by :func:`resolve_path` when the path does not exist in the state."""
 
 MissingPolicy = Literal["error", "keep"]
+Guard = Callable[[str, Sequence[tuple[int, int]]], str]
+"""What :func:`render` may apply to a rendered text, given the spans of the template's own
+text in it."""
 
 REFERENCE_PATTERN = re.compile(r"\{((?!\d)\w+(?:\.\w+)*)\}")
 _LENGTH = "length"
@@ -205,6 +208,7 @@ def render(
     *,
     missing: MissingPolicy = "error",
     escape: Callable[[str], str] | None = None,
+    guard: Guard | None = None,
 ) -> Any:
     """Render a template against the state.
 
@@ -216,18 +220,22 @@ def render(
         escape: Applied to the text of every substituted value (not to the template's own
             text), e.g. :func:`sea.lang.trust.neutralize` for text bound for a model. With
             it the result is always text.
+        guard: Applied to the whole rendered text with the ``(start, end)`` spans of the
+            template's own text in it, e.g. :func:`sea.lang.trust.neutralize_outside`: what
+            two adjacent values make together (``{a}{b}``) is seen as well as what each
+            makes alone. With it the result is always text.
 
     Returns:
         The referenced value itself (any type) when the template is exactly one reference
-        and there is no ``escape``, otherwise a string.
+        and there is neither ``escape`` nor ``guard``, otherwise a string.
 
     Raises:
         TemplateError: A reference is missing and ``missing="error"``.
     """
     if "{" not in template and "}" not in template:
-        return template
+        return template if guard is None else guard(template, [(0, len(template))])
     parts = _tokens(template)
-    if len(parts) == 1 and parts[0][0] == "ref":
+    if len(parts) == 1 and parts[0][0] == "ref" and guard is None:
         value = resolve_path(state, parts[0][1])
         if value is MISSING:
             if missing == "error":
@@ -235,19 +243,25 @@ def render(
             return template
         return value if escape is None else escape(to_text(value))
     out: list[str] = []
+    literal: list[tuple[int, int]] = []  # where the template's own text is in the result
+    size = 0
     for kind, value, start, end in parts:
-        if kind == "text":
-            out.append(value)
-            continue
-        found = resolve_path(state, value)
-        if found is MISSING:
-            if missing == "error":
+        found = MISSING if kind == "text" else resolve_path(state, value)
+        if kind == "text" or found is MISSING:
+            if kind == "ref" and missing == "error":
                 raise _missing(value)
-            out.append(template[start:end])
+            piece = value if kind == "text" else template[start:end]
+            if literal and literal[-1][1] == size:  # one span for adjacent own text
+                literal[-1] = (literal[-1][0], size + len(piece))
+            else:
+                literal.append((size, size + len(piece)))
         else:
             text = to_text(found)
-            out.append(text if escape is None else escape(text))
-    return "".join(out)
+            piece = text if escape is None else escape(text)
+        out.append(piece)
+        size += len(piece)
+    rendered = "".join(out)
+    return rendered if guard is None else guard(rendered, literal)
 
 
 def render_value(value: Any, state: Mapping[str, Any], *, missing: MissingPolicy = "error") -> Any:

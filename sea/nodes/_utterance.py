@@ -11,7 +11,7 @@ from sea.engine.state import PlaybookState, variables
 from sea.errors import NodeFailed, SizeLimitExceeded
 from sea.jsontypes import json_size
 from sea.lang.templates import render
-from sea.lang.trust import neutralize
+from sea.lang.trust import neutralize_outside
 
 RESERVED_METADATA_KEYS = frozenset({ENGINE_MEMO})
 """Metadata keys only the engine sets (``engine_memo`` marks the messages the engine wrote,
@@ -27,7 +27,7 @@ def node_text(action: str | None, state: PlaybookState) -> str:
     text may carry the trust marker (:mod:`sea.lang.trust`).
     """
     template = action if action is not None else "{last}"
-    return as_text(render(template, variables(state), escape=neutralize))
+    return as_text(render(template, variables(state), guard=neutralize_outside))
 
 
 def node_metadata(

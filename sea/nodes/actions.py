@@ -29,7 +29,7 @@ from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import Waits
 from sea.lang.node_models import ActionsNode
 from sea.lang.templates import render
-from sea.lang.trust import neutralize
+from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
@@ -82,7 +82,8 @@ class ActionsKind:
         self, node: ActionsNode, state: PlaybookState, frame: Frame, catalogue: list[ToolSpec]
     ) -> dict[str, Any]:
         pulse = frame.pulse
-        task = as_text(render(node.action, variables(state), missing="keep", escape=neutralize))
+        task = as_text(render(node.action, variables(state), missing="keep",
+                              guard=neutralize_outside))
         prompt = actions_prompt(task, catalogue, node.max_actions)
         request = LLMRequest(
             playbook=frame.name,

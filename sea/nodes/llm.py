@@ -25,7 +25,7 @@ from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
-from sea.lang.trust import neutralize
+from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
 from sea.nodes._utterance import node_metadata
@@ -35,7 +35,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     """The call path request for this node."""
     prompt = None
     if node.action:
-        rendered = render(node.action, variables(state), missing="keep", escape=neutralize)
+        rendered = render(node.action, variables(state), missing="keep", guard=neutralize_outside)
         prompt = as_text(rendered) or None
     schema = node.response_schema
     enum = None
