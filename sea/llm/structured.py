@@ -217,10 +217,12 @@ def extract_json(text: str, *, want_array: bool = False) -> Any | None:
 
 
 def schema_instruction(schema: Mapping[str, Any]) -> HumanMessage:
-    """The instruction sent to a model without native structured output."""
+    """The instruction sent to a model without native structured output (the schema's
+    text may come from a tool's source, an MCP server's descriptions, so its tags are
+    neutralized; JSON has no ``<`` or ``>`` of its own, so it stays the same JSON)."""
     return HumanMessage(
         content="<system>Answer with only a JSON value that matches this JSON Schema, "
-        f"with no other text:\n{json_text(schema)}</system>"
+        f"with no other text:\n{neutralize(json_text(schema))}</system>"
     )
 
 
@@ -229,7 +231,8 @@ def retry_instruction(problem: str, schema: Mapping[str, Any]) -> HumanMessage:
     said = neutralize(problem)  # it may quote the answer, which is the model's text
     return HumanMessage(
         content=f"<system>Your previous answer could not be used: {said}. Answer again "
-        f"with only a JSON value that matches this JSON Schema:\n{json_text(schema)}</system>"
+        "with only a JSON value that matches this JSON Schema:\n"
+        f"{neutralize(json_text(schema))}</system>"
     )
 
 

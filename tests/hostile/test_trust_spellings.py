@@ -368,6 +368,23 @@ def test_a_plan_title_and_its_specs_carry_no_tag(
     assert leaks(model) == []
 
 
+def test_tool_descriptions_in_the_actions_prompt_carry_no_tag(
+    store: SQLiteStore, books: Path, tmp_path: Path
+) -> None:
+    plan = {"actions": [{"action_id": "find", "tool": "lookup",
+                         "parameters": {"query": "tea"}}], "reason": "look"}
+    wrong = {"actions": [{"action_id": "find", "tool": "nope", "parameters": {}}],
+             "reason": "a tool that does not exist: the retry sends the plan's schema"}
+    model = ScriptedChatModel(responses={"act.act": [wrong, plan]})
+    with runtime_for(store, books, model, tmp_path) as runtime:
+        result = runtime.run_pulse(PERSONA, "act", "tea")
+    assert result.status == "ok", result.error
+    assert any("- lookup: Looks a thing up" in c for c in received(model))
+    assert any("Your previous answer could not be used" in c and "What to look up" in c
+               for c in received(model))
+    assert leaks(model) == []
+
+
 def test_the_short_term_summary_and_what_it_folds_carry_no_tag(
     store: SQLiteStore, persona: Persona
 ) -> None:

@@ -4,6 +4,8 @@ Only the offered tools appear (names, descriptions, parameters), so a plan can n
 that does not exist; then what ``action_id`` and ``ref:`` mean, and that a ref names only
 an earlier action's id. Descriptions are cut to their first sentence: the whole text is in
 the plan's schema, and a small model reads a long prompt slowly and copies its examples.
+The catalogue is the tools' sources' text, not the engine's: its ``<system>`` tags are
+neutralized (:mod:`sea.lang.trust`), as the task's substituted values are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.tools.arguments import accepted_types
 from sea.jsontypes import json_text
+from sea.lang.trust import neutralize
 
 _RULES = """\
 Answer with a JSON object {{"actions": [...], "reason": "..."}}. Each action is
@@ -34,10 +37,14 @@ The actions run in order. Rules:
 def actions_prompt(task: str, catalogue: Sequence[ToolSpec], max_actions: int) -> str:
     """The whole instruction: the tools, the rules of a plan, then ``task`` (last, where a
     small model attends most)."""
-    lines = ["Tools you may use (no others exist):"]
+    tools = []
     for spec in catalogue:
-        lines.append(f"- {spec.name}: {first_sentence(spec.description) or '(no description)'}")
-        lines.extend(_parameter_lines(spec.parameters))
+        tools.append(f"- {spec.name}: {first_sentence(spec.description) or '(no description)'}")
+        tools.extend(_parameter_lines(spec.parameters))
+    # names, descriptions and parameters come from the tools' sources (an MCP server, say)
+    lines = ["Tools you may use (no others exist):"]
+    if tools:
+        lines.append(neutralize("\n".join(tools)))
     lines.append("")
     lines.append(_RULES.format(max_actions=max_actions, s="" if max_actions == 1 else "s"))
     lines.extend(["", "The task:", task.strip()])
