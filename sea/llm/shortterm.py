@@ -24,10 +24,10 @@ def fold_prompt(summary: str | None, messages: Sequence[Message], words: int) ->
     """The prompt that asks the light model to fold ``messages`` into ``summary``."""
     lines = []
     for message in messages:
-        text = " ".join(neutralize(message.content).split())
+        text = " ".join(message.content.split())
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + "…"
-        lines.append(f"{message.role}: {text}")
+        lines.append(f"{message.role}: {neutralize(text)}")  # as the model will read it
     earlier = neutralize(summary).strip() if summary else "(none yet)"
     return (
         "Update the summary of an earlier conversation with the messages that follow it.\n"
