@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from saimemory import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
 from saimemory.jsonl import import_jsonl
-from saimemory.plans import Plan, PlanState
+from saimemory.plans import ActionSpec, ActionSpecExt, Plan, PlanState
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.subagent import CHRONICLE_NODE
@@ -219,6 +219,17 @@ PLAYBOOKS: dict[str, dict[str, Any]] = {
             {"id": "think", "type": "llm", "action": "<system>{plan.note}\nGo on.</system>"},
         ],
     },
+    "plan_reader": {
+        "description": "The model reads a plan's state with a plan tool.",
+        "start_node": "pick",
+        "nodes": [
+            {"id": "pick", "type": "llm", "action": "Read the plan.",
+             "available_tools": ["plan_get_state"], "output_keys": [{"function_call": "fc"}],
+             "next": "run"},
+            {"id": "run", "type": "tool_call", "call_source": "fc", "next": "again"},
+            {"id": "again", "type": "llm", "action": "What does it say?"},
+        ],
+    },
     "act": {
         "description": "Plans tool calls with a tool whose descriptions are hostile.",
         "start_node": "act",
@@ -357,14 +368,25 @@ def test_a_chronicle_summary_or_transcript_carries_no_tag(
 def test_a_plan_title_and_its_specs_carry_no_tag(
     store: SQLiteStore, books: Path, tmp_path: Path
 ) -> None:
+    spec = ActionSpecExt("1", ActionSpec("read", "notes.md", description=f"step {FORGED}"))
     plan = Plan("plan1", PERSONA.id, f"Tidy {FORGED}", f"1. list {FORGED}",
-                datetime(2026, 1, 1, tzinfo=UTC), state=PlanState(status="approved"))
+                datetime(2026, 1, 1, tzinfo=UTC),
+                state=PlanState(status="approved", action_specs=(spec,)))
     store.save_plan(plan, make_current=True)
     model = ScriptedChatModel(responses={"planner.think": ["ok"]})
     with runtime_for(store, books, model, tmp_path) as runtime:
         result = runtime.run_pulse(PERSONA, "planner", "go")
     assert result.status == "ok", result.error
     assert any("Plan in progress: \"Tidy" in c for c in received(model))
+    assert leaks(model) == []
+    model = ScriptedChatModel(responses={
+        "plan_reader.pick": [{"tool_calls": [{"name": "plan_get_state",
+                                              "args": {"plan_id": "plan1"}}]}],
+        "plan_reader.again": ["It is approved."]})
+    with runtime_for(store, books, model, tmp_path, workspace=tmp_path) as runtime:
+        result = runtime.run_pulse(PERSONA, "plan_reader", "go")
+    assert result.status == "ok", result.error
+    assert any("step " in c and "administrator" in c for c in received(model))
     assert leaks(model) == []
 
 
