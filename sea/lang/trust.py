@@ -25,7 +25,9 @@ a neutralized text holds no tag at all, so :func:`neutralize` reaches its fixed 
 one pass (``<sys<system>tem>`` becomes ``<sys‹system›tem>``, which holds no tag). The scan
 is linear: each character is read by at most one tag's look-ahead (the one of the last
 opening bracket before it), and a text without any opening bracket is settled by a plain
-search for each of the few characters that fold to one, with no regular expression.
+search for each of the few characters that fold to one, with no regular expression. ASCII
+text, where each character but the invisible controls is its own fold, is read by looking
+back from each ``system`` instead of folding every character.
 """
 
 from __future__ import annotations
@@ -122,9 +124,21 @@ def _openers(text: str) -> list[int]:
 
 
 def _scan(text: str) -> Iterator[Tag]:
-    if not any(bracket in text for bracket in OPENERS) or (
-            text.isascii() and _WORD not in text.lower().translate(_ASCII_INVISIBLE)):
-        return  # the common cases: no opening bracket, or plain ASCII without the word
+    if not any(bracket in text for bracket in OPENERS):
+        return  # the common case: no opening bracket
+    if text.isascii():
+        low = text.lower()
+        seen = low.translate(_ASCII_INVISIBLE)
+        if _WORD not in seen:
+            return
+        if len(seen) == len(low):  # ASCII without invisible characters: fold is lower()
+            yield from _scan_ascii(low)
+            return
+    yield from _scan_folded(text)
+
+
+def _scan_folded(text: str) -> Iterator[Tag]:
+    """Every tag, each character read through :func:`fold`."""
     n, i = len(text), 0
     for start in _openers(text):
         if start < i:  # inside a tag already read, or a look-ahead that ruled one out
@@ -135,6 +149,32 @@ def _scan(text: str) -> Iterator[Tag]:
         if word_end is not None:
             close, i = _closing_after(text, word_end)
             yield Tag(start, word_end, close)
+
+
+def _scan_ascii(low: str) -> Iterator[Tag]:
+    """:func:`_scan` for lower-cased ASCII text without invisible characters, where each
+    character is its own fold: from each ``system`` back over spaces and one ``/`` to a
+    ``<`` (each stretch of spaces is read once, by the word after it)."""
+    n = len(low)
+    word = low.find(_WORD)
+    while word >= 0:
+        end = word + len(_WORD)
+        if end == n or _boundary(low[end]):
+            j = _before_spaces(low, word - 1)
+            if j >= 0 and low[j] == "/":
+                j = _before_spaces(low, j - 1)
+            if j >= 0 and low[j] == "<":
+                bracket = low.find("<", end)
+                bracket = n if bracket < 0 else bracket
+                close = low.find(">", end, bracket)
+                yield Tag(j, end, close if close >= 0 else None)
+        word = low.find(_WORD, end)  # the word cannot overlap itself
+
+
+def _before_spaces(low: str, j: int) -> int:
+    while j >= 0 and low[j].isspace():
+        j -= 1
+    return j
 
 
 def _word_after(text: str, i: int) -> tuple[int | None, int]:

@@ -133,6 +133,17 @@ def test_a_tag_split_across_two_values_is_neutralized_in_the_rendered_text(
     assert rendered.startswith("<system>Note: ") and rendered.endswith("</system>")
 
 
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.sampled_from("<>/ \n\tsSyYtTeEmMx_"), max_size=40)
+       .map(lambda t: t.replace("x", "system")))
+def test_plain_ascii_is_read_as_the_fold_of_every_character_reads_it(text: str) -> None:
+    """The shortcut for ASCII text (each character its own fold) finds the same tags as
+    reading every character through the fold."""
+    from sea.lang import trust
+
+    assert find_tags(text) == list(trust._scan_folded(text))
+
+
 def test_text_without_a_tag_is_left_as_it_is() -> None:
     for text in ["a < b and c > d", "<systematic> review", "<p>the system</p>", "",
                  "\u2039system\u203a", "<system_prompt>", "\u4eca\u65e5\u306f<b>"]:
