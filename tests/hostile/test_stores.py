@@ -57,7 +57,7 @@ def sqlite_finds_it_corrupt(path: Path) -> bool:
         conn = sqlite3.connect(f"file:{copy}?mode=ro&immutable=1", uri=True)
         try:
             conn.text_factory = bytes
-            return conn.execute("PRAGMA quick_check").fetchall() != [(b"ok",)]
+            return conn.execute("PRAGMA integrity_check").fetchall() != [(b"ok",)]
         finally:
             conn.close()
     except Exception:  # the check itself fails: page 1 or the schema is damaged
