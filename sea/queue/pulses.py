@@ -240,7 +240,8 @@ class PulseQueue:
         """
         from psycopg.types.json import Jsonb
 
-        if not (isinstance(every_s, int | float) and math.isfinite(every_s) and every_s > 0):
+        if isinstance(every_s, bool) or not (isinstance(every_s, int | float)
+                                             and math.isfinite(every_s) and every_s > 0):
             raise UsageError(f"a schedule's interval must be a finite number of seconds "
                              f"> 0, not {every_s!r}", code="SEA363")
         (bounds or IntervalBounds()).check(float(every_s), "a schedule's interval")

@@ -171,6 +171,36 @@ def test_a_due_run_one_interval_on() -> None:
     assert following > NOW
 
 
+@needs_postgres[0]
+@needs_postgres[1]
+def test_the_queue_refuses_a_bad_interval_and_lists_a_broken_row(queue_dsn: str) -> None:
+    import asyncio
+
+    from saimemory import Persona
+    from sea.queue import PulseQueue
+
+    aoi = Persona("aoi", "Aoi", "")
+
+    async def work() -> list[Any]:
+        async with PulseQueue(queue_dsn) as queue:
+            for every_s in (math.nan, math.inf, -1.0, 0.0, True, 0.001, 1e300, 400 * 86400.0):
+                with pytest.raises(UsageError) as info:
+                    await queue.add_schedule(aoi, "meta_auto", every_s)  # type: ignore[arg-type]
+                assert info.value.code == "SEA363", every_s
+            quick = await queue.add_schedule(aoi, "meta_auto", 0.5,
+                                             bounds=IntervalBounds(min_s=0.1))
+            _execute(queue_dsn, "INSERT INTO sea_schedules (id, persona, persona_json, "
+                     "playbook, every_s, next_at) VALUES ('odd', 'x', '[1]', 'meta_auto', "
+                     "'NaN', '-infinity')")
+            return [quick, *await queue.schedules()]
+
+    quick, *listed = asyncio.run(work())
+    assert quick.every_s == 0.5
+    odd = next(s for s in listed if s.id == "odd")
+    assert odd.next_at is None and odd.persona.id == "x" and math.isnan(odd.every_s)
+    assert sorted(s.id for s in listed) == sorted(["odd", quick.id])
+
+
 # -- end to end: a worker with broken schedules in its database -------------------------------
 
 BROKEN_ROWS = {
