@@ -111,7 +111,7 @@ def test_a_damaged_search_index_is_reported_not_masked(store_path: Path) -> None
                      (rnd.randbytes(size), block_id))
     conn.commit()
     conn.close()
-    store = SQLiteStore(store_path)  # quick_check cannot see inside the index's blobs
+    store = SQLiteStore(store_path)  # the integrity check cannot see inside the index's blobs
     try:
         with pytest.raises(SchemaError):
             store.search("aoi", "weather")
