@@ -11,12 +11,14 @@ repeats them.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from sea.cli._numbers import amount, count
 from sea.errors import UsageError
 from sea.llm.budget import Budget
+from sea.llm.models import ModelSet, model_name
 from sea.llm.options import LLMOptions
 from sea.llm.prices import PriceTable, load_prices
 
@@ -41,6 +43,11 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "--prices", type=_prices, metavar="FILE",
         help='JSON prices per million tokens: {"models": {"NAME": {"input_per_million": '
         '0.15, "output_per_million": 0.6}}, "default": {...}} (default: every model free)',
+    )
+    group.add_argument(
+        "--allow-unpriced", action="store_true",
+        help="run with --max-cost even when --prices prices none of the models in use "
+        "(their calls cost 0, so the bound is never reached); without it that is refused",
     )
     add_safety_argument(parser)
 
@@ -68,6 +75,40 @@ def budget_of(args: argparse.Namespace) -> Budget:
     return Budget(args.max_calls, args.max_tokens_in, args.max_tokens_out, args.max_cost)
 
 
+def check_cost_budget(args: argparse.Namespace, models: ModelSet,
+                      warn: Callable[[str], None]) -> None:
+    """Refuse a ``--max-cost`` that the price table makes unreachable: it prices none of
+    the models in use, so every call costs 0 and the bound would silently never stop a
+    pulse (unless ``--allow-unpriced`` says that is meant); ``warn`` names the models it
+    leaves unpriced when it prices some.
+
+    Raises:
+        UsageError: no model in use has a price (SEA367).
+    """
+    prices: PricesOption | None = args.prices
+    if args.max_cost is None or prices is None:
+        return
+    in_use: list[tuple[str, str]] = []
+    for model in (models.normal, models.lightweight, *models.fallbacks):
+        found = (model_name(model), model._llm_type)
+        if found not in in_use:
+            in_use.append(found)
+    unpriced = prices.table.unpriced(in_use)
+    if not unpriced:
+        return
+    names = ", ".join(repr(name) for name in unpriced)
+    if len(unpriced) < len(in_use):
+        warn(f"--prices {prices.path} prices no call of {names}: --max-cost "
+             f"{args.max_cost:g} counts only the other models' calls")
+    elif not args.allow_unpriced:
+        raise UsageError(
+            f"--max-cost {args.max_cost:g} can never be reached: the price table "
+            f"{prices.path} prices none of the models in use ({names}), so every call costs "
+            "0; name them under \"models\" with their prices (a \"default\" price does not "
+            "cover the local and scripted models), or give --allow-unpriced to run with a "
+            "cost bound that never stops a pulse", code="SEA367")
+
+
 def llm_options_of(args: argparse.Namespace) -> LLMOptions:
     """The call path's settings the options name (the price table, the safety rules)."""
     prices: PricesOption | None = args.prices
@@ -85,6 +126,8 @@ def budget_words(args: argparse.Namespace) -> list[str]:
             words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
     if args.prices is not None:
         words += ["--prices", str(args.prices.path)]
+    if getattr(args, "allow_unpriced", False):
+        words.append("--allow-unpriced")
     rules: SafetyRulesOption | None = getattr(args, "safety_rules", None)
     if rules is not None:
         words += ["--safety-rules", str(rules.path)]

@@ -21,7 +21,13 @@ from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import ReadOnlyStoreError
 from saimemory.sqlite import writable
 from sea.cli._answers import Answering, add_answer_arguments, answer_of, terminal_asker
-from sea.cli._budget import add_budget_arguments, budget_of, budget_words, llm_options_of
+from sea.cli._budget import (
+    add_budget_arguments,
+    budget_of,
+    budget_words,
+    check_cost_budget,
+    llm_options_of,
+)
 from sea.cli._numbers import seconds
 from sea.cli._setup import (
     add_db_argument,
@@ -261,14 +267,21 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def models_of(args: argparse.Namespace) -> ModelSet:
-    """The models the options name."""
-    return chat_models(
+    """The models the options name; a ``--max-cost`` their prices cannot reach is refused
+    here, before anything runs (:func:`~sea.cli._budget.check_cost_budget`)."""
+    models = chat_models(
         args.model,
         args.light_model,
         args.model_option,
         args.light_model_option,
         args.structured_method,
     )
+    check_cost_budget(args, models, _warn)
+    return models
+
+
+def _warn(text: str) -> None:
+    print(printable(f"sea: warning: {text}"), file=sys.stderr)
 
 
 def view_of(args: argparse.Namespace) -> View:

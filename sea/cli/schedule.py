@@ -15,7 +15,7 @@ from sea.cli._queue import (
 )
 from sea.cli._setup import load_persona
 from sea.jsontypes import json_text
-from sea.queue.records import Schedule, parse_every
+from sea.queue.records import IntervalBounds, Schedule, interval_seconds, parse_every, span
 
 
 def register(subparsers: Any) -> None:
@@ -27,8 +27,12 @@ def register(subparsers: Any) -> None:
     add = actions.add_parser(
         "add", help="add a schedule (a due run is skipped while the persona is busy)")
     add.add_argument("--playbook", required=True, help="the playbook, e.g. meta_auto")
-    add.add_argument("--every", required=True, type=_every, metavar="INTERVAL",
-                     help="how often: 30s, 10m, 2h, 1d")
+    add.add_argument("--every", required=True, metavar="INTERVAL",
+                     help="how often: 30s, 10m, 2h, 1d (from --min-every to --max-every)")
+    add.add_argument("--min-every", default="1s", metavar="INTERVAL",
+                     help="the shortest interval allowed (default: 1s)")
+    add.add_argument("--max-every", default="366d", metavar="INTERVAL",
+                     help="the longest interval allowed (default: 366d; at most 36600d)")
     add.add_argument("--input", "-i", default="", help="input text (default: none)")
     add_persona_arguments(add)
     add_queue_arguments(add)
@@ -44,23 +48,17 @@ def register(subparsers: Any) -> None:
     remove.set_defaults(func=remove_command)
 
 
-def _every(text: str) -> float:
-    from sea.errors import UsageError
-
-    try:
-        return parse_every(text)
-    except UsageError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
-
-
 def add_command(args: argparse.Namespace) -> int:
     """Handler of ``sea schedule add``."""
+    bounds = IntervalBounds(interval_seconds(args.min_every, "--min-every"),
+                            interval_seconds(args.max_every, "--max-every"))
+    every = parse_every(args.every, bounds)
     check_playbook(args.playbook, args.playbooks)
     persona = load_persona(args.persona_file, args.persona)
 
     async def add(queue: Any) -> Schedule:
         schedule: Schedule = await queue.add_schedule(
-            persona, args.playbook, args.every, input=args.input)
+            persona, args.playbook, every, input=args.input, bounds=bounds)
         return schedule
 
     schedule = asyncio.run(with_queue(args, add))
@@ -79,9 +77,11 @@ def list_command(args: argparse.Namespace) -> int:
         if args.json:
             print(json_text(schedule.to_json()))
         else:
+            due = schedule.next_at.isoformat() if schedule.next_at else "never"
             print(f"{schedule.id}  {schedule.persona.id:<12} {schedule.playbook:<14} "
-                  f"every {schedule.every_s:g}s  next {schedule.next_at.isoformat()}  "
-                  f"runs={schedule.runs} skipped={schedule.skipped}")
+                  f"every {span(schedule.every_s)}  next {due}  "
+                  f"runs={schedule.runs} skipped={schedule.skipped}"
+                  + (f"  STOPPED: {schedule.error}" if schedule.error else ""))
     return 0
 
 

@@ -14,7 +14,7 @@ A price file (``sea run --prices FILE``, :func:`load_prices`) is JSON::
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,9 +44,18 @@ class Price:
             ):
                 raise UsageError(f"Price.{name} must be a number >= 0, got {value!r}")
 
+    @property
+    def free(self) -> bool:
+        """Every token costs 0."""
+        return self.input_per_million == 0 and self.output_per_million == 0
+
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         """The cost of these tokens."""
         return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1e6
+
+
+FREE = Price()
+"""The price of a model that costs nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +70,22 @@ class PriceTable:
     prices: Mapping[str, Price] = field(default_factory=dict)
     default: Price = field(default_factory=Price)
 
-    def cost(self, model: str, llm_type: str, tokens_in: int, tokens_out: int) -> float:
-        """What a call of ``model`` (of this ``_llm_type``) with these tokens cost."""
+    def price(self, model: str, llm_type: str) -> Price:
+        """The price of ``model`` (of this ``_llm_type``): its own, else free for a model
+        that runs on the host, else the default."""
         named = self.prices.get(model)
         if named is not None:
-            return named.cost(tokens_in, tokens_out)
-        if llm_type in FREE_MODEL_TYPES:
-            return 0.0
-        return self.default.cost(tokens_in, tokens_out)
+            return named
+        return FREE if llm_type in FREE_MODEL_TYPES else self.default
+
+    def cost(self, model: str, llm_type: str, tokens_in: int, tokens_out: int) -> float:
+        """What a call of ``model`` (of this ``_llm_type``) with these tokens cost."""
+        return self.price(model, llm_type).cost(tokens_in, tokens_out)
+
+    def unpriced(self, models: Iterable[tuple[str, str]]) -> list[str]:
+        """The names of ``models`` (name and ``_llm_type``) whose every call costs 0 by
+        this table, in their order: a cost budget never counts their calls."""
+        return [name for name, llm_type in models if self.price(name, llm_type).free]
 
 
 class _PriceEntry(BaseModel):

@@ -12,11 +12,19 @@ imported: ``sea run`` and the SQLite store work as before.
 from __future__ import annotations
 
 from sea.queue.pulses import PulseQueue
-from sea.queue.records import STATUSES, PulseRecord, PulseStatus, Schedule, parse_every
+from sea.queue.records import (
+    STATUSES,
+    IntervalBounds,
+    PulseRecord,
+    PulseStatus,
+    Schedule,
+    parse_every,
+)
 from sea.queue.worker import Worker, WorkerOptions
 
 __all__ = [
     "STATUSES",
+    "IntervalBounds",
     "PulseQueue",
     "PulseRecord",
     "PulseStatus",

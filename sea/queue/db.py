@@ -6,7 +6,8 @@ as for the store; default ``public``):
 - ``sea_pulses``: one row per submitted pulse (who, what, its status, attempts, result or
   error). The row is the record users read (``sea pulses``); procrastinate's job is the
   plumbing that hands the pulse to a worker.
-- ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``).
+- ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``);
+  ``error`` says why the workers stopped running one whose row cannot run (SEA366).
 
 :func:`prepare` creates what is missing, under an advisory lock, so workers and
 submitters that start together do not race on the first ``CREATE``.
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS sea_schedules (
     last_pulse text,
     runs integer NOT NULL DEFAULT 0,
     skipped integer NOT NULL DEFAULT 0,
+    error text,
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS sea_schedules_due_idx ON sea_schedules (next_at);
@@ -135,3 +137,8 @@ async def prepare(conn: Any, schema: str, procrastinate_sql: str) -> None:
         if found is None or found[0] is None:
             await conn.execute(procrastinate_sql)
         await conn.execute(SEA_TABLES)
+        found = await (await conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
+            "AND table_name = 'sea_schedules' AND column_name = 'error'", [schema])).fetchone()
+        if found is None:  # the table of an older version
+            await conn.execute("ALTER TABLE sea_schedules ADD COLUMN error text")

@@ -13,9 +13,10 @@ else is read from the row.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +24,7 @@ from saimemory.records import Persona
 from sea.errors import UsageError
 from sea.queue.db import QueueDsn, prepare, require_procrastinate
 from sea.queue.records import (
+    IntervalBounds,
     PulseRecord,
     PulseStatus,
     Schedule,
@@ -39,8 +41,12 @@ _PULSE_COLUMNS = (
     "id, persona_json, playbook, input, args, status, attempts, submitted_at, started_at, "
     "ended_at, result, error, schedule_id, worker"
 )
+NEXT_AT = "CASE WHEN next_at > '0001-01-02' AND next_at < '9999-12-30' THEN next_at END"
+"""A schedule's ``next_at``, NULL when Python cannot hold it (``-infinity``, a date BC:
+a hand edit), so that one such row does not make every read of the schedules fail."""
 _SCHEDULE_COLUMNS = (
-    "id, persona_json, playbook, input, every_s, next_at, last_pulse, runs, skipped"
+    f"id, persona_json, playbook, input, every_s, {NEXT_AT}, last_pulse, runs, skipped, error, "
+    "persona"
 )
 
 
@@ -222,19 +228,23 @@ class PulseQueue:
         *,
         input: str = "",
         first_at: datetime | None = None,
+        bounds: IntervalBounds | None = None,
     ) -> Schedule:
         """Run ``playbook`` for ``persona`` every ``every_s`` seconds (first at
         ``first_at``, default now), on the workers. A run that falls due while the
         persona is busy is skipped, not queued up.
 
         Raises:
-            UsageError: the interval is not positive (SEA363).
+            UsageError: the interval is not a finite number of seconds within ``bounds``
+                (default :class:`IntervalBounds`: 1 s to 366 days) (SEA363).
         """
         from psycopg.types.json import Jsonb
 
-        if not every_s > 0:
-            raise UsageError(f"a schedule's interval must be > 0 s, not {every_s}",
-                             code="SEA363")
+        if isinstance(every_s, bool) or not (isinstance(every_s, int | float)
+                                             and math.isfinite(every_s) and every_s > 0):
+            raise UsageError(f"a schedule's interval must be a finite number of seconds "
+                             f"> 0, not {every_s!r}", code="SEA363")
+        (bounds or IntervalBounds()).check(float(every_s), "a schedule's interval")
         sid = uuid.uuid4().hex[:12]
         start = first_at or datetime.now(UTC)
         async with self.connection() as conn:
@@ -269,14 +279,6 @@ class PulseQueue:
             raise UsageError(f"no schedule has the id {schedule_id!r}", code="SEA364")
 
 
-def next_due(due: datetime, every_s: float, now: datetime) -> datetime:
-    """When a schedule is due next: one interval on, or one interval from now when the
-    workers were away for longer (missed runs are not made up)."""
-    step = timedelta(seconds=every_s)
-    following = due + step
-    return following if following > now else now + step
-
-
 def _pulse_record(row: Sequence[Any]) -> PulseRecord:
     return PulseRecord(
         id=row[0], persona=persona_of(row[1]), playbook=row[2], input=row[3],
@@ -287,8 +289,11 @@ def _pulse_record(row: Sequence[Any]) -> PulseRecord:
 
 
 def _schedule(row: Sequence[Any]) -> Schedule:
+    data = row[1]
+    if not (isinstance(data, dict) and isinstance(data.get("id"), str)):
+        data = {"id": row[10]}  # a hand edit broke it: the workers say so (SEA366)
     return Schedule(
-        id=row[0], persona=persona_of(row[1]), playbook=row[2], input=row[3],
+        id=row[0], persona=persona_of(data), playbook=row[2], input=row[3],
         every_s=float(row[4]), next_at=row[5], last_pulse=row[6], runs=int(row[7]),
-        skipped=int(row[8]),
+        skipped=int(row[8]), error=row[9],
     )

@@ -16,7 +16,9 @@ procrastinate's job loop it runs two loops of its own:
 - **Schedules.** Every ``tick`` seconds, due schedules are claimed (row locks, so each
   due run is claimed by one worker) and a pulse is submitted for each, unless its persona
   is busy (a pulse of it queued or running, or its store lock held by another process):
-  then that run is skipped, not queued up.
+  then that run is skipped, not queued up. A schedule whose row cannot run (an interval
+  or a persona no schedule can have, left by an older version or a hand edit) is stopped
+  with its reason (SEA366); the others run as usual.
 
 A pulse's steps, in order: claim its row (``running``), run or continue it, record how
 it ended (``done``/``waiting``/``failed`` with its result or error, or ``queued`` again
@@ -41,8 +43,8 @@ from sea.errors import ExecutionError, PulseLost, UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.jsontypes import json_text
-from sea.queue.pulses import PULSE_TASK, RESUME_TASK, PulseQueue, next_due
-from sea.queue.records import PulseRecord, persona_of
+from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
+from sea.queue.records import PulseRecord, due_run, persona_of
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
@@ -426,15 +428,23 @@ class Worker:
     # -- schedules ------------------------------------------------------------------------
 
     async def _tick(self) -> None:
-        """Submit a pulse for each due schedule whose persona is free; skip the others."""
+        """Submit a pulse for each due schedule whose persona is free; skip the others.
+        A schedule whose row cannot run (an interval or a persona an older version or a
+        hand edit left) is stopped with the reason in its ``error`` and reported once;
+        the others run as usual."""
         async with self.queue.connection() as conn:
             rows = await (await conn.execute(
-                "SELECT id, persona_json, playbook, input, every_s, next_at, now() "
-                "FROM sea_schedules WHERE next_at <= now() ORDER BY next_at "
+                f"SELECT id, persona_json, playbook, input, every_s, {NEXT_AT}, now() "
+                "FROM sea_schedules WHERE next_at <= now() AND error IS NULL ORDER BY next_at "
                 "FOR UPDATE SKIP LOCKED LIMIT 100")).fetchall()
             for sid, persona_data, playbook, text, every_s, due, now in rows:
-                persona = persona_of(persona_data)
-                following = next_due(due, float(every_s), now)
+                try:
+                    persona, following = due_run(sid, persona_data, float(every_s), due, now)
+                except UsageError as exc:
+                    await conn.execute("UPDATE sea_schedules SET error = %s WHERE id = %s",
+                                       [f"{exc.code} {exc.message}", sid])
+                    self._report(f"{exc.code}: {exc.message}")
+                    continue
                 if await self._busy(conn, persona.id):
                     await conn.execute(
                         "UPDATE sea_schedules SET next_at = %s, skipped = skipped + 1 "

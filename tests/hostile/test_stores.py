@@ -57,7 +57,7 @@ def sqlite_finds_it_corrupt(path: Path) -> bool:
         conn = sqlite3.connect(f"file:{copy}?mode=ro&immutable=1", uri=True)
         try:
             conn.text_factory = bytes
-            return conn.execute("PRAGMA quick_check").fetchall() != [(b"ok",)]
+            return conn.execute("PRAGMA integrity_check").fetchall() != [(b"ok",)]
         finally:
             conn.close()
     except Exception:  # the check itself fails: page 1 or the schema is damaged
@@ -111,7 +111,7 @@ def test_a_damaged_search_index_is_reported_not_masked(store_path: Path) -> None
                      (rnd.randbytes(size), block_id))
     conn.commit()
     conn.close()
-    store = SQLiteStore(store_path)  # quick_check cannot see inside the index's blobs
+    store = SQLiteStore(store_path)  # the integrity check cannot see inside the index's blobs
     try:
         with pytest.raises(SchemaError):
             store.search("aoi", "weather")

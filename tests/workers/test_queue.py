@@ -18,7 +18,7 @@ from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.queue import PulseQueue, Worker, WorkerOptions, parse_every
-from sea.queue.records import check_status
+from sea.queue.records import IntervalBounds, check_status
 from tests.engine.conftest import PLAYBOOKS
 from tests.engine.test_runtime import send_mail
 from tests.workers.conftest import DSN
@@ -151,7 +151,8 @@ def test_schedules_run_on_the_workers_and_skip_a_busy_persona(queue_dsn: str,
     script = {"responses": {"meta_auto.reflect": [reflection] * 50}}
 
     async def work(queue: PulseQueue) -> Any:
-        schedule = await queue.add_schedule(AOI, "meta_auto", 0.2)
+        schedule = await queue.add_schedule(AOI, "meta_auto", 0.2,
+                                            bounds=IntervalBounds(min_s=0.1))
         while len([r for r in await queue.pulses(persona="aoi") if r.status == "done"]) < 3:
             await asyncio.sleep(0.05)
         from saimemory.postgres import PostgresStore
