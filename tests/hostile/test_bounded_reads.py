@@ -1,8 +1,8 @@
 """Files a person names are read only if they are regular files of a bounded size: a FIFO, a
 symbolic link to ``/dev/zero`` or a file over its limit given to ``--persona-file``,
 ``--prices``, ``--mcp``, ``sea validate --tools FILE.json``, ``--model scripted:FILE``,
-``sea replay`` or ``sea memory import`` is refused with exit 2 and a message naming the file, the limit and the setting that
-raises it; nothing hangs and nothing is read whole.
+``sea replay`` or ``sea memory import`` is refused with exit 2 and a message naming the
+file, the limit and the setting that raises it; nothing hangs and nothing is read whole.
 
 Before: each of these read the whole file (``Path.read_bytes``): a FIFO blocked the command
 forever, a link to ``/dev/zero`` read until memory ran out.
