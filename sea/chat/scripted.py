@@ -40,7 +40,7 @@ from sea.chat.scripted_answers import (
     parsed_or_raise,
 )
 from sea.errors import UsageError
-from sea.jsonfile import read_json
+from sea.jsonfile import CONFIG_FILES, ReadLimit, read_json
 from sea.llm.errors import ScriptExhausted
 from sea.llm.messages import message_dicts
 
@@ -89,15 +89,16 @@ class ScriptedChatModel(BaseChatModel):
         _check_script(self.responses, self.default)
 
     @classmethod
-    def from_file(cls, path: Path | str) -> ScriptedChatModel:
+    def from_file(cls, path: Path | str, *, limit: ReadLimit = CONFIG_FILES) -> ScriptedChatModel:
         """Load a script: ``{"responses": {"pb.node": [...]}, "default": [...]}`` (and
         optionally ``"chunk_delay_s"``).
 
         Raises:
-            UsageError: the file cannot be read or does not have that shape.
+            UsageError: the file cannot be read (not a regular file, larger than ``limit``)
+                or does not have that shape.
         """
         file = Path(path)
-        return cls.from_mapping(read_json(file, "model script"), source=str(file))
+        return cls.from_mapping(read_json(file, "model script", limit=limit), source=str(file))
 
     @classmethod
     def from_mapping(cls, data: Any, *, source: str = "<script>") -> ScriptedChatModel:

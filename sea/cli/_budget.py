@@ -15,8 +15,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from sea.cli._filelimits import file_limit
 from sea.cli._numbers import amount, count
 from sea.errors import UsageError
+from sea.jsonfile import CONFIG_FILES, FileTooLarge, NotARegularFile, read_regular
 from sea.llm.budget import Budget
 from sea.llm.models import ModelSet, model_name
 from sea.llm.options import LLMOptions
@@ -156,24 +158,32 @@ MAX_SAFETY_RULES_CHARS = 20_000
 
 def _safety_rules(text: str) -> SafetyRulesOption:
     path = Path(text).expanduser().resolve()
-    try:
-        with path.open(encoding="utf-8") as file:
-            rules = file.read(MAX_SAFETY_RULES_CHARS + 1)
+    try:  # UTF-8 has at most 4 bytes a character: a larger file has too many characters
+        rules = read_regular(path, 4 * MAX_SAFETY_RULES_CHARS).decode("utf-8")
+    except FileTooLarge:
+        raise _too_long(path) from None
+    except NotARegularFile as exc:
+        raise argparse.ArgumentTypeError(
+            f"{path} is {exc.kind}, not a regular file; it was not read") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise argparse.ArgumentTypeError(f"cannot read {path}: {reason}") from None
     if len(rules) > MAX_SAFETY_RULES_CHARS:
-        raise argparse.ArgumentTypeError(
-            f"{path} has more than {MAX_SAFETY_RULES_CHARS:,} characters; safety rules go "
-            "into every model call, keep them short")
+        raise _too_long(path)
     if not rules.strip():
         raise argparse.ArgumentTypeError(f"{path} is empty")
     return SafetyRulesOption(path, rules.strip())
 
 
+def _too_long(path: Path) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(
+        f"{path} has more than {MAX_SAFETY_RULES_CHARS:,} characters; safety rules go "
+        "into every model call, keep them short")
+
+
 def _prices(text: str) -> PricesOption:
-    path = Path(text).expanduser().resolve()
+    given = Path(text).expanduser()  # read as given, so that an error names it so
     try:
-        return PricesOption(path, load_prices(path))
+        return PricesOption(given.resolve(), load_prices(given, limit=file_limit(CONFIG_FILES)))
     except UsageError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
+        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.code})") from None

@@ -1,7 +1,8 @@
 """What the CLI commands share: the default data directory, store, persona and playbooks.
 
-This is the only place of the command line that reads the environment: ``SEA_DB`` (the
-store) and ``SEA_HOME`` (the data directory, default the per-user data directory).
+This is where the command line reads the environment: ``SEA_DB`` (the store) and
+``SEA_HOME`` (the data directory, default the per-user data directory); the limits of the
+files a person names are read by :mod:`sea.cli._filelimits` (light, for ``sea validate``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from saimemory import MessageStore, Persona
 from saimemory.errors import MemoryStoreError
+from sea.cli._filelimits import file_limit
 from sea.errors import SeaError, UsageError
-from sea.jsonfile import read_json
+from sea.jsonfile import CONFIG_FILES, read_json
 
 DB_ENV = "SEA_DB"
 HOME_ENV = "SEA_HOME"
@@ -95,14 +97,15 @@ def load_persona(file: str | None, persona_id: str | None) -> Persona:
     """The persona from ``--persona-file`` (id, name, system_prompt) and ``--persona``.
 
     Raises:
-        UsageError: the file cannot be read or lacks a field.
+        UsageError: the file cannot be read (it is not a regular file, or is larger than
+            ``SEA_MAX_CONFIG_BYTES``) or lacks a field.
     """
     if file is None:
         if persona_id is None or persona_id == DEFAULT_PERSONA.id:
             return DEFAULT_PERSONA
         return Persona(persona_id, persona_id, DEFAULT_PERSONA.system_prompt.replace(
             DEFAULT_PERSONA.name, persona_id))
-    data = read_json(Path(file), "persona file")
+    data = read_json(Path(file), "persona file", limit=file_limit(CONFIG_FILES))
     if not isinstance(data, dict):
         raise UsageError(f"{file}: a persona file is a JSON object with id, name, system_prompt")
     unknown = sorted(set(data) - {"id", "name", "system_prompt"})

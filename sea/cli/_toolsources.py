@@ -18,7 +18,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sea.cli._filelimits import file_limit
 from sea.errors import UsageError
+from sea.jsonfile import CONFIG_FILES
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -52,6 +54,9 @@ async def host_tools(specs: Sequence[str], configs: Sequence[str]) -> AsyncItera
         yield []
         return
     from sea.host.mcp_config import read_mcp_config
+
+    limit = file_limit(CONFIG_FILES)  # read (or refused) before the MCP client is imported
+    servers = [(config, read_mcp_config(Path(config), limit=limit)) for config in configs]
     from sea.host.mcp_tools import mcp_tools
     from sea.host.tool_modules import module_tools
 
@@ -64,7 +69,6 @@ async def host_tools(specs: Sequence[str], configs: Sequence[str]) -> AsyncItera
                 "CONFIG.json for MCP servers"
             )
         found.append((f"--tools {spec}", module_tools(spec)))
-    servers = [(config, read_mcp_config(Path(config))) for config in configs]
     async with AsyncExitStack() as stack:
         for config, connections in servers:
             opened = mcp_tools(connections, source=f"--mcp {config}")

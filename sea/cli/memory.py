@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ import orjson
 from saimemory import MemoryStoreError, Message, MessageStore
 from saimemory.errors import ImportFormatError
 from saimemory.jsonl import export_jsonl, import_jsonl, message_fields
+from sea.cli._filelimits import file_limit
 from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.errors import SeaError, UsageError
+from sea.jsonfile import MEMORY_IMPORTS, bounded_lines, regular_lines
 
 PREVIEW_CHARS = 200
 
@@ -50,7 +53,9 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "add the messages of a JSON-lines export the store lacks",
                    _import,
                    json_flag=False, persona_required=False)
-    imp.add_argument("file", help="export file ('-' for stdin)")
+    imp.add_argument("file", help="export file ('-' for stdin), read a line at a time (at "
+                     f"most {MEMORY_IMPORTS.max_bytes // 2**30} GiB; ${MEMORY_IMPORTS.setting} "
+                     "raises it)")
     imp.add_argument("--allow-system", action="store_true",
                      help="also import role 'system' lines (from your own export); without "
                      "it such a line is refused")
@@ -190,14 +195,25 @@ def _export_file(store: MessageStore, persona: str, target: Path) -> int:
     return count
 
 
+class _Unreadable(UsageError):
+    code = "SEA322"
+
+
 def _import(args: argparse.Namespace) -> int:
-    if args.file == "-":
-        lines = sys.stdin.buffer.read().splitlines()
-    else:
-        try:
-            lines = Path(args.file).read_bytes().splitlines()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.file}: {exc.strerror}", code="SEA322") from None
+    """``sea memory import``: the file (or standard input) is read a line at a time, up to
+    ``SEA_MAX_IMPORT_BYTES``; every line is checked before anything is written."""
+    limit = file_limit(MEMORY_IMPORTS)
+    with ExitStack() as stack:
+        if args.file == "-":
+            lines = bounded_lines(sys.stdin.buffer, "(standard input)", "memory export", limit,
+                                  error=_Unreadable)
+        else:
+            lines = stack.enter_context(
+                regular_lines(Path(args.file), "memory export", limit, error=_Unreadable))
+        return _import_lines(args, lines)
+
+
+def _import_lines(args: argparse.Namespace, lines: Iterator[bytes]) -> int:
     with opened_store(args.db) as store:
         try:
             result = import_jsonl(store, lines, persona=args.persona,

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from saimemory.base import DEFAULT_BUDGET
+from sea.cli._filelimits import file_limit
 from sea.cli._text import printable
 from sea.errors import UsageError
+from sea.jsonfile import TRACE_FILES
 from sea.jsontypes import json_text
 from sea.lang.library import PlaybookLibrary
 from sea.trace.replay import ReplayReport, areplay, load_trace
@@ -24,7 +26,9 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "replay", help="replay a recorded pulse offline and compare it with the recording"
     )
-    parser.add_argument("trace", help="trace file written by `sea run --record`")
+    parser.add_argument("trace", help="trace file written by `sea run --record` (at most "
+                        f"{TRACE_FILES.max_bytes // 2**20} MiB; ${TRACE_FILES.setting} "
+                        "raises it)")
     parser.add_argument(
         "--playbooks", action="append", default=None, metavar="DIR",
         help="directory searched for playbooks before the bundled ones (repeatable; default: "
@@ -36,7 +40,7 @@ def register(subparsers: Any) -> None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Handler of ``sea replay``: exit 0 when the replay matched, 1 when it diverged."""
-    trace = load_trace(Path(args.trace))
+    trace = load_trace(Path(args.trace), limit=file_limit(TRACE_FILES))
     library = PlaybookLibrary.bundled(_playbook_dirs(args.playbooks, trace.playbook_dirs))
     report = asyncio.run(areplay(trace, library, budget=DEFAULT_BUDGET))
     if args.json:

@@ -8,12 +8,13 @@ import shlex
 import signal
 import sys
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import orjson
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from saimemory import MessageStore, Persona, open_store
@@ -28,6 +29,7 @@ from sea.cli._budget import (
     check_cost_budget,
     llm_options_of,
 )
+from sea.cli._filelimits import file_limit
 from sea.cli._numbers import seconds
 from sea.cli._setup import (
     add_db_argument,
@@ -42,6 +44,7 @@ from sea.engine.events import Event
 from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
+from sea.jsonfile import CONFIG_FILES, TRACE_FILES
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.llm.structured import METHODS, MethodMemory
@@ -232,17 +235,32 @@ def chat_models(
 ) -> ModelSet:
     """The normal and lightweight models; one object when both specs (and options) agree."""
     from sea.chat.providers import resolve_model
-    from sea.trace.replay import MODEL_FACTORIES
 
+    factories = _model_factories()
     forced = None if structured_method == "auto" else structured_method
     memory = MethodMemory(forced)  # type: ignore[arg-type]  # argparse checked the choice
-    normal = resolve_model(model, options=dict(options), factories=MODEL_FACTORIES)
+    normal = resolve_model(model, options=dict(options), factories=factories)
     if light is None and not light_options or light == model and light_options == options:
         return ModelSet(normal=normal, lightweight=normal, structured=memory)
     lightweight = resolve_model(
-        light or model, options=dict(light_options or options), factories=MODEL_FACTORIES
+        light or model, options=dict(light_options or options), factories=factories
     )
     return ModelSet(normal=normal, lightweight=lightweight, structured=memory)
+
+
+def _model_factories() -> dict[str, Callable[[str], BaseChatModel]]:
+    """``replay:TRACE`` (:mod:`sea.trace.replay`) and ``scripted:FILE``, their files read
+    up to the limits the environment sets (``SEA_MAX_TRACE_BYTES``,
+    ``SEA_MAX_CONFIG_BYTES``)."""
+    from sea.chat.scripted import ScriptedChatModel
+    from sea.trace.replay import replay_model
+
+    traces, scripts = file_limit(TRACE_FILES), file_limit(CONFIG_FILES)
+    return {
+        "replay": lambda text: replay_model(text, limit=traces),
+        "scripted": lambda text: ScriptedChatModel.from_file(Path(text).expanduser(),
+                                                             limit=scripts),
+    }
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -131,11 +131,13 @@ def _catalogue(
 
 
 def _json_catalogue(path: Path) -> ToolCatalogue:
+    from sea.cli._filelimits import file_limit
     from sea.errors import UsageError
     from sea.host.mcp_config import SERVERS_KEYS
+    from sea.jsonfile import CONFIG_FILES
     from sea.lang.checks import ToolCatalogue
 
-    loaded = ToolCatalogue.load(path)
+    loaded = ToolCatalogue.load(path, limit=file_limit(CONFIG_FILES))
     if any(key in loaded.tools for key in SERVERS_KEYS):
         raise UsageError(
             f"--tools {path}: this is an MCP server configuration, not a tool catalogue; "
@@ -212,17 +214,20 @@ def _key(plan: _Plan, args: argparse.Namespace) -> str | None:
     """The key of this run's verdict, or None when it is not kept: ``--no-cache``, tools
     from a Python module or an MCP server, or a catalogue that cannot be read (the checks
     then say why)."""
+    from sea.cli._filelimits import file_limit
     from sea.cli._verdicts import verdict_key
+    from sea.jsonfile import CONFIG_FILES, read_regular
     from sea.lang.files import scan_directory
     from sea.resources import bundled_playbooks_dir, schemas_dir
 
     if args.no_cache or args.mcp or any(not s.endswith(".json") for s in args.tools):
         return None
     catalogues = []
+    limit = file_limit(CONFIG_FILES).max_bytes
     for source in args.tools:
         try:
-            catalogues.append((source, Path(source).read_bytes()))
-        except OSError:
+            catalogues.append((source, read_regular(Path(source), limit)))
+        except OSError:  # not a regular file, too large, unreadable: the checks say which
             return None
     library = [found for directory in dict.fromkeys(plan.dirs) if directory not in plan.scanned
                for found in scan_directory(directory)[0]]  # a named file's directory

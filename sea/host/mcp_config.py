@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sea.errors import UsageError
-from sea.jsonfile import read_json
+from sea.jsonfile import CONFIG_FILES, ReadLimit, read_json
 
 SERVERS_KEYS = ("mcpServers", "servers")
 """The member of a configuration file that maps server names to servers."""
@@ -41,13 +41,14 @@ Connection = dict[str, Any]
 """One server, as langchain-mcp-adapters' ``MultiServerMCPClient`` takes it."""
 
 
-def read_mcp_config(path: Path) -> dict[str, Connection]:
-    """The servers of configuration file ``path``, by name.
+def read_mcp_config(path: Path, *, limit: ReadLimit = CONFIG_FILES) -> dict[str, Connection]:
+    """The servers of configuration file ``path`` (at most ``limit`` bytes), by name.
 
     Raises:
-        UsageError: the file cannot be read, is not JSON, or is not a configuration.
+        UsageError: the file cannot be read (not a regular file, larger than ``limit``), is
+            not JSON, or is not a configuration.
     """
-    return mcp_config(read_json(path, "--mcp config"), source=f"--mcp {path}")
+    return mcp_config(read_json(path, "--mcp config", limit=limit), source=f"--mcp {path}")
 
 
 def mcp_config(data: Any, *, source: str = "MCP config") -> dict[str, Connection]:

@@ -5,12 +5,12 @@ leave the others out with a warning. Light on purpose (no document models, no va
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
 from sea.errors import Diagnostic, PlaybookError, Severity
+from sea.jsonfile import FileTooLarge, NotARegularFile, read_regular
 from sea.lang import codes
 from sea.lang.hints import suggest
 
@@ -48,28 +48,24 @@ def _not_read(path: Path, code: str, message: str, hint: str) -> PlaybookError:
     ])
 
 
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes:
     """The bytes of a playbook file, read only if it is a regular file (a symlink is followed
     only to one) of at most ``limit`` bytes: a FIFO, a device (``/dev/zero``) or a socket
     named ``*.json`` is never opened for a blocking read, and no more than ``limit + 1``
-    bytes are ever read.
+    bytes are ever read (:func:`sea.jsonfile.read_regular`).
 
     Raises:
         PlaybookError: with one error diagnostic: ``SEA001`` (missing or unreadable),
             ``SEA006`` (not a regular file) or ``SEA007`` (larger than ``limit``).
     """
     try:
-        info = os.stat(path)
+        return read_regular(path, limit)
+    except NotARegularFile as exc:
+        raise _not_read(path, codes.NOT_A_FILE,
+                        f"the path is {exc.kind}, not a regular file; it was not read",
+                        "a playbook is a regular .json file") from None
+    except FileTooLarge as exc:
+        raise _too_large(path, exc.shown, limit) from None
     except FileNotFoundError as exc:
         if os.path.islink(path):
             raise _not_read(path, codes.FILE_UNREADABLE,
@@ -78,38 +74,6 @@ def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes
         raise PlaybookError([unreadable(path, exc)]) from None
     except OSError as exc:
         raise PlaybookError([unreadable(path, exc)]) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise _not_read(path, codes.NOT_A_FILE,
-                        f"the path is {_kind(info.st_mode)}, not a regular file; it was not read",
-                        "a playbook is a regular .json file")
-    if info.st_size > limit:
-        raise _too_large(path, f"{info.st_size:,} bytes", limit)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from None
-    try:
-        opened = os.fstat(fd)  # the file may have been swapped since the first look
-        if not stat.S_ISREG(opened.st_mode):
-            raise _not_read(path, codes.NOT_A_FILE,
-                            f"the path is {_kind(opened.st_mode)}, not a regular file; "
-                            "it was not read", "a playbook is a regular .json file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise PlaybookError([unreadable(path, exc)]) from None
-    finally:
-        os.close(fd)
-    if size > limit:  # it grew after the first look
-        raise _too_large(path, f"more than {limit:,} bytes", limit)
-    return b"".join(chunks)
 
 
 def _too_large(path: Path, shown: str, limit: int) -> PlaybookError:

@@ -8,12 +8,14 @@ count characters (code points), as editors do.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 import orjson
 
 _WHITESPACE = " \t\r\n"
-_ESCAPE_LENGTH = {"u": 6}
+_LITERAL_PART = re.compile(r'\\(?:u[0-9a-fA-F]{4}|.)|"', re.DOTALL)
+"""An escape inside a string literal, or the quote that closes it."""
 _MAX_DEPTH = 80
 """Positions are recorded this deep; deeper containers are skipped (the loader rejects
 documents nested more than 64 levels)."""
@@ -51,6 +53,8 @@ class Locator:
     _entries: dict[str, _Entry] | None = field(default=None, repr=False)
     _line_starts: list[int] = field(default_factory=list, repr=False)
     _duplicates: list[tuple[str, int, int]] = field(default_factory=list, repr=False)
+    _strings: dict[int, _StringMap] = field(default_factory=dict, repr=False)
+    """The string literals a position was asked inside, by offset (each mapped once)."""
 
     def _index(self) -> dict[str, _Entry]:
         if self._entries is None:
@@ -110,20 +114,54 @@ class Locator:
         """
         start = self.offset(pointer, key=key)
         if char_offset is not None and not key and self.text[start : start + 1] == '"':
-            start = _string_char_offset(self.text, start, char_offset)
+            literal = self._strings.get(start)
+            if literal is None:
+                literal = self._strings[start] = _StringMap.of(self.text, start)
+            start = literal.source_offset(char_offset)
         return self._line_col(start)
 
 
-def _string_char_offset(text: str, start: int, wanted: int) -> int:
-    """Source offset of decoded character ``wanted`` of the string literal at ``start``."""
-    i = start + 1
-    count = 0
-    while i < len(text) and text[i] != '"':
-        if count == wanted:
-            return i
-        i += _ESCAPE_LENGTH.get(text[i + 1], 2) if text[i] == "\\" else 1
-        count += 1
-    return i
+@dataclass(frozen=True, slots=True)
+class _StringMap:
+    """Where the decoded characters of one string literal are in the source, found in one
+    pass over it: a character's offset is its index plus the extra source characters of the
+    escapes before it, so thousands of positions in one long string cost a lookup each, not
+    a walk from the opening quote each."""
+
+    first: int
+    """Source offset of the literal's first character (after the quote)."""
+    end: int
+    """Source offset of the closing quote (the position of any index past the end)."""
+    length: int
+    """Decoded characters in the literal."""
+    escapes: list[int]
+    """Decoded index of each escape, ascending."""
+    extra: list[int]
+    """For each escape: how many more source characters than decoded ones it and the
+    escapes before it take."""
+
+    @classmethod
+    def of(cls, text: str, start: int) -> _StringMap:
+        """The map of the string literal whose opening quote is at ``start``."""
+        escapes: list[int] = []
+        extra: list[int] = []
+        beyond = 0
+        end = len(text)
+        for part in _LITERAL_PART.finditer(text, start + 1):
+            if part[0] == '"':
+                end = part.start()
+                break
+            escapes.append(part.start() - start - 1 - beyond)
+            beyond += len(part[0]) - 1
+            extra.append(beyond)
+        return cls(start + 1, end, end - start - 1 - beyond, escapes, extra)
+
+    def source_offset(self, wanted: int) -> int:
+        """Source offset of decoded character ``wanted`` (the closing quote past the end)."""
+        if wanted >= self.length:
+            return self.end
+        before = bisect.bisect_left(self.escapes, wanted)
+        return self.first + wanted + (self.extra[before - 1] if before else 0)
 
 
 class _Scanner:

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sea.errors import UsageError
-from sea.jsonfile import read_json
+from sea.jsonfile import CONFIG_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
 
 FREE_MODEL_TYPES = frozenset({"sea-local-llama-cpp", "scripted"})
@@ -109,14 +109,15 @@ PRICE_FILE_FORM = (
 """The shape of a price file, for error messages."""
 
 
-def load_prices(path: Path) -> PriceTable:
-    """The price table of a JSON price file.
+def load_prices(path: Path, *, limit: ReadLimit = CONFIG_FILES) -> PriceTable:
+    """The price table of a JSON price file of at most ``limit`` bytes.
 
     Raises:
-        UsageError: the file cannot be read, is not JSON, or does not have the price file's
-            shape (the message names the file, each field that is wrong and what it expects).
+        UsageError: the file cannot be read (not a regular file, larger than ``limit``), is
+            not JSON, or does not have the price file's shape (the message names the file,
+            each field that is wrong and what it expects).
     """
-    data = read_json(path, "price file")
+    data = read_json(path, "price file", limit=limit)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a price file is a JSON object, not a JSON {json_type(data)}; "
                          f"it reads {PRICE_FILE_FORM} (prices per million tokens)")

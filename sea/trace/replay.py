@@ -31,7 +31,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Library
 from sea.errors import ReplayError, SeaError, ToolArgumentError
 from sea.host.runtime import Runtime
-from sea.jsonfile import read_json
+from sea.jsonfile import TRACE_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.trace.compare import Divergence, first_divergence
@@ -64,17 +64,19 @@ def scripted_model(trace: Trace) -> ScriptedChatModel:
     return ScriptedChatModel(responses=dict(responses), model_name="replay")
 
 
-def replay_model(path_text: str) -> BaseChatModel:
-    """The model of a ``replay:TRACE`` spec: the answers recorded in a trace file.
+def replay_model(path_text: str, *, limit: ReadLimit = TRACE_FILES) -> BaseChatModel:
+    """The model of a ``replay:TRACE`` spec: the answers recorded in a trace file of at most
+    ``limit`` bytes.
 
     Raises:
         ModelFileNotFound: there is no such file.
         ReplayError: the file is not a pulse trace.
+        UsageError: the file is larger than ``limit``.
     """
     path = Path(path_text).expanduser()
     if not path.is_file():
         raise ModelFileNotFound(f"trace file not found: {path}")
-    return scripted_model(load_trace(path))
+    return scripted_model(load_trace(path, limit=limit))
 
 
 MODEL_FACTORIES: Mapping[str, Callable[[str], BaseChatModel]] = {"replay": replay_model}
@@ -159,14 +161,15 @@ def _failure(name: str, call: TraceToolCall) -> ReplayedToolError:
     return error
 
 
-def load_trace(path: Path) -> Trace:
-    """Read and check a trace file.
+def load_trace(path: Path, *, limit: ReadLimit = TRACE_FILES) -> Trace:
+    """Read and check a trace file of at most ``limit`` bytes.
 
     Raises:
         ReplayError: the file cannot be read or is not a trace (the message names what is
             wrong: the JSON type, the format version, or the first fields that are off).
+        UsageError: the path is not a regular file, or the file is larger than ``limit``.
     """
-    data = read_json(path, "trace", error=ReplayError)
+    data = read_json(path, "trace", limit=limit, error=ReplayError)
     not_trace = f"{path} is not a SEA trace (a file written by `sea run --record`)"
     if not isinstance(data, dict):
         raise ReplayError(f"{not_trace}: it holds a JSON {json_type(data)}, not an object")

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sea.errors import UsageError
+from sea.jsonfile import CONFIG_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
 from sea.lang.hints import TYPE_NAME_FIXES
 from sea.lang.locate import join_pointer
@@ -84,18 +83,15 @@ class ToolCatalogue:
         )
 
     @classmethod
-    def load(cls, path: Path) -> ToolCatalogue:
-        """Read a catalogue file.
+    def load(cls, path: Path, *, limit: ReadLimit = CONFIG_FILES) -> ToolCatalogue:
+        """Read a catalogue file of at most ``limit`` bytes.
 
         Raises:
-            UsageError: The file is missing or not a valid catalogue.
+            UsageError: The file is missing, not a regular file, larger than ``limit`` or
+                not a valid catalogue.
         """
-        try:
-            return cls.from_json(orjson.loads(path.read_bytes()), source=f"tool catalogue {path}")
-        except OSError as exc:
-            raise UsageError(f"tool catalogue {path}: {exc.strerror or exc}") from exc
-        except orjson.JSONDecodeError as exc:
-            raise UsageError(f"tool catalogue {path}: invalid JSON ({exc})") from exc
+        return cls.from_json(read_json(path, "tool catalogue", limit=limit),
+                             source=f"tool catalogue {path}")
 
 
 @dataclass(frozen=True)
