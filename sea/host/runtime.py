@@ -28,6 +28,7 @@ Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never rout
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -451,14 +452,15 @@ class Runtime:
         }
         if not run.recover:  # no other process takes it over: its checkpoints name this one
             config["metadata"] = {OWNER_KEY: self._owner}
-        run.ran = held is None  # a held pulse writes to the store only when it waits
         if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
+            pending = tuple(dict(i.value) for i in interrupts if isinstance(i.value, dict))
+            _check_workspace(run.pulse_id, pending, self._workspace)  # nothing taken yet
+        run.ran = held is None  # a held pulse writes to the store only when it waits
+        if run.mode == "resume":
             if not interrupts:
                 raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
-            frame.pulse.pending = tuple(
-                dict(i.value) for i in interrupts if isinstance(i.value, dict)
-            )
+            frame.pulse.pending = pending
         # a recoverable pulse saves each step's checkpoint before the next step starts, so
         # a finished node (and its model call) is never run again after a crash; another
         # pulse's checkpoints serve only its approval waits: written when it waits or ends
@@ -594,6 +596,28 @@ class Runtime:
                 self._swept = True
                 await _sweep(saver, self._owner)
             yield saver
+
+
+def _check_workspace(pulse_id: str, pending: Sequence[Mapping[str, Any]],
+                     workspace: Workspace | None) -> None:
+    """Refuse to answer a request that records a workspace (a plan's approval: its specs
+    are paths there) in a runtime without that workspace; the pulse keeps waiting.
+
+    Raises:
+        UsageError: the runtime has no workspace, or another one.
+    """
+    for request in pending:
+        recorded = request.get("workspace")
+        if not isinstance(recorded, str):
+            continue
+        if workspace is not None and workspace.root == Path(recorded):
+            continue
+        given = ("no workspace" if workspace is None
+                 else f"the workspace {str(workspace.root)!r}")
+        raise UsageError(
+            f"pulse {pulse_id!r} waits for an answer about a plan made for the workspace "
+            f"{recorded!r}, and was resumed with {given}; resume it with --workspace "
+            f"{shlex.quote(recorded)} (nothing was answered: it still waits)")
 
 
 async def _sweep(saver: BaseCheckpointSaver[Any], owner: str) -> None:

@@ -200,7 +200,9 @@ def plan_changed(pulse_id: str, event: PlanEvent, playbook: str | None, node: st
 
 class PlanApprovalGate:
     """Settles ``plan_request_approval`` in a pulse: asks a person when one must answer
-    (see :mod:`sea.engine.plans.tools`), else approves by the host's policy."""
+    (see :mod:`sea.engine.plans.tools`), else approves by the host's policy. The question
+    records the workspace (``workspace``: its resolved root), so that a runtime in another
+    workspace refuses to take the answer (:class:`sea.host.runtime.Runtime`)."""
 
     def __init__(self, toolkit: PlanToolkit) -> None:
         self._toolkit = toolkit
@@ -211,7 +213,8 @@ class PlanApprovalGate:
             return None
         shown = result if isinstance(result, Mapping) else {}
         return {"action": f"approving plan {str(shown.get('title', ''))!r}",
-                "plan_approval": approval_view(shown)}
+                "plan_approval": approval_view(shown),
+                "workspace": str(self._toolkit.workspace.root)}
 
     async def settle(
         self, result: Any, answer: Any, *, playbook: str | None, node: str | None
