@@ -23,6 +23,9 @@ run        content is a command line whose first word is on     high
 delete     no content; a file or an empty folder                 high
 =========  ====================================================  =============================
 
+Every kind's path and description are one line of text (no control character or line
+break: a person reads them, one spec a line, when asked to approve).
+
 The preflight of a spec is ``{exists, overwrite, diff_summary, fingerprint}``; the
 fingerprint digests the spec and the state of its target (absent, a folder, or a file's
 SHA-256), the two things its diff is made of, so a changed fingerprint means a changed diff.
@@ -43,6 +46,7 @@ from saimemory.plans import ActionSpec, ActionSpecExt, DiffSummary, PlanPreview,
 from sea.engine.plans import fsops
 from sea.engine.plans.diffs import Diff, line_count, unified
 from sea.engine.plans.policy import RISK_WEIGHTS, PlanPolicy
+from sea.engine.plans.specs import one_line, text_problem
 from sea.engine.tools.workspace import Workspace, WorkspaceError
 
 CHANGING_KINDS = ("create", "write", "mkdir", "delete")
@@ -74,7 +78,7 @@ class Checked:
     @property
     def label(self) -> str:
         """How messages name the spec: ``spec 2 (write notes/a.md)``."""
-        return f"spec {self.spec.id} ({self.spec.base.kind} {self.spec.base.path})"
+        return f"spec {self.spec.id} ({self.spec.base.kind} {one_line(self.spec.base.path)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +136,9 @@ class _Pass:
     def _one(self, spec_id: str, spec: ActionSpec) -> Checked:
         path = normalize_path(spec.path)
         spec = replace(spec, path=path)
-        issues: list[str] = []
-        parts = self._locate(spec, issues)
+        issues = [problem for name in ("path", "description")
+                  if (problem := text_problem(name, getattr(spec, name), one_line=True))]
+        parts = None if issues else self._locate(spec, issues)
         if parts is not None:
             issues.extend(self._blocked(parts))
         node = self._node(parts) if parts is not None else _Node("absent")

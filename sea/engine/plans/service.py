@@ -52,6 +52,7 @@ from sea.engine.plans.specs import (
     coerce_spec,
     first_step_id,
     spec_id,
+    text_problem,
 )
 from sea.engine.plans.state import (
     ALL,
@@ -147,6 +148,11 @@ class PlanService:
         will have). Raises :class:`PlanError` for a plan the store refuses (empty title...).
         """
         _check_actor(actor)
+        for name, value in (("title", title), ("content", content), ("rationale", rationale),
+                            *(("tag", tag) for tag in tags)):
+            problem = text_problem(name, value) if isinstance(value, str) else ""
+            if problem:
+                raise PlanError(f"the plan cannot be proposed: {problem}")
         plan = Plan(
             id=uuid.uuid4().hex, persona=self.persona, title=title, content=content,
             created_at=self._clock(), sources=tuple(_source(item) for item in sources),
