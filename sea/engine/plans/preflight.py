@@ -20,7 +20,7 @@ read       no content; a file of at most ``max_read_bytes``      low
 analyze    path optional (confined when given)                   low
 run        content is a command line whose first word is on     high
            the allow-list; path is an existing folder
-delete     no content; a file or an empty folder                 high
+delete     no content; a file or an empty folder (not a link)    high
 =========  ====================================================  =============================
 
 Every kind's path and description are one line of text (no control character or line
@@ -39,7 +39,7 @@ import shlex
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from saimemory.plans import ActionSpec, ActionSpecExt, DiffSummary, PlanPreview, Preflight, Risk
@@ -405,7 +405,11 @@ def _delete(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
             out: _Outcome) -> None:
     _no_content(spec, out)
     out.risk = "high"
-    if not parts:
+    link = _link_target(p.root, spec.path)
+    if link is not None:
+        out.refuse(f"the path is a symbolic link (to {link!r}); delete removes files and "
+                   "folders, never a link's target: delete the target by its own path")
+    elif not parts:
         out.refuse("the workspace root cannot be deleted")
     elif node.kind == "absent":
         out.refuse("no such file or folder in the workspace"
@@ -422,6 +426,15 @@ def _delete(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
             else Diff()
         out.summary = f"deletes a file of {node.size} bytes"
     out.after = _Node("absent")
+
+
+def _link_target(root: Path, path: str) -> str | None:
+    """Where ``path`` leads when its last name is a symbolic link (the folders on the way
+    were confined by the locate), else None."""
+    try:
+        return os.readlink(root / path)
+    except OSError:  # not a link, or nothing there
+        return None
 
 
 _RULES = {
