@@ -36,7 +36,7 @@ from sea.engine.plans.events import ACTORS, Actor, EventSink, Happened, PlanEven
 from sea.engine.plans.execution import Execution
 from sea.engine.plans.lifecycle import require
 from sea.engine.plans.policy import PlanPolicy
-from sea.engine.plans.preflight import Inspection, inspect_specs
+from sea.engine.plans.preflight import Inspection, inspect_specs, known_diffs
 from sea.engine.plans.results import (
     ApprovalRequest,
     ExecutionResult,
@@ -184,7 +184,8 @@ class PlanService:
                                              f"not valid: {len(issues)} issue(s)",
                                              counts(state, issues=len(issues))))
             return ValidationReport(False, tuple(issues), ())
-        inspection = inspect_specs(self.workspace, self.policy, parsed)
+        inspection = inspect_specs(self.workspace, self.policy, parsed,
+                                   known_diffs(plan.state.action_specs, plan.state.previews))
         normalized = tuple(item.spec for item in inspection.checked)
         state = PlanState(status="pending_review", action_specs=normalized,
                           approvals=plan.state.approvals, previews=inspection.preview(),
@@ -358,7 +359,8 @@ class PlanService:
     def _inspect(self, state: PlanState, ids: Iterable[str]) -> Inspection:
         specs = specs_by_id(state, ids)
         return inspect_specs(self.workspace, self.policy,
-                             [(spec.id, spec.base) for spec in specs])
+                             [(spec.id, spec.base) for spec in specs],
+                             known_diffs(state.action_specs, state.previews))
 
     def _save(self, plan: Plan, state: PlanState, *happened: Happened,
               make_current: bool = False) -> Plan:
