@@ -62,6 +62,7 @@ from sea.engine.events import (
     PulseStarted,
     WarningRaised,
 )
+from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.tools import PlanToolkit, plan_changed
@@ -136,6 +137,8 @@ class Runtime:
             safety rules, short-term memory, guidelines, the intent threshold
             (:class:`sea.llm.options.LLMOptions`). Every pulse's calls are stored in
             SAIMemory (``sea stats`` reads them).
+        gates: Tool name → gate (:mod:`sea.engine.gates`) for the host's own tools whose
+            results wait for a person (a replay's, :mod:`sea.trace.replay`).
     """
 
     def __init__(
@@ -157,8 +160,10 @@ class Runtime:
         busy_timeout: float = 300.0,
         plan_policy: PlanPolicy | None = None,
         llm: LLMOptions | None = None,
+        gates: Mapping[str, ToolGate] | None = None,
     ) -> None:
         self._llm = llm or LLMOptions()
+        self._gates = dict(gates or {})
         self._busy = BusyPolicy(when_busy, busy_timeout)
         registry = registry or builtin_registry()
         self._workspace_tools = () if workspace is None else tuple(workspace_tools(Path(workspace)))
@@ -568,6 +573,7 @@ class Runtime:
         run.approval_tools = asks
         gates = {} if plans is None else {
             name: gate for name, gate in plans.gates().items() if name not in host}
+        gates.update(self._gates)
         return Pulse(
             self.services, run.persona, run.pulse_id, sink, caller, toolbox, offer, asks,
             recoverable=run.recover, stored_uids=run.stored_uids, gates=gates,
