@@ -133,3 +133,16 @@ def test_the_engine_refuses_a_shown_risk_or_fingerprint_that_differs(store: SQLi
     with pytest.raises(StaleApproval):
         service.approve(plan_id, "ken", {"all": True}, shown=forged)
     assert service.get_state(plan_id).approvals == ()
+
+
+def test_a_preview_while_the_pulse_waits_keeps_its_request_open(sea: Sea) -> None:
+    code, result, err = run(sea)
+    assert code == 0 and result["status"] == "waiting", err
+    shown = result["approval"]["plan_approval"]
+    preview = sea("plan", "preview", "--workspace", str(workspace(sea)))
+    assert preview.code == 0 and _request_id(preview.out) == shown["request_id"]
+    done = sea("resume", result["pulse_id"], "--approve", "--workspace", str(workspace(sea)),
+               "--model", sea.script(SCRIPT))
+    assert done.code == 0, done.err
+    assert (workspace(sea) / "notes" / "outline.md").exists()
+    assert [a.approver for a in _plan(sea).state.approvals] == ["user"]
