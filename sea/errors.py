@@ -290,6 +290,14 @@ class PlanApprovalError(PlanError):
     code = "SEA585"
 
 
+class StaleApproval(PlanApprovalError):
+    """An approval of something other than what the person was shown: the request it
+    answers is no longer the plan's open one, or a spec's diff or risk changed since it was
+    shown. Nothing is approved and the plan is sent back for review (``pending_review``)."""
+
+    code = "SEA587"
+
+
 class PlanConcurrencyError(PlanError):
     """The plan was changed by someone else while this call worked on it; read it again."""
 

@@ -30,13 +30,23 @@ def approval_lines(view: Mapping[str, Any]) -> list[str]:
 
 
 def spec_line(spec: Mapping[str, Any]) -> str:
-    """One spec: ``2 create notes/a.md [low] +3 -0 new file, 3 lines — what it is for``."""
+    """One spec: ``2 create notes/a.md [low] +3 -0 new file, 3 lines — what it is for``,
+    on one line whatever its texts hold (their line breaks are shown as ``\\n``...)."""
     added, removed = spec.get("added"), spec.get("removed")
     counts = f" +{added} -{removed}" if added or removed else ""
     summary = spec.get("diff_summary") or ""
     about = f" — {spec['description']}" if spec.get("description") else ""
-    return (f"{spec.get('id')} {spec.get('kind')} {spec.get('path') or '.'} "
+    line = (f"{spec.get('id')} {spec.get('kind')} {spec.get('path') or '.'} "
             f"[{spec.get('risk')}]{counts} {summary}{about}").rstrip()
+    return "".join(_escaped(char) if char in _BREAKS else char for char in line)
+
+
+_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""What ``str.splitlines`` (and a terminal) takes for the end of a line."""
+
+
+def _escaped(char: str) -> str:
+    return repr(char)[1:-1]
 
 
 def event_line(event: Mapping[str, Any], *, with_time: bool = True) -> str:

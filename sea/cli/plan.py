@@ -3,12 +3,17 @@
     sea plan list --persona aoi [--status approved]
     sea plan show [PLAN_ID] --persona aoi             # state, approvals, results, events
     sea plan preview [PLAN_ID] --workspace DIR        # files, unified diffs, risk score
-    sea plan approve [PLAN_ID] --workspace DIR [--ids 1,3 | --up-to low] [--approver NAME]
+    sea plan approve [PLAN_ID] --workspace DIR [--ids 1,3 | --up-to low] [--request ID]
+                     [--approver NAME]
     sea plan reject [PLAN_ID] --workspace DIR [--reason TEXT]
     sea plan execute [PLAN_ID] --workspace DIR [--allow-run CMD]
     sea plan export [PLAN_ID] --output DIR            # seed 002's files; every plan without id
 
-``PLAN_ID`` defaults to the persona's current plan. The store is the single source of truth:
+``PLAN_ID`` defaults to the persona's current plan. ``sea plan preview`` shows what the plan
+would do and opens an approval request of it (or names the open one, when it shows the same);
+``sea plan approve`` approves what that request showed (``--request ID`` names it), and is
+refused, with the plan sent back for review, when the specs changed since
+(:mod:`sea.engine.plans.shown`). The store is the single source of truth:
 these commands read and change the plans a pulse made (``sub_plan``), and a pulse reads what
 they changed. Commands that look at files take the workspace the plan was made for (nothing
 is read or written outside it). Exit codes as every command's: 0 done, 1 the work ran and
@@ -35,6 +40,7 @@ from sea.cli._preview import event_line, history_lines, spec_line
 from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, export_plans
+from sea.engine.plans.shown import Shown
 from sea.engine.plans.state import succeeded
 from sea.errors import PlanApprovalError, PlanNotFound, UsageError
 
@@ -56,6 +62,9 @@ def register(subparsers: Any) -> None:
     which.add_argument("--ids", type=_ids, help="only these spec ids (e.g. 1,3)")
     which.add_argument("--up-to", choices=("low", "medium", "high"),
                        help="only the specs of at most this risk")
+    approve.add_argument("--request", metavar="ID",
+                         help="the approval request shown (printed by sea plan preview and "
+                         "by a waiting pulse; default: the plan's open one)")
     approve.add_argument("--approver", default="user", help="who approves (default: user)")
     approve.add_argument("--reason", default="", help="why (recorded)")
     reject = _command(sub, "reject", "send a plan back (to proposed)", _reject,
@@ -223,9 +232,11 @@ def _preview(args: argparse.Namespace) -> int:
     with opened_store(args.db) as store:
         plan = _plan(args, store)
         selection = None if args.ids is None else {"ids": args.ids}
-        preview = _service(args, store).preview(plan.id, selection)
+        service = _service(args, store)
+        preview = service.preview(plan.id, selection)
+        request = _open_request(service, plan.id, selection)
     if args.json:
-        _print_json(to_jsonable(preview))
+        _print_json({**to_jsonable(preview), "request_id": request})
         return 0
     print(printable(f"plan {plan.id} \"{' '.join(plan.title.split())}\": "
                     f"files: {', '.join(preview.files) or 'none'}"))
@@ -237,7 +248,24 @@ def _preview(args: argparse.Namespace) -> int:
         if diff.truncated:
             print("… (diff cut)")
     print(f"risk score {preview.risk_score:.2f}")
+    if request is not None:
+        print(f"approval request {request}: approve what is shown with sea plan approve "
+              f"{plan.id} --request {request}")
     return 0
+
+
+def _open_request(service: PlanService, plan_id: str, selection: dict[str, Any] | None
+                  ) -> str | None:
+    """The plan's open approval request (it shows what was just previewed), else a new one;
+    None when nothing previewed can be approved (specs not valid, or all run)."""
+    found = service.get_state(plan_id).approval_request
+    if found is not None:
+        return found
+    try:
+        return service.request_approval(plan_id, selection or {"all": True}, actor="user",
+                                        reason="shown by sea plan preview").request_id
+    except PlanApprovalError:
+        return None
 
 
 def _approve(args: argparse.Namespace) -> int:
@@ -246,7 +274,8 @@ def _approve(args: argparse.Namespace) -> int:
         ids = args.ids if args.up_to is None else _up_to(plan, args.up_to)
         selection = {"all": True} if ids is None else {"ids": ids}
         state = _service(args, store).approve(plan.id, args.approver, selection,
-                                              actor="user", reason=args.reason)
+                                              actor="user", reason=args.reason,
+                                              shown=Shown.of_state(plan.state, args.request))
     approved = state.approvals[-1].selection
     print(printable(f"plan {plan.id}: {_selection(approved.all, approved.ids)} approved by "
                     f"{args.approver}; it is {state.status}"))

@@ -270,6 +270,20 @@ class ErrorRaised(NodeEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSettled(NodeEvent):
+    """A gated tool's result was settled (:mod:`sea.engine.gates`): with a person's
+    ``answer`` (``asked``) or at once (the host's policy; ``answer`` None). ``value`` is what
+    the node received instead of the tool's result (a replay gives it again)."""
+
+    kind: ClassVar[str] = "tool_settled"
+    tool: str
+    action_id: str | None
+    asked: bool
+    answer: Any
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequested(NodeEvent):
     """The pulse waits for a person: answer with ``Runtime.resume(pulse_id, answer)``."""
 

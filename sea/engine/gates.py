@@ -23,7 +23,8 @@ class ToolGate(Protocol):
     def request(self, result: Any) -> dict[str, Any] | None:
         """What to ask about ``result`` (the tool's JSON result): a dict with at least
         ``action`` (a few words: what is to be approved), or None to settle without
-        asking. Pure: it runs again when the pulse is resumed."""
+        asking. Pure: it runs again when the pulse is resumed. A ``workspace`` (a resolved
+        folder) says the answer may be taken only by a runtime in that workspace."""
         ...
 
     async def settle(

@@ -28,6 +28,7 @@ Cancellation (:meth:`Runtime.cancel`) cancels the pulse's task: it is never rout
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -61,6 +62,7 @@ from sea.engine.events import (
     PulseStarted,
     WarningRaised,
 )
+from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.tools import PlanToolkit, plan_changed
@@ -135,6 +137,8 @@ class Runtime:
             safety rules, short-term memory, guidelines, the intent threshold
             (:class:`sea.llm.options.LLMOptions`). Every pulse's calls are stored in
             SAIMemory (``sea stats`` reads them).
+        gates: Tool name → gate (:mod:`sea.engine.gates`) for the host's own tools whose
+            results wait for a person (a replay's, :mod:`sea.trace.replay`).
     """
 
     def __init__(
@@ -156,8 +160,10 @@ class Runtime:
         busy_timeout: float = 300.0,
         plan_policy: PlanPolicy | None = None,
         llm: LLMOptions | None = None,
+        gates: Mapping[str, ToolGate] | None = None,
     ) -> None:
         self._llm = llm or LLMOptions()
+        self._gates = dict(gates or {})
         self._busy = BusyPolicy(when_busy, busy_timeout)
         registry = registry or builtin_registry()
         self._workspace_tools = () if workspace is None else tuple(workspace_tools(Path(workspace)))
@@ -451,14 +457,15 @@ class Runtime:
         }
         if not run.recover:  # no other process takes it over: its checkpoints name this one
             config["metadata"] = {OWNER_KEY: self._owner}
-        run.ran = held is None  # a held pulse writes to the store only when it waits
         if run.mode == "resume":
             interrupts = (await bound.aget_state(config)).interrupts
+            pending = tuple(dict(i.value) for i in interrupts if isinstance(i.value, dict))
+            _check_workspace(run.pulse_id, pending, self._workspace)  # nothing taken yet
+        run.ran = held is None  # a held pulse writes to the store only when it waits
+        if run.mode == "resume":
             if not interrupts:
                 raise UsageError(f"pulse {run.pulse_id!r} is not waiting for an answer")
-            frame.pulse.pending = tuple(
-                dict(i.value) for i in interrupts if isinstance(i.value, dict)
-            )
+            frame.pulse.pending = pending
         # a recoverable pulse saves each step's checkpoint before the next step starts, so
         # a finished node (and its model call) is never run again after a crash; another
         # pulse's checkpoints serve only its approval waits: written when it waits or ends
@@ -566,6 +573,7 @@ class Runtime:
         run.approval_tools = asks
         gates = {} if plans is None else {
             name: gate for name, gate in plans.gates().items() if name not in host}
+        gates.update(self._gates)
         return Pulse(
             self.services, run.persona, run.pulse_id, sink, caller, toolbox, offer, asks,
             recoverable=run.recover, stored_uids=run.stored_uids, gates=gates,
@@ -594,6 +602,28 @@ class Runtime:
                 self._swept = True
                 await _sweep(saver, self._owner)
             yield saver
+
+
+def _check_workspace(pulse_id: str, pending: Sequence[Mapping[str, Any]],
+                     workspace: Workspace | None) -> None:
+    """Refuse to answer a request that records a workspace (a plan's approval: its specs
+    are paths there) in a runtime without that workspace; the pulse keeps waiting.
+
+    Raises:
+        UsageError: the runtime has no workspace, or another one.
+    """
+    for request in pending:
+        recorded = request.get("workspace")
+        if not isinstance(recorded, str):
+            continue
+        if workspace is not None and workspace.root == Path(recorded):
+            continue
+        given = ("no workspace" if workspace is None
+                 else f"the workspace {str(workspace.root)!r}")
+        raise UsageError(
+            f"pulse {pulse_id!r} waits for an answer about a plan made for the workspace "
+            f"{recorded!r}, and was resumed with {given}; resume it with --workspace "
+            f"{shlex.quote(recorded)} (nothing was answered: it still waits)")
 
 
 async def _sweep(saver: BaseCheckpointSaver[Any], owner: str) -> None:

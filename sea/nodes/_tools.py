@@ -11,7 +11,7 @@ import orjson
 from pydantic import BaseModel
 
 from sea.engine.approval import ask, require_approval
-from sea.engine.events import ToolCalled
+from sea.engine.events import ToolCalled, ToolSettled
 from sea.engine.gates import ToolGate
 from sea.engine.pulse import Frame
 from sea.errors import ExecutionError, NodeFailed, SeaError, SizeLimitExceeded, ToolFailed
@@ -113,7 +113,10 @@ async def _settle(
     except SeaError as exc:
         raise ToolFailed(f"tool {name!r} could not take the answer: {exc}",
                          playbook=frame.name, node=node) from exc
-    return state_value(settled, frame, node, name)
+    received = state_value(settled, frame, node, name)
+    frame.emit(ToolSettled(frame.pulse.pulse_id, frame.name, node, name, action_id,
+                           request is not None, answer, received))
+    return received
 
 
 def _default(value: Any) -> Any:

@@ -6,9 +6,9 @@ a replay can report the *first* point where it went another way.
 
 Fields added since version 1 was first published (the ``actions`` nodes' ``plans``,
 ``actions`` and ``tools``, a tool call's ``action_id``, ``plan_events``, the
-``short_term`` memory Main was composed from, ``subagents``) are optional, so traces
-written before them still load; such a trace simply has no pipelines to compare, and no
-cut conversation.
+``short_term`` memory Main was composed from, ``subagents``, the ``settled`` answers of a
+pulse that waited) are optional, so traces written before them still load; such a trace
+simply has no pipelines to compare, no cut conversation, and no answers to replay.
 """
 
 from __future__ import annotations
@@ -132,6 +132,23 @@ class TraceToolCall(_Entry):
         description="The action of an `actions` node this call carried out (null for other "
         "nodes' calls).",
     )
+
+
+class TraceSettled(_Entry):
+    """A gated tool's result settled (the ``tool_settled`` event): a plan's approval request
+    answered by a person (``asked``) or at once by the host's policy. A replay waits where
+    the recording waited, is answered with the recorded ``answer`` and gives the node the
+    recorded ``value``."""
+
+    seq: int = Field(description="Position in the pulse's event order.")
+    playbook: str = Field(description="Playbook of the calling node.")
+    node: str = Field(description="Calling node id.")
+    tool: str = Field(description="Tool name.")
+    action_id: str | None = Field(
+        default=None, description="The action of an `actions` node (null for other nodes).")
+    asked: bool = Field(description="Whether the pulse waited for a person's answer.")
+    answer: Any = Field(default=None, description="The answer (null when nobody was asked).")
+    value: Any = Field(default=None, description="What the node received.")
 
 
 class TraceTool(_Entry):
@@ -298,6 +315,10 @@ class Trace(_Entry):
     )
     subagents: list[TraceSubagent] = Field(
         default_factory=list, description="Subagent calls and their chronicles, in order."
+    )
+    settled: list[TraceSettled] = Field(
+        default_factory=list,
+        description="Gated tool results settled (plan approvals: the answers), in order.",
     )
     spoken: list[str] = Field(description="What the persona said.")
     status: str = Field(description="How the pulse ended: ok, error, cancelled or waiting.")

@@ -33,6 +33,7 @@ from sea.engine.events import (
     Spoken,
     SubagentEnded,
     ToolCalled,
+    ToolSettled,
 )
 from sea.errors import UsageError
 from sea.llm.compose import read_main
@@ -49,6 +50,7 @@ from sea.trace.format import (
     TracePersona,
     TracePlan,
     TracePlanEvent,
+    TraceSettled,
     TraceShortTerm,
     TraceSubagent,
     TraceTool,
@@ -246,6 +248,7 @@ class TraceRecorder:
     _plans: list[TracePlan] = field(default_factory=list)
     _plan_events: list[TracePlanEvent] = field(default_factory=list)
     _subagents: list[TraceSubagent] = field(default_factory=list)
+    _settled: list[TraceSettled] = field(default_factory=list)
     _actions: _Actions = field(default_factory=_Actions)
     _offered: dict[str, TraceTool] = field(default_factory=dict)
     _end: PulseEnded | None = None
@@ -276,6 +279,11 @@ class TraceRecorder:
             self._writes.append(_memory_write(self._seq, event))
         elif isinstance(event, PlanChanged):
             self._plan_events.append(_plan_event(self._seq, event))
+        elif isinstance(event, ToolSettled):
+            self._settled.append(TraceSettled(
+                seq=self._seq, playbook=event.playbook, node=event.node, tool=event.tool,
+                action_id=event.action_id, asked=event.asked, answer=_plain(event.answer),
+                value=_plain(event.value)))
         elif isinstance(event, SubagentEnded):
             self._subagents.append(_subagent(self._seq, event))
         elif isinstance(event, Spoken):
@@ -312,6 +320,7 @@ class TraceRecorder:
             memory_writes=self._writes,
             plan_events=self._plan_events,
             subagents=self._subagents,
+            settled=self._settled,
             spoken=self._spoken,
             status=end.status if end else "incomplete",
             error=_plain(end.error) if end and end.error else None,

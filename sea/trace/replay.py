@@ -1,10 +1,12 @@
 """Replaying a recorded pulse offline and reporting where it went another way.
 
-Models and tools are answered from the trace; the store is a fresh SQLite file seeded with
-the earlier conversation the recorded pulse saw, and with the short-term memory and cut
-conversation its contexts were composed from (so a summary is shown, and brought up to date
-by the recorded light-model answer, as then); the playbooks are the current ones, so an
-edited playbook shows up as a divergence at the first node it changes.
+Models and tools are answered from the trace, and a pulse that waited for a person's answer
+(a plan's approval) waits again and is answered as recorded (``settled``); the store is a
+fresh SQLite file seeded with the earlier conversation the recorded pulse saw, and with the
+short-term memory and cut conversation its contexts were composed from (so a summary is
+shown, and brought up to date by the recorded light-model answer, as then); the playbooks
+are the current ones, so an edited playbook shows up as a divergence at the first node it
+changes.
 """
 
 from __future__ import annotations
@@ -28,14 +30,24 @@ from saimemory.jsonl import import_jsonl
 from saimemory.sqlite import SQLiteStore
 from sea.chat.errors import ModelFileNotFound
 from sea.chat.scripted import ScriptedChatModel
+from sea.engine.events import PulseEnded
+from sea.engine.plans.tools import GATED_TOOL
 from sea.engine.pulse import Library
+from sea.engine.tools.signatures import PLAN_ARGUMENTS
 from sea.errors import ReplayError, SeaError, ToolArgumentError
 from sea.host.runtime import Runtime
 from sea.jsonfile import TRACE_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
 from sea.trace.compare import Divergence, first_divergence
-from sea.trace.format import TRACE_VERSION, Trace, TraceShortTerm, TraceTool, TraceToolCall
+from sea.trace.format import (
+    TRACE_VERSION,
+    Trace,
+    TraceSettled,
+    TraceShortTerm,
+    TraceTool,
+    TraceToolCall,
+)
 from sea.trace.recorder import TraceRecorder
 
 
@@ -98,7 +110,8 @@ _REJECTED = ToolArgumentError.code
 
 
 def replay_tools(
-    calls: Sequence[TraceToolCall], offered: Mapping[str, TraceTool] | None = None
+    calls: Sequence[TraceToolCall], offered: Mapping[str, TraceTool] | None = None,
+    also: Sequence[str] = (),
 ) -> list[BaseTool]:
     """One tool per recorded name, answering its recorded results in order.
 
@@ -107,10 +120,11 @@ def replay_tools(
     schema, so that a pipeline's prompt and ``ref:`` normalizations are those of the
     recording and the argument check refuses what it refused then; a recorded call of it that
     the check refused (``SEA531``) never reached the tool, so it is not answered again.
-    Other tools accept any of their recorded arguments.
+    Other tools accept any of their recorded arguments. A tool named in ``also`` is made
+    too (the recording had it, so the playbooks needing it could run), answering none.
     """
     offered = offered or {}
-    by_name: dict[str, list[TraceToolCall]] = {name: [] for name in offered}
+    by_name: dict[str, list[TraceToolCall]] = {name: [] for name in [*offered, *also]}
     for call in calls:
         by_name.setdefault(call.tool, []).append(call)
     return [
@@ -159,6 +173,45 @@ def _failure(name: str, call: TraceToolCall) -> ReplayedToolError:
     kind = type(raised["type"], (ReplayedToolError,), {"__module__": __name__})
     error: ReplayedToolError = kind(raised["text"])
     return error
+
+
+class ReplayGate:
+    """Settles a replayed gated tool (:mod:`sea.engine.gates`) as the recording did, in
+    order: the pulse waits where the recorded one waited, and the node receives the recorded
+    value. Past the recorded settlements it waits (a recorded pulse that ended waiting)."""
+
+    def __init__(self, name: str, settled: Sequence[TraceSettled]) -> None:
+        self._name = name
+        self._queue = deque(settled)
+
+    def request(self, result: Any) -> dict[str, Any] | None:
+        """A question where the recording asked one (pure: it peeks)."""
+        if self._queue and not self._queue[0].asked:
+            return None
+        return {"action": f"tool {self._name!r} (answered from a recording)"}
+
+    async def settle(
+        self, result: Any, answer: Any, *, playbook: str | None, node: str | None
+    ) -> Any:
+        """The recorded value the node received."""
+        if not self._queue:
+            raise ReplayError(f"the recording has no further settled result of tool "
+                              f"{self._name!r}")
+        return self._queue.popleft().value
+
+
+def plan_tools(trace: Trace) -> list[str]:
+    """Every plan tool, when the recorded pulse called one (it ran with a workspace and had
+    them all: the playbooks that need the uncalled ones were offered too), else none."""
+    if any(call.tool in PLAN_ARGUMENTS for call in trace.tool_calls):
+        return list(PLAN_ARGUMENTS)
+    return []
+
+
+def replay_gates(settled: Sequence[TraceSettled]) -> dict[str, ReplayGate]:
+    """A gate for the plan approval tool and every tool the recording settled."""
+    names = dict.fromkeys([GATED_TOOL, *(entry.tool for entry in settled)])
+    return {name: ReplayGate(name, [e for e in settled if e.tool == name]) for name in names}
 
 
 def load_trace(path: Path, *, limit: ReadLimit = TRACE_FILES) -> Trace:
@@ -246,19 +299,29 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             runtime = Runtime(
                 store,
                 ModelSet(normal=model, lightweight=model),
-                tools=replay_tools(trace.tool_calls, trace.tools),
+                tools=replay_tools(trace.tool_calls, trace.tools, plan_tools(trace)),
                 library=library,
                 checkpoint_path=Path(tmp) / "checkpoints.sqlite",
                 history_budget=budget,
+                gates=replay_gates(trace.settled),
             )
             recorder = TraceRecorder(
                 persona, trace.playbook, trace.input, trace.pulse_id, trace.history,
                 args=dict(trace.args), pins=list(trace.pins), short_term=trace.short_term,
             )
-            async for event in runtime.astream_pulse(
+            answers = deque(entry.answer for entry in trace.settled if entry.asked)
+            events = runtime.astream_pulse(
                 persona, trace.playbook, trace.input, pulse_id=trace.pulse_id, args=trace.args
-            ):
-                recorder.observe(event)
+            )
+            while True:  # answered as the recording was, each time it waits
+                waiting = False
+                async for event in events:
+                    recorder.observe(event)
+                    if isinstance(event, PulseEnded):
+                        waiting = event.status == "waiting"
+                if not (waiting and answers):
+                    break
+                events = runtime.astream_resume(trace.pulse_id, answers.popleft())
             actual = recorder.trace(current_hashes(library, recorder.playbooks_run()))
         finally:
             store.close()

@@ -16,6 +16,7 @@ import pytest
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.plans import PlanPolicy, PlanService
+from sea.errors import UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -344,19 +345,22 @@ def test_a_tool_call_node_runs_the_gated_tool_and_the_answer_settles_it(
 def test_a_runtime_without_the_workspace_cannot_take_the_answer(
     make: Make, store: SQLiteStore, workspace: Path
 ) -> None:
-    def errors(result: PulseResult) -> list[str]:
-        return [e.error["message"] for e in result.events  # type: ignore[attr-defined]
-                if e.kind == "error"]
-
     asked = {"sub_plan.decide": [{"step": "new"}], "sub_plan.draft": [DRAFT]}
     waiting = make(asked).run_pulse(PERSONA, "sub_plan", TASK)
     assert waiting.status == "waiting", waiting.error
     done = make({}, workspace=False).resume(waiting.pulse_id, True)
-    assert done.status == "ok", done.error
-    assert "resume with the same --workspace" in errors(done)[0]
+    assert done.status == "error" and done.error is not None
+    assert done.error["code"] == UsageError.code
+    assert "resume it with --workspace" in done.error["message"]
+    assert str(workspace.resolve()) in done.error["message"]
     via_router = make(script()).run_pulse(PERSONA, "meta_user", TASK)
     later = make({"sub_speak.compose": ["I could not."]}, workspace=False).resume(
         via_router.pulse_id, True)
-    assert "playbook 'sub_plan' may not be run here" in errors(later)[0]
+    assert later.status == "error" and later.error is not None
+    assert "resume it with --workspace" in later.error["message"]
     assert [p.state.status for p in store.list_plans(PERSONA.id)] == ["pending_review"] * 2
     assert list(workspace.iterdir()) == []  # nothing approved, nothing written
+    # neither answer was taken: both pulses still wait for one in their workspace
+    assert make({}).resume(waiting.pulse_id, True).status == "ok"
+    assert make({"sub_speak.compose": ["Done."]}).resume(via_router.pulse_id, True).status \
+        == "ok"

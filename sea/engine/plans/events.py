@@ -9,8 +9,9 @@ runtime turns them into typed runtime events, trace entries and log lines). Kind
   (``approve``), ``executed`` (an ``execute`` that ran specs: counts of what it ran),
   ``completed`` and ``aborted`` (the plan reached that status), as in the seed;
 * ``sent_back`` (``reject``), ``conflict`` (an ``execute`` that found a diff changed since
-  approval and ran nothing), ``scheduled`` (``mark_pending``): the transitions the seed's
-  list does not name.
+  approval and ran nothing), ``scheduled`` (``mark_pending``), ``approval_refused`` (an
+  approval of something other than what was shown, :mod:`sea.engine.plans.shown`: the plan
+  went back to ``pending_review``): the transitions the seed's list does not name.
 
 ``counts`` always has ``specs`` (specs in the plan) and ``files`` (paths the specs concerned
 touch); some kinds add more (``selected``, ``succeeded``, ``failed``, ``issues``,
@@ -35,7 +36,7 @@ ACTORS: tuple[Actor, ...] = ("ai", "user", "system")
 
 PlanEventKind = Literal[
     "plan_proposed", "specs_set", "approval_requested", "approved", "executed", "completed",
-    "aborted", "sent_back", "conflict", "scheduled",
+    "aborted", "sent_back", "conflict", "scheduled", "approval_refused",
 ]
 
 

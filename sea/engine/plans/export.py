@@ -12,13 +12,13 @@
 
 ``export_plans`` does the same for every plan of the persona. A directory holds one
 persona's plans (its ``index.json`` lists that persona's). Files are written whole (a
-temporary file renamed over the old one); JSON is UTF-8 and indented.
+temporary file renamed over the old one); JSON is UTF-8 and indented. Nothing inside the
+directory is reached through a symbolic link: one planted there (for the plan's folder, its
+``preview`` folder or a file) makes the export fail with nothing written through it.
 """
 
 from __future__ import annotations
 
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from saimemory.base import MessageStore
 from saimemory.errors import NotFoundError
 from saimemory.plan_codec import plan_to_dict, to_jsonable
 from saimemory.plans import Plan
+from sea.engine.plans import fsops
 from sea.errors import PlanError, PlanNotFound
 
 
@@ -36,28 +37,62 @@ def export_plan(store: MessageStore, persona: str, plan_id: str, directory: Path
 
     Raises:
         PlanNotFound: the persona has no such plan.
-        PlanError: a file cannot be written (the message names it).
+        PlanError: a file cannot be written (the message names it), or a symbolic link is
+            on the way to it inside ``directory``.
     """
     try:
         plan = store.get_plan(persona, plan_id)
     except NotFoundError:
         raise PlanNotFound(f"persona {persona!r} has no plan {plan_id!r}") from None
-    written = _plan_files(plan, directory)
-    written.append(_index(store, persona, directory))
+    out = _Output(directory)
+    written = _plan_files(plan, out)
+    written.append(_index(store, persona, out))
     return written
 
 
 def export_plans(store: MessageStore, persona: str, directory: Path) -> list[Path]:
     """Write the files of every plan of the persona, and the index; the paths written."""
+    out = _Output(directory)
     written: list[Path] = []
     for plan in store.list_plans(persona):
-        written.extend(_plan_files(plan, directory))
-    written.append(_index(store, persona, directory))
+        written.extend(_plan_files(plan, out))
+    written.append(_index(store, persona, out))
     return written
 
 
-def _plan_files(plan: Plan, directory: Path) -> list[Path]:
-    folder = directory / _name(plan.id)
+class _Output:
+    """The export directory: every file and folder in it is reached from it without
+    following a symbolic link (:mod:`sea.engine.plans.fsops`), so a link planted there
+    cannot send a write, or the removal of an old diff, elsewhere."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.root = directory.resolve(strict=True)
+        except OSError as exc:
+            raise PlanError(f"cannot make {directory}: {exc.strerror or exc}") from None
+
+    def write(self, parts: tuple[str, ...], data: bytes) -> Path:
+        try:
+            fsops.write_file(self.root, parts, data, exclusive=False)
+        except fsops.FsError as exc:
+            raise PlanError(f"cannot write {self.directory.joinpath(*parts)}: {exc}; "
+                            "nothing more written") from None
+        return self.directory.joinpath(*parts)
+
+    def clear(self, parts: tuple[str, ...], suffix: str) -> None:
+        try:
+            for name in fsops.names(self.root, parts):
+                if name.endswith(suffix):
+                    fsops.remove(self.root, (*parts, name))
+        except fsops.FsError as exc:
+            raise PlanError(f"cannot clear {self.directory.joinpath(*parts)}: {exc}; "
+                            "nothing more written") from None
+
+
+def _plan_files(plan: Plan, out: _Output) -> list[Path]:
+    folder = _name(plan.id)
     state = plan.state
     approval = {
         "plan_id": plan.id,
@@ -65,15 +100,13 @@ def _plan_files(plan: Plan, directory: Path) -> list[Path]:
         "selection": to_jsonable(state.selection),
         "approvals": to_jsonable(state.approvals),
     }
-    written = [_write_json(folder / "plan.json", plan_to_dict(plan)),
-               _write_json(folder / "approval.json", approval)]
-    preview = folder / "preview"
-    if preview.is_dir():
-        for old in preview.glob("*.diff"):
-            old.unlink()
+    written = [_write_json(out, (folder, "plan.json"), plan_to_dict(plan)),
+               _write_json(out, (folder, "approval.json"), approval)]
+    out.clear((folder, "preview"), ".diff")
     for diff in state.previews.diffs if state.previews is not None else ():
         if diff.diff:
-            written.append(_write(preview / f"{_name(diff.spec_id)}.diff", diff.diff.encode()))
+            written.append(out.write((folder, "preview", f"{_name(diff.spec_id)}.diff"),
+                                     diff.diff.encode()))
     return written
 
 
@@ -84,7 +117,7 @@ def _name(text: str) -> str:
     return text
 
 
-def _index(store: MessageStore, persona: str, directory: Path) -> Path:
+def _index(store: MessageStore, persona: str, out: _Output) -> Path:
     current = store.current_plan(persona)
     plans = [
         {
@@ -96,20 +129,8 @@ def _index(store: MessageStore, persona: str, directory: Path) -> Path:
         for plan in store.list_plans(persona)
     ]
     index = {"persona": persona, "current": current.id if current else None, "plans": plans}
-    return _write_json(directory / "index.json", index)
+    return _write_json(out, ("index.json",), index)
 
 
-def _write_json(path: Path, data: Any) -> Path:
-    return _write(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-
-
-def _write(path: Path, data: bytes) -> Path:
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_bytes(data)
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise PlanError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+def _write_json(out: _Output, parts: tuple[str, ...], data: Any) -> Path:
+    return out.write(parts, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")

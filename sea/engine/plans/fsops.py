@@ -138,6 +138,9 @@ def _replace(folder: int, parts: Parts, data: bytes, *, exclusive: bool) -> None
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         if exclusive:
             raise FsError(f"{_shown(parts)!r} already exists; nothing written")
+        if stat.S_ISLNK(info.st_mode):
+            raise FsError(f"{_shown(parts)!r} is a symbolic link, not a regular file; "
+                          "nothing written")
         if not stat.S_ISREG(info.st_mode):
             raise FsError(f"{_shown(parts)!r} is not a regular file; nothing written")
         mode = stat.S_IMODE(info.st_mode)
@@ -175,6 +178,22 @@ def make_dirs(root: Path, parts: Parts) -> None:
     """
     with _folder(root, parts, create=True):
         pass
+
+
+def names(root: Path, parts: Parts) -> list[str]:
+    """The names in the folder ``parts`` (none when it does not exist), reached without
+    following any symbolic link.
+
+    Raises:
+        FsError: something on the way is a symbolic link or not a folder.
+    """
+    try:
+        with _folder(root, parts, create=False) as folder:
+            return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise _why(exc, parts) from exc
 
 
 def remove(root: Path, parts: Parts) -> None:

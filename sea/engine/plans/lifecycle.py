@@ -10,7 +10,8 @@ call                                    allowed in → status after
 ``request_approval``                    pending_review, approved, scheduled, aborted →
                                         unchanged (the selection and preview are stored)
 ``approve``                             pending_review, approved, scheduled, aborted →
-                                        approved
+                                        approved (pending_review when it approves what
+                                        was not shown: :mod:`sea.engine.plans.shown`)
 ``reject`` (send back)                  pending_review, approved, scheduled, aborted →
                                         proposed
 ``mark_pending`` (pending=True)         approved → scheduled

@@ -37,6 +37,11 @@ class PlanPolicy:
         max_read_bytes: The largest file a ``read`` spec reads.
         max_diff_bytes: Files (old or new) larger than this get no line diff in previews.
         max_diff_chars: The longest diff text kept per spec (cut beyond, marked truncated).
+        max_diff_lines: The most lines (old and new together) of the part of a file a spec
+            changes that get a line diff in previews; a larger changed part gets none, its
+            lines added and removed are counted instead (a line diff takes time quadratic
+            in these lines at worst). The lines a file keeps at its start and end are not
+            counted.
         max_output_chars: The most characters of a read file or of a command's output kept.
         max_specs: The most specs a plan may have.
         run_allowlist: The commands ``run`` specs may start (``argv[0]`` exactly as listed: a
@@ -56,6 +61,7 @@ class PlanPolicy:
     max_read_bytes: int = 10 * 1024 * 1024
     max_diff_bytes: int = 1024 * 1024
     max_diff_chars: int = 20_000
+    max_diff_lines: int = 4000
     max_output_chars: int = 20_000
     max_specs: int = 100
     run_allowlist: frozenset[str] = frozenset()
@@ -64,8 +70,8 @@ class PlanPolicy:
 
     def __post_init__(self) -> None:
         for name in ("max_content_bytes", "large_file_bytes", "medium_content_bytes",
-                     "max_read_bytes", "max_diff_bytes", "max_diff_chars", "max_output_chars",
-                     "max_specs"):
+                     "max_read_bytes", "max_diff_bytes", "max_diff_chars", "max_diff_lines",
+                     "max_output_chars", "max_specs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"PlanPolicy.{name} must be an integer >= 1, got {value!r}")

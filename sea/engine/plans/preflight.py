@@ -20,8 +20,11 @@ read       no content; a file of at most ``max_read_bytes``      low
 analyze    path optional (confined when given)                   low
 run        content is a command line whose first word is on     high
            the allow-list; path is an existing folder
-delete     no content; a file or an empty folder                 high
+delete     no content; a file or an empty folder (not a link)    high
 =========  ====================================================  =============================
+
+Every kind's path and description are one line of text (no control character or line
+break: a person reads them, one spec a line, when asked to approve).
 
 The preflight of a spec is ``{exists, overwrite, diff_summary, fingerprint}``; the
 fingerprint digests the spec and the state of its target (absent, a folder, or a file's
@@ -34,15 +37,16 @@ import hashlib
 import os
 import shlex
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from saimemory.plans import ActionSpec, ActionSpecExt, DiffSummary, PlanPreview, Preflight, Risk
 from sea.engine.plans import fsops
 from sea.engine.plans.diffs import Diff, line_count, unified
 from sea.engine.plans.policy import RISK_WEIGHTS, PlanPolicy
+from sea.engine.plans.specs import one_line, text_problem
 from sea.engine.tools.workspace import Workspace, WorkspaceError
 
 CHANGING_KINDS = ("create", "write", "mkdir", "delete")
@@ -74,7 +78,7 @@ class Checked:
     @property
     def label(self) -> str:
         """How messages name the spec: ``spec 2 (write notes/a.md)``."""
-        return f"spec {self.spec.id} ({self.spec.base.kind} {self.spec.base.path})"
+        return f"spec {self.spec.id} ({self.spec.base.kind} {one_line(self.spec.base.path)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,20 +115,45 @@ def normalize_path(raw: str) -> str:
 
 
 def inspect_specs(
-    workspace: Workspace, policy: PlanPolicy, specs: Sequence[tuple[str, ActionSpec]]
+    workspace: Workspace, policy: PlanPolicy, specs: Sequence[tuple[str, ActionSpec]],
+    known: Mapping[str, Diff] | None = None,
 ) -> Inspection:
-    """Validate and preflight ``(id, spec)`` pairs, in order, against the workspace now."""
-    return _Pass(workspace, policy).run(specs)
+    """Validate and preflight ``(id, spec)`` pairs, in order, against the workspace now.
+
+    ``known``: diffs made before, by the fingerprint they were made for; a spec with one of
+    these fingerprints keeps that diff instead of making it again (the same fingerprint means
+    the same spec and target, so the same diff).
+    """
+    return _Pass(workspace, policy, known or {}).run(specs)
+
+
+def known_diffs(specs: Sequence[ActionSpecExt], preview: PlanPreview | None
+                ) -> dict[str, Diff]:
+    """The diffs of a stored preview by the fingerprint of their spec's stored preflight
+    (made by the same inspection), for :func:`inspect_specs`."""
+    if preview is None:
+        return {}
+    shown = {diff.spec_id: diff for diff in preview.diffs}
+    known = {}
+    for spec in specs:
+        diff = shown.get(spec.id)
+        if diff is not None and spec.preflight is not None and spec.preflight.fingerprint:
+            known[spec.preflight.fingerprint] = Diff(diff.diff, diff.added, diff.removed,
+                                                     diff.truncated)
+    return known
 
 
 class _Pass:
     """One pass: the overlay of what earlier specs will have done, keyed by real path."""
 
-    def __init__(self, workspace: Workspace, policy: PlanPolicy) -> None:
+    def __init__(self, workspace: Workspace, policy: PlanPolicy,
+                 known: Mapping[str, Diff]) -> None:
         self.workspace = workspace
         self.root = workspace.root
         self.policy = policy
+        self.known = known
         self.overlay: dict[tuple[str, ...], _Node] = {}
+        self._made: Diff | None = None  # the diff known for the spec being checked
 
     def run(self, specs: Sequence[tuple[str, ActionSpec]]) -> Inspection:
         return Inspection(tuple(self._one(spec_id, spec) for spec_id, spec in specs))
@@ -132,13 +161,17 @@ class _Pass:
     def _one(self, spec_id: str, spec: ActionSpec) -> Checked:
         path = normalize_path(spec.path)
         spec = replace(spec, path=path)
-        issues: list[str] = []
-        parts = self._locate(spec, issues)
+        issues = [problem for name in ("path", "description")
+                  if (problem := text_problem(name, getattr(spec, name), one_line=True))]
+        parts = None if issues else self._locate(spec, issues)
         if parts is not None:
             issues.extend(self._blocked(parts))
         node = self._node(parts) if parts is not None else _Node("absent")
         result = _Outcome()
+        fingerprint = ""
         if not issues:
+            fingerprint = self._fingerprint(spec, parts, node)
+            self._made = self.known.get(fingerprint) if fingerprint else None
             _RULES[spec.kind](self, spec, parts or (), node, result)
             issues.extend(result.issues)
         valid = not issues
@@ -149,7 +182,7 @@ class _Pass:
             self._apply(parts, result.after, f"spec {spec_id}")
         preflight = Preflight(
             exists=node.kind != "absent", overwrite=result.overwrite, diff_summary=summary,
-            fingerprint=self._fingerprint(spec, parts, node) if valid else "",
+            fingerprint=fingerprint if valid else "",
         )
         ext = ActionSpecExt(id=spec_id, base=spec, risk=risk, validated=valid,
                             preflight=preflight, notes="; ".join(issues) or result.note)
@@ -219,6 +252,13 @@ class _Pass:
             return fsops.read_bytes(self.root, parts, self.policy.max_diff_bytes)
         except fsops.FsError:
             return None
+
+    def diff(self, old: bytes | None, new: bytes | None, path: str) -> Diff:
+        """The diff of the spec being checked: the one known for its fingerprint, else made
+        within the policy's limits."""
+        if self._made is not None:
+            return self._made
+        return unified(old, new, path, self.policy.max_diff_chars, self.policy.max_diff_lines)
 
     def children(self, parts: tuple[str, ...]) -> set[str]:
         """The names a folder will hold once the earlier specs ran."""
@@ -308,7 +348,7 @@ def _create(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
     if data is None or out.issues:
         return
     out.risk = _size_risk(p.policy, len(data))
-    out.diff = unified(None, data, spec.path, p.policy.max_diff_chars)
+    out.diff = p.diff(None, data, spec.path)
     out.summary = f"new file, {line_count(data)} lines ({len(data)} bytes)"
     out.after = _Node("file", len(data), data)
 
@@ -328,7 +368,7 @@ def _write(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
         out.summary = (f"replaces a file of {node.size} bytes with {len(data)} bytes "
                        f"(no line diff over {p.policy.max_diff_bytes} bytes)")
     else:
-        out.diff = unified(old, data, spec.path, p.policy.max_diff_chars)
+        out.diff = p.diff(old, data, spec.path)
         out.summary = (f"+{out.diff.added} -{out.diff.removed} lines (replaces a file of "
                        f"{node.size} bytes)")
     out.after = _Node("file", len(data), data)
@@ -400,7 +440,11 @@ def _delete(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
             out: _Outcome) -> None:
     _no_content(spec, out)
     out.risk = "high"
-    if not parts:
+    link = _link_target(p.root, spec.path)
+    if link is not None:
+        out.refuse(f"the path is a symbolic link (to {link!r}); delete removes files and "
+                   "folders, never a link's target: delete the target by its own path")
+    elif not parts:
         out.refuse("the workspace root cannot be deleted")
     elif node.kind == "absent":
         out.refuse("no such file or folder in the workspace"
@@ -413,10 +457,19 @@ def _delete(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
         out.refuse("the path is a special file")
     else:
         old = p.content_of(parts, node)
-        out.diff = unified(old, None, spec.path, p.policy.max_diff_chars) if old is not None \
+        out.diff = p.diff(old, None, spec.path) if old is not None \
             else Diff()
         out.summary = f"deletes a file of {node.size} bytes"
     out.after = _Node("absent")
+
+
+def _link_target(root: Path, path: str) -> str | None:
+    """Where ``path`` leads when its last name is a symbolic link (the folders on the way
+    were confined by the locate), else None."""
+    try:
+        return os.readlink(root / path)
+    except OSError:  # not a link, or nothing there
+        return None
 
 
 _RULES = {

@@ -3,7 +3,8 @@ gives any of them as JSON values, for tools and traces)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -44,6 +45,8 @@ class ApprovalRequest:
     preview: PlanPreview
     high_risk: tuple[str, ...]
     needs_person: bool
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    """Spec id → the fingerprint of the diff shown (see :mod:`sea.engine.plans.shown`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from sea.engine.plans.events import ACTORS, Actor, EventSink, Happened, PlanEven
 from sea.engine.plans.execution import Execution
 from sea.engine.plans.lifecycle import require
 from sea.engine.plans.policy import PlanPolicy
-from sea.engine.plans.preflight import Inspection, inspect_specs
+from sea.engine.plans.preflight import Inspection, inspect_specs, known_diffs
 from sea.engine.plans.results import (
     ApprovalRequest,
     ExecutionResult,
@@ -44,6 +44,7 @@ from sea.engine.plans.results import (
     ProposeResult,
     ValidationReport,
 )
+from sea.engine.plans.shown import Shown, changed_since, stale
 from sea.engine.plans.specs import (
     SelectionInput,
     SpecInput,
@@ -51,6 +52,7 @@ from sea.engine.plans.specs import (
     coerce_spec,
     first_step_id,
     spec_id,
+    text_problem,
 )
 from sea.engine.plans.state import (
     ALL,
@@ -60,7 +62,13 @@ from sea.engine.plans.state import (
     with_checked,
 )
 from sea.engine.tools.workspace import Workspace
-from sea.errors import PlanApprovalError, PlanConcurrencyError, PlanError, PlanNotFound
+from sea.errors import (
+    PlanApprovalError,
+    PlanConcurrencyError,
+    PlanError,
+    PlanNotFound,
+    StaleApproval,
+)
 
 SourceInput = MessageRef | Mapping[str, Any]
 """A plan's source as a caller gives it: the record or ``{"message_id", "timestamp"}``."""
@@ -140,6 +148,11 @@ class PlanService:
         will have). Raises :class:`PlanError` for a plan the store refuses (empty title...).
         """
         _check_actor(actor)
+        for name, value in (("title", title), ("content", content), ("rationale", rationale),
+                            *(("tag", tag) for tag in tags)):
+            problem = text_problem(name, value) if isinstance(value, str) else ""
+            if problem:
+                raise PlanError(f"the plan cannot be proposed: {problem}")
         plan = Plan(
             id=uuid.uuid4().hex, persona=self.persona, title=title, content=content,
             created_at=self._clock(), sources=tuple(_source(item) for item in sources),
@@ -171,7 +184,8 @@ class PlanService:
                                              f"not valid: {len(issues)} issue(s)",
                                              counts(state, issues=len(issues))))
             return ValidationReport(False, tuple(issues), ())
-        inspection = inspect_specs(self.workspace, self.policy, parsed)
+        inspection = inspect_specs(self.workspace, self.policy, parsed,
+                                   known_diffs(plan.state.action_specs, plan.state.previews))
         normalized = tuple(item.spec for item in inspection.checked)
         state = PlanState(status="pending_review", action_specs=normalized,
                           approvals=plan.state.approvals, previews=inspection.preview(),
@@ -191,7 +205,10 @@ class PlanService:
         chosen = (coerce_selection(selection) if selection is not None
                   else plan.state.selection or ALL)
         inspection = self._inspect(plan.state, remaining(plan.state, chosen))
-        saved = self._save(plan, with_checked(plan.state, inspection))
+        state = with_checked(plan.state, inspection)
+        if changed_since(plan.state, state):  # the open request no longer shows the plan
+            state = dataclasses.replace(state, approval_request=None)
+        saved = self._save(plan, state)
         assert saved.state.previews is not None
         return saved.state.previews
 
@@ -217,15 +234,23 @@ class PlanService:
         high = tuple(item.spec.id for item in inspection.checked if item.spec.risk == "high")
         self._save(plan, state, Happened("approval_requested", actor, reason,
                                          counts(state, selected=len(ids)), preview.risk_score))
+        fingerprints = {item.spec.id: item.spec.preflight.fingerprint
+                        for item in inspection.checked if item.spec.preflight is not None}
         return ApprovalRequest(request_id, plan.id, chosen, ids, preview, high,
-                               self._needs_person(inspection))
+                               self._needs_person(inspection), fingerprints)
 
     def approve(
         self, plan_id: str, approver: str, selection: SelectionInput, *, actor: Actor = "user",
-        reason: str = "",
+        reason: str = "", shown: Shown | None = None,
     ) -> PlanState:
         """Approve the selected specs still to run (``approved``), recording who, when, which
         and the fingerprints of their diffs now.
+
+        ``shown``: what the approver was shown (:mod:`sea.engine.plans.shown`); every host
+        that shows a person a plan passes it. The approval is then refused
+        (:class:`StaleApproval`) and the plan sent back for review (``pending_review``,
+        event ``approval_refused``) when that request is no longer the plan's open one or a
+        selected spec's diff or risk is not the one shown.
 
         ``actor`` other than ``user`` is an automatic approval: allowed only up to the
         policy's ``auto_approve_up_to`` risk, never for a high-risk spec.
@@ -234,6 +259,7 @@ class PlanService:
             PlanApprovalError: as :meth:`request_approval`; also when a spec's diff changed
                 since the plan's last preview of this selection (ask again), or an automatic
                 approval covers a risk it may not.
+            StaleApproval: as said of ``shown``.
         """
         _check_actor(actor)
         if not approver.strip():
@@ -241,6 +267,8 @@ class PlanService:
         plan = self.get(plan_id)
         require("approve", plan.id, plan.state.status)
         chosen, ids, inspection = self._approvable(plan, selection)
+        if shown is not None:
+            self._check_shown(plan, shown, inspection, actor)
         self._check_unchanged(plan, ids, inspection)
         if actor != "user" and self._needs_person(inspection):
             raise PlanApprovalError(self._auto_refusal(inspection))
@@ -331,7 +359,8 @@ class PlanService:
     def _inspect(self, state: PlanState, ids: Iterable[str]) -> Inspection:
         specs = specs_by_id(state, ids)
         return inspect_specs(self.workspace, self.policy,
-                             [(spec.id, spec.base) for spec in specs])
+                             [(spec.id, spec.base) for spec in specs],
+                             known_diffs(state.action_specs, state.previews))
 
     def _save(self, plan: Plan, state: PlanState, *happened: Happened,
               make_current: bool = False) -> Plan:
@@ -409,6 +438,22 @@ class PlanService:
             raise PlanApprovalError(
                 f"spec(s) {', '.join(changed)} of plan {plan.id} changed since they "
                 "were shown for approval; request the approval again")
+
+    def _check_shown(self, plan: Plan, shown: Shown, inspection: Inspection,
+                     actor: Actor) -> None:
+        """Refuse an approval of anything but what was shown, sending the plan back for
+        review (an open request of someone else's is left open)."""
+        why = stale(plan.state, shown, inspection)
+        if not why:
+            return
+        keep = plan.state.approval_request not in (None, shown.request_id)
+        state = dataclasses.replace(
+            plan.state, status="pending_review", selection=None,
+            approval_request=plan.state.approval_request if keep else None)
+        self._save(plan, state, Happened("approval_refused", actor, why, counts(state)))
+        raise StaleApproval(
+            f"plan {plan.id}: nothing approved: {why}. The plan is back for review: see "
+            "what it would do now (sea plan preview) and approve what you are shown")
 
     def _needs_person(self, inspection: Inspection) -> bool:
         level = self.policy.auto_approve_up_to

@@ -8,6 +8,7 @@ plan is proposed and the first spec's step id once specs are set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -21,6 +22,10 @@ SelectionInput = SpecSelection | Mapping[str, Any]
 """A selection as a caller gives it: the record, ``{"all": true}`` or ``{"ids": [...]}``."""
 
 _FIELDS = ("kind", "path", "content", "description", "optional")
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Control characters (C0, DEL, C1: newline, carriage return, escape...) and the Unicode line
+and paragraph separators: what would start a new line, or steer a terminal, where a person
+reads a spec's path or description on one line."""
 
 
 def step_id(plan_id: str, spec_id: str) -> str:
@@ -60,7 +65,41 @@ def coerce_spec(item: object) -> tuple[ActionSpec | None, str]:
                             ("optional", optional, isinstance(optional, bool))):
         if not ok:
             return None, f"{name} has the wrong type ({type(value).__name__})"
+    for name, value in (("path", path), ("content", content), ("description", description)):
+        problem = text_problem(name, value)  # not text: nothing of it can be stored
+        if problem:
+            return None, problem
     return ActionSpec(cast(ActionKind, kind), path, content, description, optional), ""
+
+
+def text_problem(name: str, value: str | None, *, one_line: bool = False) -> str:
+    """What keeps ``value`` from being the text of field ``name`` (``""``: nothing): a lone
+    surrogate (not text: it has no UTF-8 form), or, for a ``one_line`` field, a control
+    character or line break."""
+    if value is None:
+        return ""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"{name} holds a lone surrogate (U+{ord(value[exc.start]):04X}) at character "
+                f"{exc.start}, which is not text; give it as UTF-8 text")
+    found = _NOT_ONE_LINE.search(value) if one_line else None
+    if found is not None:
+        char = found.group()
+        what = _CALLED.get(char, "a control character or line break")
+        return (f"{name} holds {what} (U+{ord(char):04X}) at character {found.start()}; a "
+                f"{name} is one line of text (put longer explanations in the plan's content)")
+    return ""
+
+
+_CALLED = {"\0": "a NUL character", "\n": "a line feed", "\r": "a carriage return",
+           "\x1b": "an escape character (ESC)"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its control characters and line breaks escaped (``\\n``...), for
+    messages that name a path."""
+    return _NOT_ONE_LINE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def coerce_selection(value: object) -> SpecSelection:

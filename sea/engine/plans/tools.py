@@ -11,9 +11,9 @@ tool                       result
 ``plan_set_action_specs``  ``{ok, issues, normalized}`` (the ValidationReport)
 ``plan_preview``           ``{files, diffs, risk_score}`` (unified diffs)
 ``plan_request_approval``  the ApprovalRequest ``{request_id, plan_id, selection, spec_ids,
-                           preview, high_risk, needs_person}`` with ``title`` and ``specs``
-                           (id, kind, path, risk, description, diff summary); in a pulse its
-                           gate settles it (below)
+                           preview, high_risk, needs_person, fingerprints}`` with ``title``
+                           and ``specs`` (id, kind, path, risk, description, diff summary);
+                           in a pulse its gate settles it (below)
 ``plan_execute``           ``{overall_success, outcome, status, results, started_at,
                            finished_at, conflicts, remaining}`` (the ExecutionResult)
 ``plan_get_state``         the state (status, specs, selection, approvals, previews, results)
@@ -30,7 +30,8 @@ There is no tool to approve: a person approves, or the host's policy does. In a 
 a person must answer (always for a high-risk spec; for low and medium risk unless
 :attr:`PlanPolicy.auto_approve_up_to` covers them) the pulse waits with the preview, and the
 answer (:mod:`sea.engine.answers`: all, some ids, up to a risk, or a refusal) approves those
-specs or sends the plan back; otherwise the host policy approves at once (actor
+specs, as they were shown (:mod:`sea.engine.plans.shown`: a plan changed since is sent back
+for review instead), or sends the plan back; otherwise the host policy approves at once (actor
 ``system``). Either way the node receives ``{plan_id, request_id, approved, auto, status,
 spec_ids, approver, reason}``, and the approval is recorded in the plan.
 
@@ -65,6 +66,7 @@ from sea.engine.plans.events import PlanEvent
 from sea.engine.plans.lifecycle import allowed_calls
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.service import PlanService
+from sea.engine.plans.shown import Shown
 from sea.engine.plans.specs import step_id
 from sea.engine.tools.box import ToolMaker
 from sea.engine.tools.engine_tool import engine_tool
@@ -198,7 +200,9 @@ def plan_changed(pulse_id: str, event: PlanEvent, playbook: str | None, node: st
 
 class PlanApprovalGate:
     """Settles ``plan_request_approval`` in a pulse: asks a person when one must answer
-    (see :mod:`sea.engine.plans.tools`), else approves by the host's policy."""
+    (see :mod:`sea.engine.plans.tools`), else approves by the host's policy. The question
+    records the workspace (``workspace``: its resolved root), so that a runtime in another
+    workspace refuses to take the answer (:class:`sea.host.runtime.Runtime`)."""
 
     def __init__(self, toolkit: PlanToolkit) -> None:
         self._toolkit = toolkit
@@ -209,7 +213,8 @@ class PlanApprovalGate:
             return None
         shown = result if isinstance(result, Mapping) else {}
         return {"action": f"approving plan {str(shown.get('title', ''))!r}",
-                "plan_approval": approval_view(shown)}
+                "plan_approval": approval_view(shown),
+                "workspace": str(self._toolkit.workspace.root)}
 
     async def settle(
         self, result: Any, answer: Any, *, playbook: str | None, node: str | None
@@ -225,11 +230,13 @@ class PlanApprovalGate:
         plan_id = str(request["plan_id"])
         asked = [str(item) for item in request.get("spec_ids") or []]
         base = {"plan_id": plan_id, "request_id": request.get("request_id")}
+        shown = Shown.of_json(request)  # an approval approves what the request showed
         if answer is None:
             level = service.policy.auto_approve_up_to
             reason = f"automatic approval by the host policy (up to {level} risk)"
             state = service.approve(plan_id, HOST_APPROVER, request.get("selection") or
-                                    {"ids": asked}, actor="system", reason=reason)
+                                    {"ids": asked}, actor="system", reason=reason,
+                                    shown=shown)
             return {**base, "approved": True, "auto": True, "status": state.status,
                     "spec_ids": asked, "approver": HOST_APPROVER, "reason": reason}
         parsed = parse_answer(answer)
@@ -241,7 +248,7 @@ class PlanApprovalGate:
                     "spec_ids": [], "approver": parsed.approver, "reason": reason}
         selection = request.get("selection") if ids == asked else {"ids": ids}
         state = service.approve(plan_id, parsed.approver, selection or {"ids": ids},
-                                actor="user", reason=parsed.reason)
+                                actor="user", reason=parsed.reason, shown=shown)
         return {**base, "approved": True, "auto": False, "status": state.status,
                 "spec_ids": ids, "approver": parsed.approver, "reason": parsed.reason}
 
