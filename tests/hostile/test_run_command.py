@@ -126,6 +126,24 @@ def test_a_folder_swapped_for_a_link_out_after_approval_is_refused_when_it_runs(
     assert "argument 'out/x' names a path outside the workspace" in str(result.conflicts)
 
 
+def test_the_runner_checks_the_arguments_again_right_before_the_command_starts(
+    workspace: Path, outside: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from saimemory.plans import ActionSpec, ActionSpecExt
+    from sea.engine.plans.runner import run_spec
+    from sea.engine.tools.workspace import Workspace
+
+    (workspace / "out").symlink_to(outside, target_is_directory=True)
+    spec = ActionSpecExt("1", ActionSpec(kind="run", path=".",
+                                         content=python_line(WRITE_ARG, "out/x")))
+    policy = PlanPolicy(run_allowlist=frozenset({PYTHON}))
+    result = run_spec(Workspace(workspace), policy, spec, lambda: datetime.now(UTC))
+    assert not result.ok and not (outside / "x").exists()
+    assert "argument 'out/x' names a path outside the workspace" in result.message
+
+
 # -- environment ---------------------------------------------------------------------------------
 
 
