@@ -29,6 +29,7 @@ from langchain_core.tools import BaseTool, tool
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.cli import main
 from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.result import PulseResult
@@ -241,18 +242,34 @@ def test_sea_run_routes_a_stuck_or_exiting_tool_and_exits(
     assert "Traceback" not in done.stderr
 
 
+def _main(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``sea run ARGV`` in this process (the CLI's main function): its code and output."""
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"responses": {}}))
+    code = main(["run", *argv, "--input", "go", "--db", str(tmp_path / "memory.sqlite"),
+                 "--model", f"scripted:{script}", "--json"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 @pytest.mark.parametrize("exit_with", ["sys.exit(0)", "sys.exit('bye')", "raise GeneratorExit"])
 def test_a_tools_module_that_exits_at_import_is_a_usage_error(
-    tmp_path: Path, exit_with: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    exit_with: str,
 ) -> None:
-    (tmp_path / "exiting_tools.py").write_text(f"import sys\n{exit_with}\n")
-    done = _sea(tmp_path, "--tools", "exiting_tools.py")
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
-    assert "--tools exiting_tools.py: importing 'exiting_tools.py' failed" in done.stderr
-    assert "Traceback" not in done.stderr and done.stdout == ""
+    monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))
+    module = tmp_path / "exiting_tools.py"
+    module.write_text(f"import sys\n{exit_with}\n")
+    code, out, err = _main(tmp_path, capsys, "--tools", str(module))
+    assert code == 2, (code, out, err)
+    assert f"--tools {module}: importing {str(module)!r} failed: " in err
+    assert out == "" and not (tmp_path / "memory.sqlite").exists()  # nothing ran
 
 
-def test_tool_timeout_must_be_a_positive_number(tmp_path: Path) -> None:
-    done = _sea(tmp_path, "--tool-timeout", "0")
-    assert done.returncode == 2
-    assert "--tool-timeout: expected a number of seconds > 0, got '0'" in done.stderr
+def test_tool_timeout_must_be_a_positive_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        _main(tmp_path, capsys, "--tool-timeout", "0")
+    assert info.value.code == 2
+    assert "--tool-timeout: expected a number of seconds > 0, got '0'" in capsys.readouterr().err
