@@ -255,6 +255,18 @@ def test_a_grandchild_holding_the_output_open_does_not_keep_the_run_going(
     assert _gone(pid), f"grandchild {pid} outlived the command"
 
 
+def test_a_command_that_closes_its_output_early_is_waited_for(
+    store: MessageStore, workspace: Path
+) -> None:
+    code = ("import os, time; print('closing', flush=True); os.close(1); os.close(2); "
+            "time.sleep(0.3); open('done', 'w').write('yes')")
+    plans = service(store, workspace)
+    result = plans.execute(approved(plans, python_line(code)))
+    assert result.overall_success, result.results
+    assert result.results[0].output == "closing\n"
+    assert (workspace / "done").read_text() == "yes"
+
+
 # -- output --------------------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,26 +66,31 @@ def run_bounded(
     timed_out = False
     pipe = process.stdout
     try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(pipe, selectors.EVENT_READ)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = process.poll() is None
-                    break
-                if selector.select(min(left, POLL_S)):
-                    chunk = os.read(pipe.fileno(), CHUNK)
-                    if not chunk:
-                        break  # every writer closed the output
-                    kept.add(chunk)
-                elif process.poll() is not None:
-                    break  # it ended; whoever still holds the output is of its group
+        _follow(process, pipe.fileno(), kept, deadline)
+        timed_out = process.poll() is None
     finally:
         _kill_group(process.pid)
         code = process.wait()
         _drain(pipe.fileno(), kept)
         pipe.close()
     return Finished(None if timed_out else code, kept.text())
+
+
+def _follow(process: subprocess.Popen[bytes], fd: int, kept: _Kept, deadline: float) -> None:
+    """Read the output until the command ends (or closes its output and then ends), or
+    until the deadline."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if selector.select(min(left, POLL_S)):
+                chunk = os.read(fd, CHUNK)
+                if not chunk:  # every writer closed the output: wait for the end
+                    with suppress(subprocess.TimeoutExpired):
+                        process.wait(timeout=max(deadline - time.monotonic(), 0))
+                    return
+                kept.add(chunk)
+            elif process.poll() is not None:
+                return  # it ended; whoever still holds the output is of its group
 
 
 def _kill_group(group: int) -> None:
