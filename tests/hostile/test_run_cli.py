@@ -111,3 +111,20 @@ def test_the_host_sandbox_is_put_in_front_of_the_command_through_the_cli(sea: Se
     executed = sea("plan", "execute", plan_id, *ws)
     assert executed.code == 0, executed.err
     assert record.read_text() == repr(["--die-with-parent", PYTHON, "-c", "print('inside')"])
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    (("--run-env", "SEA_TEST_NOT_SET"), "--run-env SEA_TEST_NOT_SET: no such variable"),
+    (("--allow-run", "./planted.sh"), "give a command name (looked up in run_path) or an "
+                                      "absolute path"),
+    (("--run-wrapper", "no-such-sandbox-here --"), "'no-such-sandbox-here' was not found in "
+                                                  "run_path"),
+])
+def test_a_bad_run_option_is_a_usage_error_before_anything_runs(
+    sea: Sea, monkeypatch: pytest.MonkeyPatch, option: tuple[str, ...], says: str
+) -> None:
+    monkeypatch.delenv("SEA_TEST_NOT_SET", raising=False)
+    plan_id = planned(sea, [PYTHON, "-c", "open('ran', 'w')"])
+    done = sea("plan", "execute", plan_id, "--workspace", str(sea.root / "ws"), *option)
+    assert done.code == 2 and says in done.err, done.err
+    assert not (sea.root / "ws" / "ran").exists()
