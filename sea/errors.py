@@ -183,6 +183,13 @@ class ToolFailed(ExecutionError):
     code = "SEA532"
 
 
+class ToolTimedOut(ToolFailed):
+    """A tool did not answer within its deadline (``Limits.tool_timeout_s``); the call was
+    abandoned."""
+
+    code = "SEA533"
+
+
 class ActionSkipped(ExecutionError):
     """A pipeline action did not run because an earlier action of its plan failed (an
     action's outcome, never a node failure)."""

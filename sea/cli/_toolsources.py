@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sea.cli._filelimits import file_limit
+from sea.cli._numbers import positive_seconds
+from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.jsonfile import CONFIG_FILES
 
@@ -39,6 +41,12 @@ def add_tool_arguments(parser: argparse.ArgumentParser) -> None:
         help='host tools from MCP servers: a JSON file {"mcpServers": {NAME: {"command": '
         '..., "args": [...]} or {"url": ...}}}; each server starts once per command '
         "(repeatable; needs the mcp extra)",
+    )
+    default = Limits().tool_timeout_s
+    parser.add_argument(
+        "--tool-timeout", type=positive_seconds, default=default, metavar="SECONDS",
+        help="the longest one tool call may take; past it the call is abandoned and its node "
+        f"fails with SEA533, which its error_next routes (default: {default:g})",
     )
 
 

@@ -6,7 +6,8 @@
     sea plan approve [PLAN_ID] --workspace DIR [--ids 1,3 | --up-to low] [--request ID]
                      [--approver NAME]
     sea plan reject [PLAN_ID] --workspace DIR [--reason TEXT]
-    sea plan execute [PLAN_ID] --workspace DIR [--allow-run CMD]
+    sea plan execute [PLAN_ID] --workspace DIR [--allow-run CMD] [--run-env NAME]
+                     [--run-wrapper 'bwrap ... --']
     sea plan export [PLAN_ID] --output DIR            # seed 002's files; every plan without id
 
 ``PLAN_ID`` defaults to the persona's current plan. ``sea plan preview`` shows what the plan
@@ -19,11 +20,18 @@ they changed. Commands that look at files take the workspace the plan was made f
 is read or written outside it). Exit codes as every command's: 0 done, 1 the work ran and
 failed (an execution that aborted or found the files changed since the approval, an
 approval the plan's state refuses), 2 it could not start (no such plan, a bad option).
+
+A ``run`` spec's command is looked up in this process's ``PATH`` once, when the command
+starts, and runs with an environment of ``PATH`` and the variables of
+:data:`PASSED_ENV` and ``--run-env`` only; ``--run-wrapper`` puts the host's sandbox in
+front of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +51,10 @@ from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, ex
 from sea.engine.plans.shown import Shown
 from sea.engine.plans.state import succeeded
 from sea.errors import PlanApprovalError, PlanNotFound, UsageError
+
+PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""The variables of this process's environment a ``run`` spec's command gets (when set),
+besides ``PATH`` and those named with ``--run-env``."""
 
 
 def register(subparsers: Any) -> None:
@@ -96,6 +108,14 @@ def _command(
         parser.add_argument(
             "--allow-run", action="append", default=[], metavar="CMD",
             help="a command `run` specs may start (repeatable; without it they are invalid)")
+        parser.add_argument(
+            "--run-env", action="append", default=[], metavar="NAME",
+            help="a variable of this environment `run` commands get too (repeatable; they "
+            f"get PATH and {', '.join(PASSED_ENV)} only)")
+        parser.add_argument(
+            "--run-wrapper", metavar="COMMAND",
+            help="a sandbox put in front of every `run` command, e.g. 'bwrap --ro-bind / / "
+            "--bind WS WS --dev /dev --' (the command and its arguments follow it)")
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=handler)
@@ -114,8 +134,32 @@ def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
 
     root = workspace_dir(args.workspace)
     assert root is not None
-    policy = PlanPolicy(run_allowlist=frozenset(args.allow_run))
-    return PlanService(store, args.persona, root, policy, on_event=_report)
+    return PlanService(store, args.persona, root, run_policy(args), on_event=_report)
+
+
+def run_policy(args: argparse.Namespace) -> PlanPolicy:
+    """The policy of the ``--allow-run``, ``--run-env`` and ``--run-wrapper`` options, with
+    this process's ``PATH`` as it is now.
+
+    Raises:
+        UsageError: a ``--run-env`` variable is not set, or the wrapper is not found.
+    """
+    missing = [name for name in args.run_env if name not in os.environ]
+    if missing:
+        raise UsageError(f"--run-env {missing[0]}: no such variable in this environment; "
+                         "set it, or leave the option out")
+    names = [*PASSED_ENV, *args.run_env]
+    env = {name: os.environ[name] for name in names if name in os.environ}
+    try:
+        wrapper = tuple(shlex.split(args.run_wrapper or ""))
+    except ValueError as exc:
+        raise UsageError(f"--run-wrapper {args.run_wrapper}: {exc}") from None
+    try:
+        return PlanPolicy(run_allowlist=frozenset(args.allow_run),
+                          run_path=os.environ.get("PATH", os.defpath), run_env=env,
+                          run_wrapper=wrapper)
+    except ValueError as exc:
+        raise UsageError(f"--allow-run/--run-wrapper: {exc}") from None
 
 
 def _report(event: PlanEvent) -> None:

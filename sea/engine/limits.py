@@ -55,6 +55,12 @@ class Limits:
     off when it passes this)."""
     max_message_chars: int = 1_000_000
     """The longest message a node may write to memory."""
+    tool_timeout_s: float = 600.0
+    """The longest one tool call may take, in seconds (a host tool, an MCP server's, the
+    engine's own). Past it the call is abandoned and the node fails with ``SEA533``
+    (:class:`~sea.errors.ToolTimedOut`), which an ``error_next`` routes. A synchronous
+    tool's thread cannot be stopped: it is left to finish on its own, in a daemon thread
+    that does not keep the process alive."""
     budget: Budget = field(default_factory=Budget)
     """What the pulse's model calls may use together: calls, tokens in and out, cost (no
     bound by default). Going past one fails the node with ``SEA566`` naming the budget,
@@ -69,6 +75,12 @@ class Limits:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise UsageError(f"Limits.{name} must be a positive integer, got {value!r}")
+        timeout = self.tool_timeout_s
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (
+            0 < timeout < float("inf")
+        ):
+            raise UsageError(
+                f"Limits.tool_timeout_s must be a number of seconds > 0, got {timeout!r}")
         if self.unlisted_exec not in ("deny", "ask"):
             raise UsageError(
                 f"Limits.unlisted_exec must be 'deny' or 'ask', got {self.unlisted_exec!r}"

@@ -94,9 +94,11 @@ def _import(spec: str, source: str) -> ModuleType:
             f"--tools {spec}: importing {source!r} failed: it needs the module {missing!r}, "
             "which is not installed"
         ) from None
-    except Exception as exc:  # the module's own code failed while importing
+    except KeyboardInterrupt:
+        raise  # the person at the terminal, most likely: not the module's to decide
+    except BaseException as exc:  # the module's own code failed or exited while importing
         raise UsageError(
-            f"--tools {spec}: importing {source!r} failed: {type(exc).__name__}: {exc}"
+            f"--tools {spec}: importing {source!r} failed: {_raised(exc)}"
         ) from None
 
 
@@ -141,12 +143,19 @@ def _tools_of(spec: str, attribute: str, value: Any) -> list[BaseTool]:
     if _is_factory(value):
         try:
             made = value()
-        except Exception as exc:
-            raise UsageError(
-                f"--tools {spec}: {attribute}() failed: {type(exc).__name__}: {exc}"
-            ) from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # an exit too: the tools were never made
+            raise UsageError(f"--tools {spec}: {attribute}() failed: {_raised(exc)}") from None
         return _listed(spec, f"{attribute}()", made)
     return _listed(spec, attribute, value)
+
+
+def _raised(exc: BaseException) -> str:
+    """What ``exc`` says (an exit: that the module exited, and with what)."""
+    if isinstance(exc, SystemExit):
+        return f"it exited (SystemExit: {exc.code!r}); tools must not end the process"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _is_factory(value: Any) -> bool:

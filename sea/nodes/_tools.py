@@ -77,7 +77,8 @@ async def _call(
     try:
         args = box.check(name, args, playbook=frame.name, node=node)  # as the tool gets them
         result = await box.invoke(
-            name, args, playbook=frame.name, node=node, pulse_id=pulse.pulse_id, checked=True
+            name, args, playbook=frame.name, node=node, pulse_id=pulse.pulse_id, checked=True,
+            timeout_s=frame.services.limits.tool_timeout_s,
         )
     except ExecutionError as exc:
         took = perf_counter() - started

@@ -4,7 +4,8 @@ execute, with the plan kept in SAIMemory as the single source of truth.
 A host (the runtime, a CLI) makes one :class:`PlanService` per persona and workspace::
 
     service = PlanService(store, "aoi", Path("~/work").expanduser(),
-                          PlanPolicy(run_allowlist=frozenset({"pytest"})),
+                          PlanPolicy(run_allowlist=frozenset({"pytest"}),
+                                     run_path=os.environ["PATH"]),  # looked up now, once
                           on_event=events.append)
     made = service.propose("Game outline", "1. notes/outline.md ...", rationale="asked")
     report = service.set_action_specs(made.plan_id, [
@@ -25,6 +26,10 @@ The pieces:
   :meth:`sea.engine.tools.workspace.Workspace.locate`), under a :class:`PlanPolicy`;
 * :mod:`.runner` and :mod:`.fsops`: carrying a spec out (atomic writes that cannot leave the
   workspace; ``run`` without a shell, allow-listed, with a timeout);
+* :mod:`.commands` and :mod:`.process`: a ``run`` spec's command line checked (no argument
+  naming a path outside the workspace, the binary fixed when the policy was built) and run
+  (the policy's environment only, behind the host's sandbox wrapper, its process group killed
+  at the end, its output read a piece at a time up to the cap);
 * :mod:`.events`: :class:`PlanEvent` telemetry handed to ``on_event`` and kept with the plan
   (``PlanState.history``, written in the same save as the change it records);
 * :mod:`.export`: :func:`export_plan` / :func:`export_plans` write seed 002's files;

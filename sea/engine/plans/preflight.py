@@ -37,13 +37,14 @@ import hashlib
 import os
 import shlex
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from saimemory.plans import ActionSpec, ActionSpecExt, DiffSummary, PlanPreview, Preflight, Risk
 from sea.engine.plans import fsops
+from sea.engine.plans.commands import command_argv
 from sea.engine.plans.diffs import Diff, line_count, unified
 from sea.engine.plans.policy import RISK_WEIGHTS, PlanPolicy
 from sea.engine.plans.specs import one_line, text_problem
@@ -404,36 +405,12 @@ def _analyze(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
 def _run(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,
          out: _Outcome) -> None:
     out.risk = "high"
-    argv = command_argv(spec, p.policy, out.refuse)
+    argv = command_argv(spec, p.policy, out.refuse, root=p.root,
+                        cwd=p.root.joinpath(*parts))
     if node.kind != "dir":
         out.refuse("the working folder (path) is not an existing folder")
     if argv:
         out.summary = f"runs {shlex.join(argv)} in {spec.path}"
-
-
-def command_argv(
-    spec: ActionSpec, policy: PlanPolicy, refuse: Callable[[str], None]
-) -> list[str]:
-    """The argument vector of a ``run`` spec's command line (split like a POSIX shell
-    would, but never given to one: no pipes, redirections, variables or globs), or ``[]``
-    after ``refuse(issue)`` when it may not run."""
-    try:
-        argv = shlex.split(spec.content or "")
-    except ValueError as exc:
-        refuse(f"the command line cannot be split into words: {exc}")
-        return []
-    if not argv:
-        refuse("run needs content: the command line to run")
-        return []
-    if not policy.run_allowlist:
-        refuse("run specs need the host's allow-list of commands, and none is set; "
-               "ask the host to allow the command")
-        return []
-    if argv[0] not in policy.run_allowlist:
-        refuse(f"command {argv[0]!r} is not on the host's allow-list "
-               f"({', '.join(sorted(policy.run_allowlist))})")
-        return []
-    return argv
 
 
 def _delete(p: _Pass, spec: ActionSpec, parts: tuple[str, ...], node: _Node,

@@ -2,23 +2,26 @@
 
 The path is confined again right before the spec runs (the workspace may have changed since
 the preflight) and the file operations go through :mod:`sea.engine.plans.fsops`, so nothing
-is written outside the workspace. ``run`` starts the command without a shell
-(``subprocess.run([...], shell=False)``), only when its first word is on the host's
-allow-list, in the spec's folder, with no input, a timeout, and its output (stdout and
-stderr together) captured and cut to the host's limit. A failure is a :class:`SpecResult`
-with ``ok`` false, never an exception.
+is written outside the workspace. ``run`` checks its command line again
+(:mod:`sea.engine.plans.commands`: allow-listed, no argument naming a path outside the
+workspace) and starts it without a shell by the absolute path fixed when the policy was
+built, behind the host's sandbox wrapper, in the spec's folder, with the policy's
+environment only, no input, a timeout that kills its whole process group, and its output
+(stdout and stderr together) read a piece at a time and cut to the host's limit
+(:mod:`sea.engine.plans.process`). A failure is a :class:`SpecResult` with ``ok`` false,
+never an exception.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from datetime import datetime
 
 from saimemory.plans import ActionSpecExt, SpecResult
 from sea.engine.plans import fsops
+from sea.engine.plans.commands import command_argv, launch_argv, launch_env
 from sea.engine.plans.policy import PlanPolicy
-from sea.engine.plans.preflight import command_argv
+from sea.engine.plans.process import run_bounded
 from sea.engine.tools.workspace import Workspace, WorkspaceError
 
 Clock = Callable[[], datetime]
@@ -79,23 +82,19 @@ def _do(workspace: Workspace, policy: PlanPolicy, spec: ActionSpecExt
 def _run(workspace: Workspace, policy: PlanPolicy, spec: ActionSpecExt,
          parts: tuple[str, ...]) -> tuple[str, str, int | None]:
     problems: list[str] = []
-    argv = command_argv(spec.base, policy, problems.append)
+    cwd = workspace.root.joinpath(*parts)
+    argv = command_argv(spec.base, policy, problems.append, root=workspace.root, cwd=cwd)
     if not argv:
         raise _Failed("; ".join(problems))
     try:
-        done = subprocess.run(
-            argv, cwd=workspace.root.joinpath(*parts), shell=False, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=policy.run_timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        partial = exc.output.decode("utf-8", errors="replace") if exc.output else ""
-        raise _Failed(f"{argv[0]} timed out after {policy.run_timeout_s:g}s and was "
-                      f"stopped; output so far: {_cut(partial, 500)!r}") from None
+        done = run_bounded(launch_argv(argv, policy), cwd=cwd, env=launch_env(policy),
+                           timeout_s=policy.run_timeout_s, max_chars=policy.max_output_chars)
     except OSError as exc:
         raise _Failed(f"{argv[0]} could not be started: {exc.strerror or exc}") from None
-    text = _cut(done.stdout.decode("utf-8", errors="replace"), policy.max_output_chars)
-    return f"{argv[0]} exited with status {done.returncode}", text, done.returncode
+    if done.timed_out:
+        raise _Failed(f"{argv[0]} timed out after {policy.run_timeout_s:g}s and was "
+                      f"stopped; output so far: {_cut(done.output, 500)!r}")
+    return f"{argv[0]} exited with status {done.exit_code}", done.output, done.exit_code
 
 
 def _cut(text: str, limit: int) -> str:

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+import asyncio
+import functools
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass, replace
 from typing import Any
 
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ValidationError
 
 from sea.engine.tools.arguments import ArgumentSchema, tool_schema
 from sea.engine.tools.engine_tool import EngineTool
 from sea.engine.tools.refs import ToolParameters
-from sea.errors import ToolFailed, ToolNotFound, UsageError
+from sea.engine.tools.threads import Escaped, in_daemon_thread
+from sea.errors import ToolFailed, ToolNotFound, ToolTimedOut, UsageError
 from sea.lang.jsonschemas import SchemaValidator, validator
 
 
@@ -224,28 +235,85 @@ class ToolBox:
         node: str | None = None,
         pulse_id: str | None = None,
         checked: bool = False,
+        timeout_s: float | None = None,
     ) -> Any:
         """Check and normalize ``args`` (unless ``checked``: they are what :meth:`check`
         returned), then run the tool and return its result.
 
         The tool runs with ``config={"metadata": {"sea_playbook", "sea_node",
-        "sea_pulse_id"}}`` (tools that take a ``config`` parameter can read it).
-        Cancellation propagates untouched.
+        "sea_pulse_id"}}`` (tools that take a ``config`` parameter can read it); a
+        synchronous one in a daemon thread of its own (:mod:`sea.engine.tools.threads`).
+        After ``timeout_s`` seconds the call is abandoned. Cancellation propagates
+        untouched; anything else the tool raises (``SystemExit``, ``KeyboardInterrupt``,
+        ``GeneratorExit``, any ``BaseException``) fails the call.
 
         Raises:
             ToolNotFound: no tool has that name.
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
+            ToolTimedOut: the tool did not answer within ``timeout_s``.
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
         """
         known = self.signature(name, playbook=playbook, node=node)
         prepared = dict(args) if checked else known.arguments.prepare(
             args, playbook=playbook, node=node)
+        metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
+        deadline = asyncio.timeout(timeout_s)
         try:
-            metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
-            if isinstance(known.tool, EngineTool):  # the engine's own: no LangChain run
-                return await known.tool.call_direct(prepared, {"metadata": metadata})
-            return await known.tool.ainvoke(prepared, config={"metadata": metadata})
-        except Exception as exc:  # a tool's own failure, reported with its cause
+            async with deadline:
+                return await _call(known.tool, prepared, {"metadata": metadata})
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the tool's own failure, whatever it raised
+            if isinstance(exc, Escaped):
+                exc = exc.inner
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                raise ToolTimedOut(
+                    f"tool {name!r} did not answer within {timeout_s:g} s (Limits."
+                    "tool_timeout_s); it was abandoned (a slower tool needs a higher limit)",
+                    playbook=playbook, node=node,
+                ) from None
             raise ToolFailed(
                 f"tool {name!r} failed: {type(exc).__name__}: {exc}", playbook=playbook, node=node
             ) from exc
+
+
+async def _call(tool: BaseTool, args: dict[str, Any], config: Any) -> Any:
+    """One call of ``tool``: the engine's own without LangChain's run, a synchronous one in
+    a daemon thread, an asynchronous one awaited."""
+    if isinstance(tool, EngineTool):
+        return await tool.call_direct(args, config)
+    if _synchronous(tool):
+        return await in_daemon_thread(tool.name, tool.invoke, args, config=config)
+    return await _contained(tool).ainvoke(args, config=config)
+
+
+def _contained(tool: BaseTool) -> BaseTool:
+    """A copy of ``tool`` whose asynchronous work raises :class:`Escaped` for what is not
+    an ``Exception``: LangChain runs that work in a task of its own, and a ``SystemExit``
+    or ``KeyboardInterrupt`` leaving a task stops the whole event loop."""
+    if isinstance(tool, StructuredTool) and tool.coroutine is not None:
+        return tool.model_copy(update={"coroutine": _containing(tool.coroutine)})
+    copy = tool.model_copy()
+    object.__setattr__(copy, "_arun", _containing(tool._arun))  # this copy's only
+    return copy
+
+
+def _containing(work: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(work)  # LangChain reads the signature (a config parameter, callbacks)
+    async def contained(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await work(*args, **kwargs)
+        except (Exception, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            raise Escaped(exc) from exc
+
+    return contained
+
+
+def _synchronous(tool: BaseTool) -> bool:
+    """Whether ``tool`` has no asynchronous implementation (its ``ainvoke`` would run it in
+    the event loop's default executor)."""
+    if isinstance(tool, StructuredTool):
+        return tool.coroutine is None
+    return type(tool)._arun is BaseTool._arun

@@ -15,7 +15,6 @@ on the installed LangChain). What is left out is LangChain's callbacks
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -23,6 +22,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
+
+from sea.engine.tools.threads import in_daemon_thread
 
 CONFIG_PARAMETER = "config"
 """The parameter an engine tool's function takes the call's config by."""
@@ -36,7 +37,8 @@ class EngineTool(StructuredTool):
 
     async def call_direct(self, args: Mapping[str, Any], config: RunnableConfig) -> Any:
         """Run the tool with checked ``args`` as ``ainvoke(args, config)`` would, without
-        LangChain's callbacks: in a worker thread for a synchronous function."""
+        LangChain's callbacks: in a daemon thread for a synchronous function
+        (:func:`~sea.engine.tools.threads.in_daemon_thread`)."""
         schema = self.args_schema
         assert isinstance(schema, type) and issubclass(schema, BaseModel)
         parsed = schema.model_validate(dict(args))
@@ -47,7 +49,7 @@ class EngineTool(StructuredTool):
         if self.coroutine is not None:
             return await self.coroutine(**kwargs)
         assert self.func is not None
-        return await asyncio.to_thread(self.func, **kwargs)
+        return await in_daemon_thread(self.name, self.func, **kwargs)
 
 
 def engine_tool(
