@@ -30,6 +30,7 @@ from sea.cli._budget import (
     llm_options_of,
 )
 from sea.cli._filelimits import file_limit
+from sea.cli._limits import add_limit_argument, limit_words, limits_of
 from sea.cli._numbers import seconds
 from sea.cli._setup import (
     add_db_argument,
@@ -41,7 +42,6 @@ from sea.cli._text import printable
 from sea.cli._toolsources import add_tool_arguments, host_tools
 from sea.cli._view import JsonLinesView, JsonView, TerminalView, View
 from sea.engine.events import Event
-from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
 from sea.jsonfile import CONFIG_FILES, TRACE_FILES
@@ -154,6 +154,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_tool_arguments(parser)
     add_budget_arguments(parser)
+    add_limit_argument(parser)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -328,8 +329,8 @@ def runtime_of(
         store, models, tools=tools, library=library,
         checkpoint_path=checkpoint_location(location),
         history_budget=DEFAULT_BUDGET,
-        limits=Limits(approval_tools=frozenset(args.ask_before), budget=budget_of(args),
-                      tool_timeout_s=args.tool_timeout),
+        limits=limits_of(args, approval_tools=frozenset(args.ask_before),
+                         budget=budget_of(args), tool_timeout_s=args.tool_timeout),
         llm=llm_options_of(args),
         workspace=workspace_dir(args.workspace), when_busy=args.when_busy,
         busy_timeout=args.busy_timeout, keep_checkpoints=keep_checkpoints,
@@ -396,6 +397,7 @@ def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) ->
     for config in args.mcp:
         words += ["--mcp", str(Path(config).expanduser().resolve())]
     words += budget_words(args)
+    words += limit_words(args.limit)
     if args.model_option or args.light_model_option:
         words.append("(and the same --model-option / --light-model-option)")
     return " ".join(shlex.quote(w) if w != "--approve|--deny" and not w.startswith("(")
