@@ -28,6 +28,7 @@ from sea.queue.records import (
     Schedule,
     persona_json,
     persona_of,
+    storable,
 )
 
 PULSE_TASK = "sea.pulse"
@@ -136,9 +137,14 @@ class PulseQueue:
             pulse_id: The pulse's id (default: a new one).
             schedule_id: The schedule that submits it, if any.
             conn: A connection whose transaction the submission joins (default: its own).
+
+        Raises:
+            UsageError: a text holds a NUL character (SEA368); nothing is queued.
         """
         from psycopg.types.json import Jsonb
 
+        storable(playbook=playbook, input=input, arguments=dict(args or {}),
+                 persona=persona_json(persona))
         pid = pulse_id or uuid.uuid4().hex
         if conn is None:
             async with self.connection() as own:
@@ -197,9 +203,10 @@ class PulseQueue:
         """Hand a waiting pulse's answer to the workers (it runs in its persona's turn).
 
         Raises:
-            UsageError: no such pulse, or it is not waiting (SEA364).
+            UsageError: no such pulse, or it is not waiting (SEA364); the answer holds a NUL
+                character (SEA368).
         """
-
+        storable(answer=answer)
         async with self.connection() as conn:
             found = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'queued' WHERE id = %s AND status = 'waiting' "
@@ -228,13 +235,15 @@ class PulseQueue:
         persona is busy is skipped, not queued up.
 
         Raises:
-            UsageError: the interval is not positive (SEA363).
+            UsageError: the interval is not positive (SEA363), or a text holds a NUL
+                character (SEA368).
         """
         from psycopg.types.json import Jsonb
 
         if not every_s > 0:
             raise UsageError(f"a schedule's interval must be > 0 s, not {every_s}",
                              code="SEA363")
+        storable(playbook=playbook, input=input, persona=persona_json(persona))
         sid = uuid.uuid4().hex[:12]
         start = first_at or datetime.now(UTC)
         async with self.connection() as conn:

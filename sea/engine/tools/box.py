@@ -12,7 +12,8 @@ from pydantic import BaseModel, ValidationError
 from sea.engine.tools.arguments import ArgumentSchema, tool_schema
 from sea.engine.tools.engine_tool import EngineTool
 from sea.engine.tools.refs import ToolParameters
-from sea.errors import ToolFailed, ToolNotFound, UsageError
+from sea.errors import ToolFailed, ToolNotFound, ToolResultRefused, UsageError
+from sea.jsontypes import nul_pointer
 from sea.lang.jsonschemas import SchemaValidator, validator
 
 
@@ -236,6 +237,7 @@ class ToolBox:
             ToolNotFound: no tool has that name.
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
+            ToolResultRefused: the tool's result holds a NUL character (SEA538).
         """
         known = self.signature(name, playbook=playbook, node=node)
         prepared = dict(args) if checked else known.arguments.prepare(
@@ -243,9 +245,17 @@ class ToolBox:
         try:
             metadata = {"sea_playbook": playbook, "sea_node": node, "sea_pulse_id": pulse_id}
             if isinstance(known.tool, EngineTool):  # the engine's own: no LangChain run
-                return await known.tool.call_direct(prepared, {"metadata": metadata})
-            return await known.tool.ainvoke(prepared, config={"metadata": metadata})
+                result = await known.tool.call_direct(prepared, {"metadata": metadata})
+            else:
+                result = await known.tool.ainvoke(prepared, config={"metadata": metadata})
         except Exception as exc:  # a tool's own failure, reported with its cause
             raise ToolFailed(
                 f"tool {name!r} failed: {type(exc).__name__}: {exc}", playbook=playbook, node=node
             ) from exc
+        at = nul_pointer(result)
+        if at is not None:  # refused here, where it enters the pulse, not at a later write
+            raise ToolResultRefused(
+                f"tool {name!r} returned a NUL character (at {at or 'its result'!r}), which the "
+                "memory store cannot keep; the tool must return text without NUL (a binary "
+                "file, say, is not text)", playbook=playbook, node=node)
+        return result
