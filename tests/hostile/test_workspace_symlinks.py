@@ -1,13 +1,17 @@
 """A workspace folder swapped for a symbolic link to an outside folder while the workspace
 tools read, list and search never lets outside content through: every path is walked one
 component at a time from the root's descriptor (``sea.engine.tools.beneath``), so a swap
-makes the call fail, never follow the link. End to end, ``sea run --workspace`` refuses a
-path through a linked outside folder with a routed error."""
+makes the call fail, never follow the link. The swapping runs in a process of its own, a
+bounded number of times, beside the calls (a thread would take turns with them). End to
+end, ``sea run --workspace`` refuses a path through a linked outside folder with a routed
+error."""
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -16,8 +20,8 @@ import pytest
 from sea.engine.tools.workspace import Workspace, WorkspaceError
 from tests.trace.conftest import Sea
 
-SWAPS = 3000
-"""How many times the swapping thread replaces the folder by a link and back."""
+SWAPS = 1000
+"""How many times the swapping process replaces the folder by a link and back."""
 SECRET = "SECRET-OUTSIDE"
 
 
@@ -31,8 +35,8 @@ def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 
 @pytest.fixture
 def places(tmp_path: Path) -> tuple[Path, Path]:
-    """A workspace with ``docs/note.txt`` and an outside folder with files of the same
-    names (and one more) holding :data:`SECRET`."""
+    """A workspace with ``docs/note.txt`` and an outside folder with a file of the same name
+    (and one more) holding :data:`SECRET`."""
     workspace, outside = tmp_path / "ws", tmp_path / "outside"
     (workspace / "docs").mkdir(parents=True)
     (workspace / "docs" / "note.txt").write_text("inside text\n", encoding="utf-8")
@@ -42,47 +46,58 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return workspace, outside
 
 
-def while_swapped(workspace: Path, outside: Path, call: Callable[[], object]) -> list[str]:
-    """The results (as JSON text) of ``call`` made again and again while another thread
-    swaps ``docs`` for a link to ``outside`` and back :data:`SWAPS` times; a call may fail
-    with a :class:`WorkspaceError` (and nothing else)."""
-    folder, aside = workspace / "docs", workspace / "docs.aside"
-    finished = threading.Event()
+SWAPPER = """
+import os, sys
+folder, aside, outside, swaps = sys.argv[1:]
+print("ready", flush=True)
+for _ in range(int(swaps)):
+    os.rename(folder, aside)
+    os.symlink(outside, folder, target_is_directory=True)
+    os.unlink(folder)
+    os.rename(aside, folder)
+"""
+"""Swaps a folder for a link to an outside folder and back, a given number of times (in a
+process of its own, so that it runs beside the calls, not in turns with them)."""
 
-    def swap() -> None:
-        try:
-            for _ in range(SWAPS):
-                folder.rename(aside)
-                folder.symlink_to(outside, target_is_directory=True)
-                folder.unlink()
-                aside.rename(folder)
-        finally:
-            finished.set()
 
-    swapper = threading.Thread(target=swap)
-    swapper.start()
-    results = []
+def while_swapped(
+    workspace: Path, outside: Path, call: Callable[[], object]
+) -> tuple[list[str], list[str]]:
+    """The results (as JSON text) of ``call`` made again and again while another process
+    swaps ``docs`` for a link to ``outside`` and back :data:`SWAPS` times, and the calls
+    that failed otherwise than with a :class:`WorkspaceError` (a refusal)."""
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(workspace / "docs"), str(workspace / "docs.aside"),
+         str(outside), str(SWAPS)], stdout=subprocess.PIPE, text=True)
+    results, unexpected = [], []
     try:
-        while not finished.is_set():
+        assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+        while swapper.poll() is None:
             try:
                 results.append(orjson.dumps(call()).decode())
             except WorkspaceError:
                 continue
+            except Exception as exc:  # kept, to be reported by the test
+                unexpected.append(repr(exc))
     finally:
-        swapper.join()
+        swapper.kill()
+        swapper.wait()
+    assert swapper.returncode == 0
     results.append(orjson.dumps(call()).decode())  # the folder is back: the call works
-    return results
+    return results, unexpected
 
 
 def test_read_file_never_returns_an_outside_file_while_a_folder_is_swapped(
     places: tuple[Path, Path],
 ) -> None:
     # before: the outside note was returned (the no-follow flag guarded the last component
-    # only), or the swap surfaced as a raw FileNotFoundError from os.path.realpath
+    # only), and the swap also surfaced as raw FileNotFoundErrors from os.path.realpath
     workspace, outside = places
     tools = Workspace(workspace)
-    results = while_swapped(workspace, outside, lambda: tools.read_file("docs/note.txt"))
+    read = partial(tools.read_file, "docs/note.txt")
+    results, unexpected = while_swapped(workspace, outside, read)
     assert [r for r in results if SECRET in r] == []
+    assert unexpected == []
     assert "inside text" in results[-1]
 
 
@@ -92,8 +107,9 @@ def test_search_files_never_finds_outside_lines_while_a_folder_is_swapped(
     # before: lines of the outside files were returned
     workspace, outside = places
     tools = Workspace(workspace)
-    results = while_swapped(workspace, outside, lambda: tools.search_files("text"))
+    results, unexpected = while_swapped(workspace, outside, lambda: tools.search_files("text"))
     assert [r for r in results if SECRET in r] == []
+    assert unexpected == []
     assert "docs/note.txt" in results[-1]
 
 
@@ -103,8 +119,9 @@ def test_list_files_never_lists_an_outside_folder_while_it_is_swapped(
     # before: the outside folder's names were listed
     workspace, outside = places
     tools = Workspace(workspace)
-    results = while_swapped(workspace, outside, lambda: tools.list_files("docs"))
+    results, unexpected = while_swapped(workspace, outside, lambda: tools.list_files("docs"))
     assert [r for r in results if SECRET in r] == []
+    assert unexpected == []
     assert "docs/note.txt" in results[-1]
 
 

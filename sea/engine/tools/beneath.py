@@ -10,7 +10,8 @@ instead of following the link (``O_NOFOLLOW`` alone guards only a path's last co
   them), following the links met on the way by reading them (``readlink`` relative to their
   folder) and walking their targets the same way; a link whose target leaves the root
   (an absolute target elsewhere, or ``..`` above the root) is refused.
-* :func:`open_folder`, :func:`open_file` and :func:`lstat` reach real components without
+* :func:`open_folder`, :func:`open_file`, :func:`lstat` and :func:`entries` reach real
+  components without
   following any link at all: whatever became a link since :func:`resolve` ran is an error
   (``ELOOP`` or ``ENOTDIR``), never a way out.
 
@@ -57,6 +58,15 @@ def open_folder(root: Path, parts: Parts, *, create: bool = False) -> Iterator[i
         OSError: a component is missing (unless ``create``), not a folder, or a symbolic link
             (``ELOOP``/``ENOTDIR``), or cannot be opened.
     """
+    fd = _folder_fd(root, parts, create=create)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _folder_fd(root: Path, parts: Parts, *, create: bool = False) -> int:
+    """:func:`open_folder`'s descriptor, for the caller to close."""
     fd = os.open(root, _DIR_FLAGS | _CLOEXEC)
     try:
         for part in parts:
@@ -70,9 +80,10 @@ def open_folder(root: Path, parts: Parts, *, create: bool = False) -> Iterator[i
                 opened = os.open(part, _DIR_FLAGS | _CLOEXEC, dir_fd=fd)
             os.close(fd)
             fd = opened
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def open_file(root: Path, parts: Parts) -> int:
@@ -85,6 +96,29 @@ def open_file(root: Path, parts: Parts) -> int:
     """
     with open_folder(root, parts[:-1]) as folder:
         return os.open(parts[-1], _FILE_FLAGS | _CLOEXEC, dir_fd=folder)
+
+
+class FileOpener:
+    """:func:`open_file` for many files, keeping the last folder reached open: a search
+    reads a folder's files one after another, and walks from the root once per folder, not
+    once per file. Close it when done."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folder: tuple[Parts, int] | None = None
+
+    def open_file(self, parts: Parts) -> int:
+        """As :func:`open_file`."""
+        if self._folder is None or self._folder[0] != parts[:-1]:
+            self.close()
+            self._folder = (parts[:-1], _folder_fd(self.root, parts[:-1]))
+        return os.open(parts[-1], _FILE_FLAGS | _CLOEXEC, dir_fd=self._folder[1])
+
+    def close(self) -> None:
+        """Close the folder kept open."""
+        if self._folder is not None:
+            os.close(self._folder[1])
+            self._folder = None
 
 
 def lstat(root: Path, parts: Parts) -> os.stat_result:
@@ -101,14 +135,33 @@ def lstat(root: Path, parts: Parts) -> os.stat_result:
         return os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
 
 
-def list_names(root: Path, parts: Parts) -> list[str]:
-    """The names in the folder ``parts``, listed through its descriptor.
+def entries(root: Path, parts: Parts) -> list[tuple[str, Parts, os.stat_result]]:
+    """The entries of the real folder ``parts`` that can be used through the workspace, as
+    ``(name, real components, status)``: listed and examined through the folder's
+    descriptor, a symbolic link resolved as :func:`resolve` does (one that leads outside,
+    nowhere or round in a loop is left out, as is an entry that vanished meanwhile).
 
     Raises:
         OSError: the folder cannot be reached safely or listed.
     """
-    with open_folder(root, parts) as fd:
-        return os.listdir(fd)
+    found: list[tuple[str, Parts, os.stat_result]] = []
+    with open_folder(root, parts) as fd, os.scandir(fd) as listing:
+        for entry in listing:
+            name = entry.name
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISLNK(info.st_mode):
+                found.append((name, (*parts, name), info))
+                continue
+            try:
+                real, target = resolve(root, (*parts, name), path=name)
+            except WorkspaceError:
+                continue
+            if target is not None:
+                found.append((name, real, target))
+    return found
 
 
 def resolve(

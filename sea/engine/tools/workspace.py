@@ -163,13 +163,13 @@ class Workspace:
         if not stat.S_ISDIR(info.st_mode):
             raise WorkspaceError(f"path {path!r} is {_kind(info)}, not a directory")
         try:
-            names = beneath.list_names(self.root, real)
+            found = beneath.entries(self.root, real)
         except OSError as exc:
             raise WorkspaceError(f"folder {path!r} cannot be listed: {_reason(exc)}") from exc
         entries = (
             entry
-            for name in names
-            if _nameable(name) and (entry := self._entry((*real, name), _join(shown, name)))
+            for name, _, status in found
+            if _nameable(name) and (entry := _entry(_join(shown, name), status))
         )
         first = heapq.nsmallest(MAX_LIST_ENTRIES + 1, entries, key=lambda e: e["path"])
         return {"entries": first[:MAX_LIST_ENTRIES], "truncated": len(first) > MAX_LIST_ENTRIES}
@@ -183,7 +183,7 @@ class Workspace:
             )
         real, shown, info = self._locate(path)
         _check_readable(path, info)
-        with _open_text(self.root, real, path) as stream:
+        with _open_text(lambda: beneath.open_file(self.root, real), path) as stream:
             content, total = _chunk(stream, offset, limit)
         return {
             "path": shown,
@@ -250,28 +250,14 @@ class Workspace:
         assert info is not None  # not missing_ok: a missing path raised
         return real, _join_parts(parts), info
 
-    def found(self, real: Parts) -> tuple[Parts, os.stat_result] | None:
-        """An entry met while listing or searching (real components), resolved as
-        :meth:`locate` does; ``None`` when it cannot be used through the workspace (a link
-        outside or nowhere, a vanished file, a folder on the way swapped for a link)."""
-        try:
-            parts, info = beneath.resolve(self.root, real, path="/".join(real))
-        except WorkspaceError:
-            return None
-        assert info is not None
-        return parts, info
 
-    def _entry(self, real: Parts, shown: str) -> dict[str, Any] | None:
-        """A ``list_files`` entry, or ``None`` for what is left out."""
-        followed = self.found(real)
-        if followed is None:
-            return None
-        info = followed[1]
-        if stat.S_ISDIR(info.st_mode):
-            return {"path": shown, "type": "dir"}
-        if stat.S_ISREG(info.st_mode):
-            return {"path": shown, "type": "file", "size": info.st_size}
-        return None
+def _entry(shown: str, info: os.stat_result) -> dict[str, Any] | None:
+    """A ``list_files`` entry, or ``None`` for what is left out (a special file)."""
+    if stat.S_ISDIR(info.st_mode):
+        return {"path": shown, "type": "dir"}
+    if stat.S_ISREG(info.st_mode):
+        return {"path": shown, "type": "file", "size": info.st_size}
+    return None
 
 
 class _Search:
@@ -284,9 +270,16 @@ class _Search:
         self.truncated = False
         self.files_read = 0
         self.seen: set[Parts] = set()
+        self.files = beneath.FileOpener(workspace.root)
 
     def run(self, real: Parts, shown: str, info: os.stat_result) -> None:
         """Search ``real`` (shown as ``shown``), a folder or a file, until a bound is hit."""
+        try:
+            self._walk(real, shown, info)
+        finally:
+            self.files.close()
+
+    def _walk(self, real: Parts, shown: str, info: os.stat_result) -> None:
         pending: list[tuple[Parts, str, os.stat_result]] = [(real, shown, info)]
         while pending and not self.truncated:
             real, shown, info = pending.pop()
@@ -300,17 +293,12 @@ class _Search:
 
     def _children(self, real: Parts, shown: str) -> list[tuple[Parts, str, os.stat_result]]:
         try:
-            names = sorted(beneath.list_names(self.workspace.root, real))
+            found = beneath.entries(self.workspace.root, real)
         except OSError:
             return []
-        children = []
-        for name in names:
-            if not _nameable(name):
-                continue
-            followed = self.workspace.found((*real, name))
-            if followed is not None:
-                children.append((followed[0], _join(shown, name), followed[1]))
-        return children
+        return [(parts, _join(shown, name), info)
+                for name, parts, info in sorted(found, key=lambda entry: entry[0])
+                if _nameable(name)]
 
     def _file(self, real: Parts, shown: str) -> None:
         if self.files_read >= MAX_SEARCH_FILES:
@@ -318,7 +306,7 @@ class _Search:
             return
         self.files_read += 1
         try:
-            with _open_text(self.workspace.root, real, shown) as stream:
+            with _open_text(lambda: self.files.open_file(real), shown) as stream:
                 for number, line in enumerate(stream, start=1):
                     at = line.casefold().find(self.needle)
                     if at < 0:
@@ -400,20 +388,20 @@ def _check_readable(path: str, info: os.stat_result) -> None:
 
 
 @contextmanager
-def _open_text(root: Path, real: Parts, path: str) -> Iterator[TextIO]:
-    """The regular file of real components ``real`` open as UTF-8 text (invalid bytes
-    replaced, line endings kept).
+def _open_text(opening: Callable[[], int], path: str) -> Iterator[TextIO]:
+    """The regular file that ``opening`` opens (:func:`sea.engine.tools.beneath.open_file`)
+    as UTF-8 text (invalid bytes replaced, line endings kept).
 
-    Reached from the root one folder at a time and opened without following a symbolic link
-    anywhere and without blocking (should the file or a folder on the way have been swapped
-    for a link or a FIFO since it was checked), then checked again.
+    It is reached from the root one folder at a time and opened without following a symbolic
+    link anywhere and without blocking (should the file or a folder on the way have been
+    swapped for a link or a FIFO since it was checked), then checked again.
 
     Raises:
         WorkspaceError: it is no longer a regular file of at most the size cap, it is binary
             (a NUL byte in its first :data:`BINARY_PROBE_BYTES` bytes), or it cannot be opened.
     """
     try:
-        fd = beneath.open_file(root, real)
+        fd = opening()
     except OSError as exc:
         raise WorkspaceError(f"file {path!r} cannot be opened: {_reason(exc)}") from exc
     with open(fd, "rb") as raw:
