@@ -144,3 +144,32 @@ def test_the_store_refuses_nul_content_with_its_own_error(
         assert store.recent("aoi") == []
     finally:
         store.close()
+
+
+@pytest.mark.postgres
+@skip_without_postgres
+def test_an_answer_or_a_schedule_with_a_nul_is_refused_before_the_queue_is_used(
+    pg_dsn: str,
+) -> None:
+    # before: handed to PostgreSQL (jsonb and text cannot hold NUL)
+    from saimemory import Persona
+    from sea.errors import UsageError
+    from sea.queue import PulseQueue
+
+    async def refused() -> list[str]:
+        messages = []
+        async with PulseQueue(pg_dsn) as queue:
+            for attempt in (
+                queue.resume("p1", {"choice": ["fine", "no\0pe"]}),
+                queue.add_schedule(Persona("aoi", "Aoi", "be\0good"), "basic_chat", 60),
+            ):
+                with pytest.raises(UsageError) as info:
+                    await attempt
+                assert info.value.code == "SEA368"
+                messages.append(info.value.message)
+            assert await queue.schedules() == []
+        return messages
+
+    answer, schedule = asyncio.run(refused())
+    assert answer.startswith("a NUL character in the pulse's answer at /choice/1:")
+    assert schedule.startswith("a NUL character in the pulse's persona at /system_prompt:")
