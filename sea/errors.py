@@ -190,6 +190,13 @@ class ToolTimedOut(ToolFailed):
     code = "SEA533"
 
 
+class ToolResultRefused(ToolFailed):
+    """A tool returned text the pulse cannot keep (a NUL character, which the message store
+    refuses and PostgreSQL cannot hold); the message names the tool and where in its result."""
+
+    code = "SEA538"
+
+
 class ActionSkipped(ExecutionError):
     """A pipeline action did not run because an earlier action of its plan failed (an
     action's outcome, never a node failure)."""

@@ -128,3 +128,35 @@ def _other_size(item: Any, stack: list[Any]) -> int:
         stack.extend(item)
         return 2 + len(item)
     return len(json_type(item)) + 2  # not JSON data: counted as a short name
+
+
+def nul_pointer(value: Any) -> str | None:
+    """The JSON pointer (RFC 6901) of the first string or object key in ``value`` that holds
+    a NUL character, or ``None`` when none does (``""`` is ``value`` itself).
+
+    NUL is valid JSON (``\\u0000``) but PostgreSQL's text and ``jsonb`` cannot hold it, and
+    the message store refuses it on every backend: text from outside (a submitted pulse, a
+    tool's result) is checked with this where it enters. The walk is iterative (any depth).
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, pointer = stack.pop()
+        if isinstance(item, str):
+            if "\0" in item:
+                return pointer
+        elif isinstance(item, Mapping):
+            members = [(member, f"{pointer}/{_pointer_token(str(key))}")
+                       for key, member in item.items()]
+            for key, (_, step) in zip(item, members, strict=True):
+                if "\0" in str(key):
+                    return step
+            stack.extend(reversed(members))
+        elif isinstance(item, list | tuple):
+            stack.extend((member, f"{pointer}/{index}")
+                         for index, member in reversed(list(enumerate(item))))
+    return None
+
+
+def _pointer_token(key: str) -> str:
+    """``key`` as one JSON pointer token (``~`` and ``/`` escaped), NUL shown as ``\\u0000``."""
+    return key.replace("~", "~0").replace("/", "~1").replace("\0", "\\u0000")

@@ -21,3 +21,24 @@ C1 controls (``CSI`` U+009B, ``OSC`` U+009D...) as ``\\u009b``."""
 def printable(text: str) -> str:
     """``text`` with its control characters (but newline and tab) in a visible form."""
     return text.translate(_VISIBLE)
+
+
+_VISIBLE_IN_NAMES: dict[int, str] = {**_VISIBLE, 0x09: "\\t", 0x0A: "\\n"}
+"""In a file name, newline and tab are escaped too: a name is one item on one line."""
+
+
+def printable_name(name: str) -> str:
+    """A file name (or path) made safe to print on one line: control characters in a
+    visible form (newline and tab as ``\\n`` and ``\\t``), and bytes that are not UTF-8 (read
+    as lone surrogates) as ``\\xNN``."""
+    shown = name.translate(_VISIBLE_IN_NAMES)
+    try:
+        shown.encode("utf-8")
+        return shown
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = shown.encode("utf-8", errors="surrogateescape")  # the name's own bytes
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return shown.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", errors="backslashreplace")

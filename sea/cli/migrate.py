@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ def register(subparsers: Any) -> None:
 def _files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[Path], list[Diagnostic]]:
     """The files to migrate with their bytes, the directories to look callees up in, and
     why some files were not read."""
+    from sea.cli._text import printable_name
     from sea.errors import PlaybookError
     from sea.lang.files import read_playbook_bytes, scan_directory
 
@@ -56,7 +58,8 @@ def _files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[Path], lis
             unread.extend(left_out)
             dirs.append(path)
             if not found and not left_out:
-                print(f"sea: note: no playbooks (*.json) in {path}", file=sys.stderr)
+                print(f"sea: note: no playbooks (*.json) in {printable_name(str(path))}",
+                      file=sys.stderr)
             continue
         try:
             files.append((path, read_playbook_bytes(path)))
@@ -67,14 +70,28 @@ def _files(paths: list[Path]) -> tuple[list[tuple[Path, bytes]], list[Path], lis
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Replace the file's content atomically, keeping its permissions."""
-    mode = path.stat().st_mode & 0o7777
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Put the migrated bytes in the file ``path`` names, keeping its permissions.
+
+    A symbolic link is written through: its target gets the new content and the link stays.
+    A file with one name is replaced atomically (a temporary file renamed over it); a file
+    with hard links is rewritten in place, so that every name keeps seeing the one file
+    (a rename would give this name a new file and leave the others the old text).
+    """
+    target = Path(os.path.realpath(path))
+    info = target.stat()
+    if info.st_nlink > 1:
+        with open(target, "r+b") as out:
+            out.write(data)
+            out.truncate()
+            out.flush()
+            os.fsync(out.fileno())
+        return
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.chmod(name, mode)
-        os.replace(name, path)
+        os.chmod(name, info.st_mode & 0o7777)
+        os.replace(name, target)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
@@ -82,22 +99,23 @@ def _write(path: Path, data: bytes) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``sea migrate``."""
-    from sea.cli._text import printable
+    from sea.cli._text import printable, printable_name
     from sea.errors import Severity, UsageError
     from sea.lang.library import PlaybookLibrary
     from sea.lang.migrate import migrate_text
 
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
-        raise UsageError("no such file or directory: " + ", ".join(missing))
+        raise UsageError("no such file or directory: " + ", ".join(map(printable_name, missing)))
     files, dirs, unread = _files(args.paths)
     context = PlaybookLibrary.bundled(dict.fromkeys(dirs)).context()
     failed = sum(d.severity is Severity.ERROR for d in unread)
     for diagnostic in unread:
-        print(printable(diagnostic.format_human()), file=sys.stderr)
+        shown = replace(diagnostic, file=diagnostic.file and printable_name(diagnostic.file))
+        print(printable(shown.format_human()), file=sys.stderr)
     changed = 0
     for path, data in files:
-        migration = migrate_text(data, file=str(path), context=context)
+        migration = migrate_text(data, file=printable_name(str(path)), context=context)
         for diagnostic in migration.diagnostics:
             print(printable(diagnostic.format_human()), file=sys.stderr)
         if migration.failed:
@@ -111,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 _write(path, migration.data())
             except OSError as exc:
-                print(f"sea: {path}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+                print(printable(f"sea: {printable_name(str(path))}: cannot write: "
+                                f"{exc.strerror or exc}"), file=sys.stderr)
                 failed += 1
     verb = "rewritten" if args.write else "would change"
     print(

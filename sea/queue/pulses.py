@@ -30,6 +30,7 @@ from sea.queue.records import (
     Schedule,
     persona_json,
     persona_of,
+    storable,
 )
 
 PULSE_TASK = "sea.pulse"
@@ -142,9 +143,14 @@ class PulseQueue:
             pulse_id: The pulse's id (default: a new one).
             schedule_id: The schedule that submits it, if any.
             conn: A connection whose transaction the submission joins (default: its own).
+
+        Raises:
+            UsageError: a text holds a NUL character (SEA368); nothing is queued.
         """
         from psycopg.types.json import Jsonb
 
+        storable(playbook=playbook, input=input, arguments=dict(args or {}),
+                 persona=persona_json(persona))
         pid = pulse_id or uuid.uuid4().hex
         if conn is None:
             async with self.connection() as own:
@@ -203,9 +209,10 @@ class PulseQueue:
         """Hand a waiting pulse's answer to the workers (it runs in its persona's turn).
 
         Raises:
-            UsageError: no such pulse, or it is not waiting (SEA364).
+            UsageError: no such pulse, or it is not waiting (SEA364); the answer holds a NUL
+                character (SEA368).
         """
-
+        storable(answer=answer)
         async with self.connection() as conn:
             found = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'queued' WHERE id = %s AND status = 'waiting' "
@@ -236,7 +243,8 @@ class PulseQueue:
 
         Raises:
             UsageError: the interval is not a finite number of seconds within ``bounds``
-                (default :class:`IntervalBounds`: 1 s to 366 days) (SEA363).
+                (default :class:`IntervalBounds`: 1 s to 366 days) (SEA363), or a text holds
+                a NUL character (SEA368).
         """
         from psycopg.types.json import Jsonb
 
@@ -245,6 +253,7 @@ class PulseQueue:
             raise UsageError(f"a schedule's interval must be a finite number of seconds "
                              f"> 0, not {every_s!r}", code="SEA363")
         (bounds or IntervalBounds()).check(float(every_s), "a schedule's interval")
+        storable(playbook=playbook, input=input, persona=persona_json(persona))
         sid = uuid.uuid4().hex[:12]
         start = first_at or datetime.now(UTC)
         async with self.connection() as conn:

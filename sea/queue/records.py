@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from saimemory.records import Persona
 from sea.errors import UsageError
+from sea.jsontypes import nul_pointer
 
 PulseStatus = Literal["queued", "running", "waiting", "done", "failed"]
 STATUSES: tuple[PulseStatus, ...] = ("queued", "running", "waiting", "done", "failed")
@@ -263,6 +264,23 @@ def check_status(text: str) -> PulseStatus:
 def persona_json(persona: Persona) -> dict[str, str]:
     """A persona as a row keeps it."""
     return {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt}
+
+
+def storable(**texts: Any) -> None:
+    """Refuse text the queue cannot keep: a NUL character anywhere in a value (PostgreSQL's
+    text and ``jsonb`` cannot hold it). Each keyword names the value for the message, the
+    persona's fields and the playbook's arguments as JSON pointers into them.
+
+    Raises:
+        UsageError: a value holds a NUL character (SEA368); nothing is queued.
+    """
+    for what, value in texts.items():
+        at = nul_pointer(value)
+        if at is not None:
+            where = f" at {at}" if at else ""
+            raise UsageError(
+                f"a NUL character in the pulse's {what}{where}: the queue cannot store it "
+                "(PostgreSQL text cannot hold NUL); remove it and try again", code="SEA368")
 
 
 def persona_of(data: dict[str, Any]) -> Persona:

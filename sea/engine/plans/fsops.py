@@ -7,7 +7,8 @@ swapped for a symbolic link after the check makes the operation fail instead of 
 the link. Writes go to a temporary file in the target's folder, which is then renamed over
 the target (``write``) or linked to the target's name, failing if the name is taken
 (``create``): a reader sees the old file or the new one, never a part. Special files are
-never opened. Needs a POSIX system (``os.open`` with ``dir_fd``).
+never opened. Needs a POSIX system (``os.open`` with ``dir_fd``). The walk is
+:func:`sea.engine.tools.beneath.open_folder`, the one the workspace tools use.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import os
 import stat
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+from sea.engine.tools import beneath
+
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _BLOCK = 1 << 16
@@ -52,25 +54,14 @@ def _why(exc: OSError, parts: Parts) -> FsError:
 @contextmanager
 def _folder(root: Path, parts: Parts, *, create: bool) -> Iterator[int]:
     """An open descriptor of the folder ``parts`` under ``root`` (made, with its parents,
-    when ``create``), reached without following any symbolic link."""
-    fd = os.open(root, _DIR_FLAGS | _CLOEXEC)
-    try:
-        for index, part in enumerate(parts):
-            try:
-                opened = os.open(part, _DIR_FLAGS | _CLOEXEC, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                opened = os.open(part, _DIR_FLAGS | _CLOEXEC, dir_fd=fd)
-            except OSError as exc:
-                raise _why(exc, parts[: index + 1]) from exc
-            os.close(fd)
-            fd = opened
+    when ``create``), reached without following any symbolic link
+    (:func:`sea.engine.tools.beneath.open_folder`, as the workspace tools reach theirs)."""
+    with ExitStack() as opened:
+        try:
+            fd = opened.enter_context(beneath.open_folder(root, parts, create=create))
+        except OSError as exc:
+            raise _why(exc, parts) from exc
         yield fd
-    finally:
-        os.close(fd)
 
 
 @contextmanager

@@ -23,7 +23,8 @@ from sea.engine.tools.arguments import ArgumentSchema, tool_schema
 from sea.engine.tools.engine_tool import EngineTool
 from sea.engine.tools.refs import ToolParameters
 from sea.engine.tools.threads import Escaped, in_daemon_thread
-from sea.errors import ToolFailed, ToolNotFound, ToolTimedOut, UsageError
+from sea.errors import ToolFailed, ToolNotFound, ToolResultRefused, ToolTimedOut, UsageError
+from sea.jsontypes import nul_pointer
 from sea.lang.jsonschemas import SchemaValidator, validator
 
 
@@ -252,6 +253,7 @@ class ToolBox:
             ToolArgumentError: an argument is unknown, missing or of the wrong type.
             ToolTimedOut: the tool did not answer within ``timeout_s``.
             ToolFailed: the tool raised (the original exception is the ``__cause__``).
+            ToolResultRefused: the tool's result holds a NUL character (SEA538).
         """
         known = self.signature(name, playbook=playbook, node=node)
         prepared = dict(args) if checked else known.arguments.prepare(
@@ -260,7 +262,7 @@ class ToolBox:
         deadline = asyncio.timeout(timeout_s)
         try:
             async with deadline:
-                return await _call(known.tool, prepared, {"metadata": metadata})
+                result = await _call(known.tool, prepared, {"metadata": metadata})
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # the tool's own failure, whatever it raised
@@ -275,6 +277,13 @@ class ToolBox:
             raise ToolFailed(
                 f"tool {name!r} failed: {type(exc).__name__}: {exc}", playbook=playbook, node=node
             ) from exc
+        at = nul_pointer(result)
+        if at is not None:  # refused here, where it enters the pulse, not at a later write
+            raise ToolResultRefused(
+                f"tool {name!r} returned a NUL character (at {at or 'its result'!r}), which the "
+                "memory store cannot keep; the tool must return text without NUL (a binary "
+                "file, say, is not text)", playbook=playbook, node=node)
+        return result
 
 
 async def _call(tool: BaseTool, args: dict[str, Any], config: Any) -> Any:

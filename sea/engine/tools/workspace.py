@@ -6,7 +6,9 @@
   entries directly inside a folder, sorted by path, at most :data:`MAX_LIST_ENTRIES`
   (``truncated`` is true when there were more). ``type`` is ``"file"`` or ``"dir"``; ``size``
   (bytes) is given for files only. Entries that cannot be used through the workspace are left
-  out: symbolic links leading outside it or nowhere, FIFOs, devices, sockets.
+  out: symbolic links leading outside it or nowhere, FIFOs, devices, sockets, and names that
+  are not UTF-8 (a tool's result is JSON text: such a name could be neither shown nor given
+  back); ``search_files`` leaves them out the same way.
 * ``read_file(path, offset=0, limit=8000)`` → ``{"path", "content", "offset", "total_chars",
   "truncated"}``: ``content`` is at most ``limit`` characters (at most
   :data:`~sea.engine.tools.signatures.MAX_READ_LIMIT`) from character ``offset``;
@@ -30,10 +32,13 @@ Confinement (one helper, :meth:`Workspace.locate`, for all three tools): an abso
 path with ``..`` and a path through a symbolic link that resolves outside the root are refused
 with a :class:`WorkspaceError` naming the path and the reason; symbolic links that stay inside
 are followed. A missing path is a :class:`WorkspaceError` too ("no such file or directory in
-the workspace"). Special files (FIFOs, devices, sockets) are never opened; files are opened
-without following a last-moment symbolic link and without blocking, and checked again once
-open. Tools raise; :meth:`sea.engine.tools.box.ToolBox.invoke` reports a raising tool as a
-:class:`sea.errors.ToolFailed` carrying the message.
+the workspace"). Every file and folder is reached through :mod:`sea.engine.tools.beneath`:
+walked one component at a time from the root's descriptor, links read and checked there, and
+then opened folder by folder without following any link, so a folder swapped for a link to an
+outside place while a tool runs makes the call fail instead of reading outside. Special files
+(FIFOs, devices, sockets) are never opened; files are opened without blocking and checked
+again once open. Tools raise; :meth:`sea.engine.tools.box.ToolBox.invoke` reports a raising
+tool as a :class:`sea.errors.ToolFailed` carrying the message.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ from typing import Any, Literal, TextIO, overload
 
 from langchain_core.tools import BaseTool
 
+from sea.engine.tools import beneath
+from sea.engine.tools.beneath import Parts
+from sea.engine.tools.beneath import WorkspaceError as WorkspaceError  # its home, before
 from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.signatures import MAX_READ_LIMIT, READ_LIMIT, WORKSPACE_ARGUMENTS
 from sea.errors import UsageError
@@ -68,11 +76,6 @@ BINARY_PROBE_BYTES = 8192
 
 _BLOCK_CHARS = 65_536
 _ELLIPSIS = "…"
-
-
-class WorkspaceError(ValueError):
-    """A workspace tool refused a path (outside the workspace, missing, special, binary, too
-    large ...); the message names the path and why."""
 
 
 def workspace_tools(root: Path) -> list[BaseTool]:
@@ -140,7 +143,8 @@ def _tool(run: Callable[..., dict[str, Any]], *, name: str, description: str) ->
 class Workspace:
     """One workspace root and the three tools' work, every path going through
     :meth:`locate` (public, so that whatever else works in the workspace, plans say,
-    confines its paths the same way)."""
+    confines its paths the same way) and every file and folder reached through
+    :mod:`sea.engine.tools.beneath`."""
 
     def __init__(self, root: Path) -> None:
         try:
@@ -155,19 +159,19 @@ class Workspace:
 
     def list_files(self, path: str = ".") -> dict[str, Any]:
         """``list_files``: see the module docstring."""
-        real, shown, info = self.locate(path)
+        real, shown, info = self._locate(path)
         if not stat.S_ISDIR(info.st_mode):
             raise WorkspaceError(f"path {path!r} is {_kind(info)}, not a directory")
         try:
-            with os.scandir(real) as found:
-                entries = (
-                    entry
-                    for item in found
-                    if (entry := self._entry(real / item.name, _join(shown, item.name)))
-                )
-                first = heapq.nsmallest(MAX_LIST_ENTRIES + 1, entries, key=lambda e: e["path"])
+            found = beneath.entries(self.root, real)
         except OSError as exc:
             raise WorkspaceError(f"folder {path!r} cannot be listed: {_reason(exc)}") from exc
+        entries = (
+            entry
+            for name, _, status in found
+            if _nameable(name) and (entry := _entry(_join(shown, name), status))
+        )
+        first = heapq.nsmallest(MAX_LIST_ENTRIES + 1, entries, key=lambda e: e["path"])
         return {"entries": first[:MAX_LIST_ENTRIES], "truncated": len(first) > MAX_LIST_ENTRIES}
 
     def read_file(self, path: str, offset: int = 0, limit: int = READ_LIMIT) -> dict[str, Any]:
@@ -177,9 +181,9 @@ class Workspace:
                 f"read_file needs offset >= 0 and 1 <= limit <= {MAX_READ_LIMIT} "
                 f"(got offset {offset}, limit {limit})"
             )
-        real, shown, info = self.locate(path)
+        real, shown, info = self._locate(path)
         _check_readable(path, info)
-        with _open_text(real, path) as stream:
+        with _open_text(lambda: beneath.open_file(self.root, real), path) as stream:
             content, total = _chunk(stream, offset, limit)
         return {
             "path": shown,
@@ -193,7 +197,7 @@ class Workspace:
         """``search_files``: see the module docstring."""
         if not query:
             raise WorkspaceError("search_files needs a non-empty query")
-        real, shown, info = self.locate(path)
+        real, shown, info = self._locate(path)
         if stat.S_ISREG(info.st_mode):
             _check_readable(path, info)
         elif not stat.S_ISDIR(info.st_mode):
@@ -217,7 +221,12 @@ class Workspace:
     ) -> tuple[Path, str, os.stat_result | None]:
         """Where ``path`` (relative to the root) really is, how results show it and its status.
 
-        The real path has no symbolic link in it and lies inside the root.
+        The real path has no symbolic link in it and lies inside the root: it is found by
+        :func:`sea.engine.tools.beneath.resolve`, which walks the path one component at a time
+        from the root's descriptor, reading the links it meets (never letting the kernel
+        follow one). Whatever then works on the real path reaches it through
+        :mod:`~sea.engine.tools.beneath` too, so a folder swapped for a link meanwhile is an
+        error, not a way out.
 
         With ``missing_ok`` (for a file or folder about to be made), a path that does not
         exist is no error: its status is ``None`` and its real path is that of its deepest
@@ -231,73 +240,24 @@ class Workspace:
                 ``missing_ok``).
         """
         parts = _parts(path)
-        real, info = self.root, _stat(self.root, path)
-        for index, part in enumerate(parts):
-            here = _join_parts(parts[: index + 1])
-            followed = self._follow(real / part, path, here)
-            if followed is None and missing_ok:
-                return _missing(real, parts[index:], path, here), _join_parts(parts), None
-            if followed is None:
-                raise WorkspaceError(f"no such file or directory in the workspace: {path!r}")
-            real, info = followed
-            if index < len(parts) - 1 and not stat.S_ISDIR(info.st_mode):
-                raise WorkspaceError(
-                    f"no such file or directory in the workspace: {path!r} "
-                    f"({here!r} is {_kind(info)}, not a directory)"
-                )
+        real, info = beneath.resolve(self.root, parts, path=path, missing_ok=missing_ok)
+        return self.root.joinpath(*real), _join_parts(parts), info
+
+    def _locate(self, path: str) -> tuple[Parts, str, os.stat_result]:
+        """:meth:`locate` as real components, for the tools."""
+        parts = _parts(path)
+        real, info = beneath.resolve(self.root, parts, path=path)
+        assert info is not None  # not missing_ok: a missing path raised
         return real, _join_parts(parts), info
 
-    def _follow(self, candidate: Path, path: str, here: str) -> tuple[Path, os.stat_result] | None:
-        """``candidate`` (a real directory's child) with its status, through a symbolic link
-        if it is one; ``None`` if it does not exist.
 
-        Raises:
-            WorkspaceError: ``candidate`` is a symbolic link that resolves outside the root, or
-                it cannot be examined.
-        """
-        try:
-            info = candidate.lstat()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            raise WorkspaceError(f"path {path!r} cannot be examined: {_reason(exc)}") from exc
-        if not stat.S_ISLNK(info.st_mode):
-            return candidate, info
-        target = Path(os.path.realpath(candidate))
-        if not target.is_relative_to(self.root):
-            raise WorkspaceError(
-                f"path {path!r} leaves the workspace: {here!r} is a symbolic link to a place "
-                "outside it"
-            )
-        try:
-            return target, target.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:  # a loop of links, say
-            raise WorkspaceError(
-                f"path {path!r} cannot be followed: {here!r} is a symbolic link that cannot be "
-                f"resolved ({_reason(exc)})"
-            ) from exc
-
-    def found(self, candidate: Path) -> tuple[Path, os.stat_result] | None:
-        """An entry met while listing or searching, as :meth:`_follow` sees it; ``None`` when
-        it cannot be used through the workspace (a link outside or nowhere, a vanished file)."""
-        try:
-            return self._follow(candidate, candidate.name, candidate.name)
-        except WorkspaceError:
-            return None
-
-    def _entry(self, candidate: Path, shown: str) -> dict[str, Any] | None:
-        """A ``list_files`` entry, or ``None`` for what is left out."""
-        followed = self.found(candidate)
-        if followed is None:
-            return None
-        info = followed[1]
-        if stat.S_ISDIR(info.st_mode):
-            return {"path": shown, "type": "dir"}
-        if stat.S_ISREG(info.st_mode):
-            return {"path": shown, "type": "file", "size": info.st_size}
-        return None
+def _entry(shown: str, info: os.stat_result) -> dict[str, Any] | None:
+    """A ``list_files`` entry, or ``None`` for what is left out (a special file)."""
+    if stat.S_ISDIR(info.st_mode):
+        return {"path": shown, "type": "dir"}
+    if stat.S_ISREG(info.st_mode):
+        return {"path": shown, "type": "file", "size": info.st_size}
+    return None
 
 
 class _Search:
@@ -309,11 +269,18 @@ class _Search:
         self.matches: list[dict[str, Any]] = []
         self.truncated = False
         self.files_read = 0
-        self.seen: set[Path] = set()
+        self.seen: set[Parts] = set()
+        self.files = beneath.FileOpener(workspace.root)
 
-    def run(self, real: Path, shown: str, info: os.stat_result) -> None:
+    def run(self, real: Parts, shown: str, info: os.stat_result) -> None:
         """Search ``real`` (shown as ``shown``), a folder or a file, until a bound is hit."""
-        pending: list[tuple[Path, str, os.stat_result]] = [(real, shown, info)]
+        try:
+            self._walk(real, shown, info)
+        finally:
+            self.files.close()
+
+    def _walk(self, real: Parts, shown: str, info: os.stat_result) -> None:
+        pending: list[tuple[Parts, str, os.stat_result]] = [(real, shown, info)]
         while pending and not self.truncated:
             real, shown, info = pending.pop()
             if real in self.seen:
@@ -324,25 +291,22 @@ class _Search:
             elif stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
                 self._file(real, shown)
 
-    def _children(self, real: Path, shown: str) -> list[tuple[Path, str, os.stat_result]]:
+    def _children(self, real: Parts, shown: str) -> list[tuple[Parts, str, os.stat_result]]:
         try:
-            names = sorted(os.listdir(real))
+            found = beneath.entries(self.workspace.root, real)
         except OSError:
             return []
-        children = []
-        for name in names:
-            followed = self.workspace.found(real / name)
-            if followed is not None:
-                children.append((followed[0], _join(shown, name), followed[1]))
-        return children
+        return [(parts, _join(shown, name), info)
+                for name, parts, info in sorted(found, key=lambda entry: entry[0])
+                if _nameable(name)]
 
-    def _file(self, real: Path, shown: str) -> None:
+    def _file(self, real: Parts, shown: str) -> None:
         if self.files_read >= MAX_SEARCH_FILES:
             self.truncated = True
             return
         self.files_read += 1
         try:
-            with _open_text(real, shown) as stream:
+            with _open_text(lambda: self.files.open_file(real), shown) as stream:
                 for number, line in enumerate(stream, start=1):
                     at = line.casefold().find(self.needle)
                     if at < 0:
@@ -356,18 +320,14 @@ class _Search:
             return  # binary, vanished or unreadable: not searched
 
 
-def _missing(real: Path, rest: tuple[str, ...], path: str, here: str) -> Path:
-    """The real path of a missing ``path`` whose first missing component is ``rest[0]`` in
-    the real folder ``real``.
-
-    Raises:
-        WorkspaceError: that component is a symbolic link leading nowhere.
-    """
-    if (real / rest[0]).is_symlink():
-        raise WorkspaceError(
-            f"path {path!r} is refused: {here!r} is a symbolic link that leads nowhere"
-        )
-    return real.joinpath(*rest)
+def _nameable(name: str) -> bool:
+    """Whether a name met in a folder can be given back to the tools: a name that is not
+    UTF-8 (read as lone surrogates) cannot be written in a tool's JSON result."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parts(path: str) -> tuple[str, ...]:
@@ -406,31 +366,10 @@ def _join(shown: str, name: str) -> str:
     return name if shown == "." else f"{shown}/{name}"
 
 
-def _stat(real: Path, path: str) -> os.stat_result:
-    try:
-        return real.stat()
-    except OSError as exc:
-        raise WorkspaceError(f"path {path!r} cannot be examined: {_reason(exc)}") from exc
+_kind = beneath.kind
 
 
-def _kind(info: os.stat_result) -> str:
-    """What a file is, in words."""
-    mode = info.st_mode
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISREG(mode):
-        return "a file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (a special file, never opened)"
-    if stat.S_ISSOCK(mode):
-        return "a socket (a special file, never opened)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device (a special file, never opened)"
-    return "a special file (never opened)"
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or type(exc).__name__
+_reason = beneath.reason
 
 
 def _check_readable(path: str, info: os.stat_result) -> None:
@@ -449,19 +388,20 @@ def _check_readable(path: str, info: os.stat_result) -> None:
 
 
 @contextmanager
-def _open_text(real: Path, path: str) -> Iterator[TextIO]:
-    """``real``, a regular file, open as UTF-8 text (invalid bytes replaced, line endings kept).
+def _open_text(opening: Callable[[], int], path: str) -> Iterator[TextIO]:
+    """The regular file that ``opening`` opens (:func:`sea.engine.tools.beneath.open_file`)
+    as UTF-8 text (invalid bytes replaced, line endings kept).
 
-    Opened without following a symbolic link and without blocking (should the file have been
+    It is reached from the root one folder at a time and opened without following a symbolic
+    link anywhere and without blocking (should the file or a folder on the way have been
     swapped for a link or a FIFO since it was checked), then checked again.
 
     Raises:
         WorkspaceError: it is no longer a regular file of at most the size cap, it is binary
             (a NUL byte in its first :data:`BINARY_PROBE_BYTES` bytes), or it cannot be opened.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0))
+        fd = opening()
     except OSError as exc:
         raise WorkspaceError(f"file {path!r} cannot be opened: {_reason(exc)}") from exc
     with open(fd, "rb") as raw:
