@@ -1,7 +1,10 @@
 """What the CLI commands share: the default data directory, store, persona and playbooks.
 
-This is the only place of the command line that reads the environment: ``SEA_DB`` (the
-store) and ``SEA_HOME`` (the data directory, default the per-user data directory).
+The environment is read here for ``SEA_HOME`` (the data directory, default the per-user
+data directory) and ``SEA_DB`` (the store, when a command is called without the project
+settings' resolution); every other ``SEA_*`` setting, ``SEA_DB`` included, is resolved with
+the project file's (:mod:`sea.cli._project.resolve`: a flag, else the variable, else the
+file, else the default).
 """
 
 from __future__ import annotations
