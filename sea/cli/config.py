@@ -108,6 +108,10 @@ def _print(resolution: Resolution) -> None:
     for r in resolution.settings:
         value = "-" if r.value is None else r.value if isinstance(r.value, str) \
             else orjson.dumps(r.value).decode()
+        if r.setting.key == "db" and r.value is None:
+            from sea.cli._setup import default_db
+
+            value = f"{default_db()} (the per-user store)"
         table.add_row(Text(r.setting.key), Text(r.option), Text(printable(value)),
                       Text(printable(r.source)))
     console.print(table)

@@ -16,11 +16,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sea.cli._project.load import Entry, Project, env_reference, load_project, project_file
 from sea.cli._project.settings import SETTINGS, Kind, Setting, is_secret
 from sea.errors import Diagnostic, ProjectFileError, Severity, UsageError
+
+if TYPE_CHECKING:  # the file is read only by a command that takes a setting
+    from sea.cli._project.load import Entry, Project
 
 COMMAND_ATTR = "_sea_command"
 """The attribute the parsed arguments carry: the command's words after ``sea``."""
@@ -144,6 +146,8 @@ def resolve(args: argparse.Namespace, slots: Mapping[str, list[Slot]],
     command = getattr(args, COMMAND_ATTR, None)
     if command is None or command not in slots:
         return None
+    from sea.cli._project.load import load_project, project_file
+
     path = project_file(getattr(args, "project", None), getattr(args, "no_project", False),
                         env, cwd)
     project = None if path is None else load_project(path)
@@ -219,6 +223,7 @@ def _with_env(project: Project, entry: Entry, env: Mapping[str, str],
               problems: list[Diagnostic], strict: bool) -> dict[str, Any]:
     """A table of model options with each ``{ env = "NAME" }`` replaced by NAME's value
     (by the reference itself when not ``strict``: ``sea config`` never reads a secret)."""
+    from sea.cli._project.load import env_reference
 
     def filled(value: Any) -> Any:
         name = env_reference(value)
