@@ -89,8 +89,8 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--db`` option every store-using command takes."""
     parser.add_argument(
         "--db",
-        help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV}, else a file in the "
-        "per-user data directory)",
+        help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV}, else the project "
+        "file's db, else a file in the per-user data directory)",
     )
 
 

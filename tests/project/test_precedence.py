@@ -93,3 +93,20 @@ def test_the_settings_reach_the_command(sea: Sea) -> None:
     assert "SEA566" in done.out and "max_calls" in done.out
     assert (sea.root / "memory.sqlite").is_file()
     assert not (sea.root.parent / "home").exists()
+
+
+def test_paths_in_the_file_are_relative_to_it_and_module_names_are_left_alone(
+    sea: Sea, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = sea.write("sea.toml", 'tools = ["tools.py:TOOLS", "my_pkg.tools"]\n'
+                        'mcp = ["servers.json"]\nworkspace = "work"\n'
+                        'default_playbook = "books/mine.json"\n')
+    (sea.root / "work").mkdir()
+    elsewhere = sea.root.parent / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    found = sea.config("--project", str(project))["settings"]
+    assert found["tools"]["value"] == [f"{sea.root / 'tools.py'}:TOOLS", "my_pkg.tools"]
+    assert found["mcp"]["value"] == [str(sea.root / "servers.json")]
+    assert found["workspace"]["value"] == str(sea.root / "work")
+    assert found["default_playbook"]["value"] == str(sea.root / "books" / "mine.json")

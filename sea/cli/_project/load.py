@@ -235,6 +235,7 @@ _EXPECTED: dict[Kind, str] = {
     Kind.PATH: "a non-empty string (a path, relative to the project file)",
     Kind.STORE: 'a non-empty string (a SQLite file, e.g. ".sea/memory.sqlite", or a '
                 "postgresql:// DSN)",
+    Kind.PLAYBOOK: 'a non-empty string (a playbook\'s name, or a FILE.json)',
     Kind.MODEL: 'a non-empty string (a model spec, e.g. "local" or "openai:gpt-4o-mini")',
     Kind.PATHS: 'an array of strings, e.g. ["playbooks"]',
     Kind.NAMES: 'an array of strings, e.g. ["write_file"]',
@@ -246,7 +247,7 @@ _EXPECTED: dict[Kind, str] = {
 
 
 def _fits(kind: Kind, value: Any) -> bool:
-    if kind in (Kind.TEXT, Kind.PATH, Kind.STORE, Kind.MODEL):
+    if kind in (Kind.TEXT, Kind.PATH, Kind.STORE, Kind.PLAYBOOK, Kind.MODEL):
         return isinstance(value, str) and bool(value.strip())
     if kind in (Kind.PATHS, Kind.NAMES, Kind.TOOLS):
         return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)

@@ -260,6 +260,8 @@ def _one(slot: Slot, raw: Any, base: Path, failure: Callable[[str], Exception]) 
     text = str(raw)
     if kind in (Kind.PATH, Kind.PATHS) or kind is Kind.STORE and "://" not in text:
         text = str(base / Path(text).expanduser())
+    elif kind is Kind.PLAYBOOK and text.endswith(".json"):
+        text = str(base / Path(text).expanduser())
     elif kind is Kind.MODEL:
         text = _model_spec(text, base)
     elif kind is Kind.TOOLS:

@@ -21,6 +21,8 @@ class Kind(StrEnum):
     directory in an environment variable)."""
     STORE = "store"
     """A SQLite file (a path) or a ``postgresql://`` DSN."""
+    PLAYBOOK = "playbook"
+    """A playbook's name, or a ``FILE.json`` (a path)."""
     MODEL = "model"
     """A model spec; the file of ``scripted:FILE``, ``local:FILE`` or ``replay:FILE`` is a
     path."""
@@ -75,7 +77,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("db", "db", Kind.STORE, "SEA_DB"),
     Setting("persona", "persona", Kind.TEXT, "SEA_PERSONA", (*_ACTORS, *_MEMORY, *_PLANS)),
     Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", _ACTORS),
-    Setting("default_playbook", "playbook", Kind.TEXT, "SEA_PLAYBOOK", ("run", "submit")),
+    Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS", (*_PULSES, *_ACTORS)),
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", _PULSES),
     Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", _PULSES),
