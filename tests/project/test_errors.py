@@ -112,3 +112,18 @@ def test_a_bad_environment_value_names_the_variable(
     err = refused(sea)
     assert "SEA383 error: environment variable SEA_MAX_CALLS='many': expected a whole " \
            "number, got 'many'" in err
+
+
+def test_a_value_that_does_not_fit_makes_no_store_directory(sea: Sea) -> None:
+    sea.write("sea.toml", 'db = "store/memory.sqlite"\nwhen_busy = "later"\n')
+    err = refused(sea, "run", "--input", "Hi")
+    assert "'when_busy': expected one of wait, fail, got 'later'" in err
+    assert not (sea.root / "store").exists()
+
+
+def test_a_store_whose_directory_cannot_be_made_is_a_usage_error(sea: Sea) -> None:
+    sea.write("blocker", "a file where a directory should be")
+    path = sea.write("sea.toml", 'db = "blocker/memory.sqlite"\n')
+    err = refused(sea, "memory", "recent")
+    assert f"SEA383 error: {path}:1: the store {sea.root / 'blocker' / 'memory.sqlite'}: " \
+           f"cannot create its directory {sea.root / 'blocker'}" in err

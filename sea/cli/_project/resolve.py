@@ -166,6 +166,11 @@ def resolve(args: argparse.Namespace, slots: Mapping[str, list[Slot]],
         resolution.settings.append(Resolved(slot.setting, slot.option, shown, source))
     if problems:
         raise ProjectFileError(problems)
+    if strict:
+        for found in resolution.settings:
+            if found.setting.kind is Kind.STORE and found.source not in ("default", "flag --db") \
+                    and isinstance(found.value, str):
+                _make_directory(found.value, f"{found.source}: the store {found.value}")
     return resolution
 
 
@@ -180,8 +185,6 @@ def _pick(slot: Slot, env: Mapping[str, str], cwd: Path, project: Project | None
                          lambda message: UsageError(
                              f"environment variable {variable}={raw!r}: {message}",
                              code="SEA383"))
-        if strict and setting.kind is Kind.STORE:
-            _make_directory(value, f"environment variable {variable}")
         return value, _shown(value, setting, None), f"env {variable}"
     entry = None if project is None else project.entries.get(setting.key)
     if entry is None or project is None:
@@ -199,8 +202,6 @@ def _pick(slot: Slot, env: Mapping[str, str], cwd: Path, project: Project | None
     except ProjectFileError as exc:
         problems.extend(exc.diagnostics)
         return slot.default, None, project.where(entry)
-    if strict and setting.kind is Kind.STORE:
-        _make_directory(value, f"'db' ({project.where(entry)})")
     return value, _shown(value, setting, entry.value), project.where(entry)
 
 
@@ -296,7 +297,7 @@ def _make_directory(location: str, source: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(
-            f"{source}: cannot create the store's directory {directory}: {exc.strerror}",
+            f"{source}: cannot create its directory {directory}: {exc.strerror}",
             code="SEA383") from None
 
 
