@@ -144,3 +144,11 @@ def test_init_then_run_on_the_bundled_local_model(tmp_path: Path) -> None:
     assert [(p, r) for p, r, _ in messages] == [("aoi", "user"), ("aoi", "assistant")]
     assert messages[1][2].strip()
     assert not home.exists()
+
+
+def test_the_project_s_playbooks_are_found_by_name(sea: Sea) -> None:
+    assert sea("init").code == 0
+    drawn = sea("graph", "hello")
+    assert drawn.code == 0, drawn.err
+    assert "route" in drawn.out and "speak" in drawn.out
+    assert sea.setting("playbooks", "graph", "hello")[0] == [str(sea.root / "playbooks")]

@@ -309,7 +309,12 @@ def _shown(value: Any, setting: Setting, written: Any) -> Any:
             return written
         return {k: HIDDEN if is_secret(k) and isinstance(v, str) else v
                 for k, v in (value or [])}
-    path = getattr(value, "path", None)
-    if isinstance(path, Path):
-        return str(path)
-    return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """A parsed option's value as JSON: a file option by its path, a path as text."""
+    path = getattr(value, "path", value)
+    return str(path) if isinstance(path, Path) else value

@@ -79,6 +79,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", _ACTORS),
     Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS", (*_PULSES, *_ACTORS)),
+    Setting("playbooks", "dirs", Kind.PATHS, "SEA_PLAYBOOKS", ("graph",)),  # its --dir
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", _PULSES),
     Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", _PULSES),
     Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", _PULSES),
@@ -114,6 +115,7 @@ SETTINGS: tuple[Setting, ...] = (
 """Every setting, in the order ``sea config`` shows them."""
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+"""The settings by key (``playbooks`` fills two options of one kind: either is its type)."""
 
 TABLES: frozenset[str] = frozenset(s.key.partition(".")[0] for s in SETTINGS if "." in s.key)
 """The file's tables (``[model]``, ``[budget]``...)."""
