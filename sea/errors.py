@@ -109,6 +109,24 @@ class UsageError(SeaError, ValueError):
     code = "SEA300"
 
 
+class ProjectFileError(UsageError):
+    """The project file (``sea.toml`` or ``[tool.sea]`` in ``pyproject.toml``) cannot be
+    used: ``diagnostics`` lists every problem, located by line and column.
+
+    Codes: ``SEA381`` the file cannot be read or is not TOML; ``SEA382`` an unknown key;
+    ``SEA383`` a value of the wrong type or out of range; ``SEA384`` a secret written in the
+    file; ``SEA385`` a referenced environment variable that is not set; ``SEA386`` ``sea
+    init`` would overwrite a file.
+    """
+
+    code = "SEA380"
+
+    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        super().__init__("\n".join(d.format_human() for d in self.diagnostics),
+                         code=self.diagnostics[0].code if self.diagnostics else None)
+
+
 class ExecutionError(SeaError, RuntimeError):
     """A pulse failed: names the playbook, the node and the cause."""
 

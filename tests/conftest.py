@@ -29,6 +29,19 @@ def _verdict_cache(
     monkeypatch.setenv("SEA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``SEA_*`` setting in the shell that runs the tests (``SEA_MODEL``, ``SEA_PROJECT``...)
+    would change every command a test runs: none reaches a test unless it sets one
+    (``SEA_DB`` and ``SEA_HOME`` are set by the fixtures that need them)."""
+    from sea.cli._project.load import PROJECT_ENV
+    from sea.cli._project.settings import SETTINGS
+
+    for name in {s.env for s in SETTINGS if s.env not in (None, "SEA_DB")} | {PROJECT_ENV}:
+        assert name is not None
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     """A fresh SQLite store in a temporary directory."""

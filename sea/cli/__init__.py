@@ -23,11 +23,12 @@ import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from pathlib import Path
 from typing import NoReturn
 
 from saimemory.errors import MemoryStoreError
 from sea.cli._text import printable
-from sea.errors import PlaybookError, SeaError, UsageError
+from sea.errors import PlaybookError, ProjectFileError, SeaError, UsageError
 
 
 def _subcommand_modules() -> list[str]:
@@ -124,14 +125,21 @@ def _main(argv: Sequence[str] | None) -> int:
     if command is None and words and words[0] == "--version":
         print(f"sea {_version()}")  # without registering (importing) every subcommand
         return 0
+    from sea.cli._project.resolve import prepare, resolve
+
     parser = build_parser(only=command)
+    slots = prepare(parser)
     args = parser.parse_args(words)
     func: Handler | None = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
         return 2
     try:
+        resolve(args, slots, os.environ, Path.cwd())
         return func(args)
+    except ProjectFileError as exc:  # its diagnostics name their own codes and places
+        print(printable(f"sea: {exc}"), file=sys.stderr)
+        return 2
     except UsageError as exc:
         print(printable(f"sea: {exc.code} error: {exc.message}"), file=sys.stderr)
         return 2

@@ -1,8 +1,11 @@
 """What the CLI commands share: the default data directory, store, persona and playbooks.
 
-This is where the command line reads the environment: ``SEA_DB`` (the store) and
-``SEA_HOME`` (the data directory, default the per-user data directory); the limits of the
-files a person names are read by :mod:`sea.cli._filelimits` (light, for ``sea validate``).
+The environment is read here for ``SEA_HOME`` (the data directory, default the per-user
+data directory) and ``SEA_DB`` (the store, when a command is called without the project
+settings' resolution); every other ``SEA_*`` setting, ``SEA_DB`` included, is resolved with
+the project file's (:mod:`sea.cli._project.resolve`: a flag, else the variable, else the
+file, else the default). The limits of the files a person names are read by
+:mod:`sea.cli._filelimits` (light, for ``sea validate``).
 """
 
 from __future__ import annotations
@@ -88,8 +91,8 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--db`` option every store-using command takes."""
     parser.add_argument(
         "--db",
-        help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV}, else a file in the "
-        "per-user data directory)",
+        help=f"SQLite file or postgresql:// DSN (default: ${DB_ENV}, else the project "
+        "file's db, else a file in the per-user data directory)",
     )
 
 
