@@ -243,6 +243,8 @@ _EXPECTED: dict[Kind, str] = {
     Kind.INTEGER: "a whole number",
     Kind.NUMBER: "a number",
     Kind.OPTIONS: 'a table, e.g. { temperature = 0.2, api_key = { env = "OPENAI_API_KEY" } }',
+    Kind.ASSIGNMENTS: 'a table of numbers and words, e.g. { max_steps = 1000, unlisted_exec '
+                      '= "ask" }',
 }
 
 
@@ -255,6 +257,9 @@ def _fits(kind: Kind, value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if kind is Kind.NUMBER:
         return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is Kind.ASSIGNMENTS:
+        return isinstance(value, dict) and all(
+            isinstance(v, int | str) and not isinstance(v, bool) for v in value.values())
     return isinstance(value, dict)
 
 

@@ -182,7 +182,7 @@ def _pick(slot: Slot, env: Mapping[str, str], cwd: Path, project: Project | None
     if variable is not None and env.get(variable, "").strip():
         raw = env[variable]
         value = _convert(slot, _from_env(setting.kind, raw), cwd,
-                         lambda message: UsageError(
+                         lambda message, *_: UsageError(
                              f"environment variable {variable}={raw!r}: {message}",
                              code="SEA383"))
         return value, _shown(value, setting, None), f"env {variable}"
@@ -194,7 +194,11 @@ def _pick(slot: Slot, env: Mapping[str, str], cwd: Path, project: Project | None
     if setting.kind is Kind.OPTIONS:
         raw_value = _with_env(project, entry, env, problems, strict)
 
-    def located(message: str) -> ProjectFileError:
+    def located(message: str, *inner: str) -> ProjectFileError:
+        if inner:  # a key of the setting's table: at its own line
+            key = ".".join((setting.key, *inner))
+            return ProjectFileError([project.diagnostic(
+                "SEA383", f"'{key}': {message}", [*setting.key.split("."), *inner])])
         return ProjectFileError([_at(project, entry, "SEA383", f"'{setting.key}': {message}")])
 
     try:
@@ -217,6 +221,9 @@ def _from_env(kind: Kind, raw: str) -> Any:
         return [part for part in raw.split(os.pathsep) if part.strip()]
     if kind in (Kind.NAMES, Kind.TOOLS):
         return [part.strip() for part in raw.split(",") if part.strip()]
+    if kind is Kind.ASSIGNMENTS:
+        pairs = (part.partition("=") for part in raw.split(",") if part.strip())
+        return {name.strip(): value.strip() for name, _, value in pairs}
     return raw.strip()
 
 
@@ -245,15 +252,25 @@ def _with_env(project: Project, entry: Entry, env: Mapping[str, str],
 
 
 def _convert(slot: Slot, raw: Any, base: Path,
-             failure: Callable[[str], Exception]) -> Any:
+             failure: Callable[..., Exception]) -> Any:
     """``raw`` (a file's or an environment variable's value) as the parsed option's value:
-    paths made absolute against ``base``, then the option's ``choices`` and ``type``."""
+    paths made absolute against ``base``, then the option's ``choices`` and ``type``
+    (``failure(message)`` makes the error; ``failure(message, name)`` for the key ``name``
+    of a table of assignments)."""
     kind = slot.setting.kind
     if kind is Kind.OPTIONS:
         return list(raw.items())
+    if kind is Kind.ASSIGNMENTS:
+        return [_one(slot, f"{name}={value}", base, _for_key(failure, name))
+                for name, value in raw.items()]
     if kind in (Kind.PATHS, Kind.NAMES, Kind.TOOLS):
         return [_one(slot, item, base, failure) for item in raw]
     return _one(slot, raw, base, failure)
+
+
+def _for_key(failure: Callable[..., Exception], name: str) -> Callable[[str], Exception]:
+    """``failure`` for the key ``name`` of a table."""
+    return lambda message: failure(message, name)
 
 
 def _one(slot: Slot, raw: Any, base: Path, failure: Callable[[str], Exception]) -> Any:
@@ -309,6 +326,8 @@ def _shown(value: Any, setting: Setting, written: Any) -> Any:
             return written
         return {k: HIDDEN if is_secret(k) and isinstance(v, str) else v
                 for k, v in (value or [])}
+    if setting.kind is Kind.ASSIGNMENTS:
+        return dict(value or [])
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return _plain(value)

@@ -38,6 +38,9 @@ class Kind(StrEnum):
     """A number."""
     OPTIONS = "options"
     """A table of a model's constructor options; a value may be ``{ env = "NAME" }``."""
+    ASSIGNMENTS = "assignments"
+    """A table of ``NAME = VALUE`` pairs, each read as the option's ``NAME=VALUE`` (commas
+    between them in an environment variable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,7 @@ class Setting:
     @property
     def listed(self) -> bool:
         """Whether the value is an array (or table) rather than one value."""
-        return self.kind in (Kind.PATHS, Kind.NAMES, Kind.TOOLS, Kind.OPTIONS)
+        return self.kind in (Kind.PATHS, Kind.NAMES, Kind.TOOLS, Kind.OPTIONS, Kind.ASSIGNMENTS)
 
 
 _PULSES = ("run", "resume", "worker")
@@ -86,6 +89,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ask_before", "ask_before", Kind.NAMES, "SEA_ASK_BEFORE", _PULSES),
     Setting("when_busy", "when_busy", Kind.TEXT, "SEA_WHEN_BUSY", _PULSES),
     Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT", ("run", "resume")),
+    Setting("tool_timeout", "tool_timeout", Kind.NUMBER, "SEA_TOOL_TIMEOUT", _PULSES),
+    Setting("limits", "limit", Kind.ASSIGNMENTS, "SEA_LIMITS", _PULSES),
     Setting("prices", "prices", Kind.PATH, "SEA_PRICES", _PULSES),
     Setting("safety_rules", "safety_rules", Kind.PATH, "SEA_SAFETY_RULES", _PULSES),
     Setting("model.name", "model", Kind.MODEL, "SEA_MODEL", _PULSES),
