@@ -18,7 +18,7 @@ import pytest
 
 from saimemory.sqlite import SQLiteStore
 from sea.engine.plans import PlanPolicy, PlanService
-from tests.trace.conftest import Sea
+from tests.trace.conftest import Outcome, Sea
 
 SECRET_VALUE = "sk-fake-0123456789-do-not-leak"
 PYTHON = sys.executable
@@ -48,6 +48,13 @@ def planned(sea: Sea, command: list[str]) -> str:
         store.close()
 
 
+def approve(sea: Sea, plan_id: str, options: tuple[str, ...]) -> Outcome:
+    """``sea plan preview`` then ``sea plan approve``, as a person does: an approval approves
+    what the preview showed."""
+    assert sea("plan", "preview", plan_id, *options).code == 0
+    return sea("plan", "approve", plan_id, *options)
+
+
 def stored_bytes(sea: Sea) -> bytes:
     return b"".join(p.read_bytes() for p in (sea.root / "home").glob("memory.sqlite*"))
 
@@ -57,7 +64,7 @@ def test_an_argument_naming_a_path_outside_is_refused_through_the_cli(sea: Sea) 
     plan_id = planned(sea, [PYTHON, "-c", "import sys; open(sys.argv[1][11:], 'w').write('x')",
                             target])
     ws = ("--workspace", str(sea.root / "ws"), "--allow-run", PYTHON)
-    approved = sea("plan", "approve", plan_id, *ws)
+    approved = approve(sea, plan_id, ws)
     executed = sea("plan", "execute", plan_id, *ws)
     assert not (sea.root / "outside" / "x").exists()
     assert approved.code == 1, approved.out
@@ -73,7 +80,7 @@ def test_the_host_environment_reaches_neither_the_command_nor_the_store(
     monkeypatch.setenv("LANG", "C.UTF-8")
     plan_id = planned(sea, [PYTHON, "-c", "import os; print(sorted(os.environ.items()))"])
     ws = ("--workspace", str(sea.root / "ws"), "--allow-run", PYTHON)
-    assert sea("plan", "approve", plan_id, *ws).code == 0
+    assert approve(sea, plan_id, ws).code == 0
     executed = sea("plan", "execute", plan_id, *ws, "--json")
     assert executed.code == 0, executed.err
     shown = sea("plan", "show", plan_id, "--json")
@@ -90,7 +97,7 @@ def test_run_env_passes_a_named_variable_on(sea: Sea, monkeypatch: pytest.Monkey
     plan_id = planned(sea, [PYTHON, "-c", "import os; print(sorted(os.environ))"])
     ws = ("--workspace", str(sea.root / "ws"), "--allow-run", PYTHON,
           "--run-env", "SEA_TEST_SETTING")
-    assert sea("plan", "approve", plan_id, *ws).code == 0
+    assert approve(sea, plan_id, ws).code == 0
     assert sea("plan", "execute", plan_id, *ws).code == 0
     (result,) = orjson.loads(sea("plan", "show", plan_id, "--json").out)["state"]["results"]
     assert "'SEA_TEST_SETTING'" in result["output"] and "SECRET_API_KEY" not in result["output"]
@@ -107,7 +114,7 @@ def test_the_host_sandbox_is_put_in_front_of_the_command_through_the_cli(sea: Se
     plan_id = planned(sea, [PYTHON, "-c", "print('inside')"])
     ws = ("--workspace", str(sea.root / "ws"), "--allow-run", PYTHON,
           "--run-wrapper", f"{wrapper} --die-with-parent")
-    assert sea("plan", "approve", plan_id, *ws).code == 0
+    assert approve(sea, plan_id, ws).code == 0
     executed = sea("plan", "execute", plan_id, *ws)
     assert executed.code == 0, executed.err
     assert record.read_text() == repr(["--die-with-parent", PYTHON, "-c", "print('inside')"])

@@ -59,6 +59,8 @@ def _folder(root: Path, parts: Parts, *, create: bool) -> Iterator[int]:
     with ExitStack() as opened:
         try:
             fd = opened.enter_context(beneath.open_folder(root, parts, create=create))
+        except FileNotFoundError:  # the caller's to tell (``names`` finds none)
+            raise
         except OSError as exc:
             raise _why(exc, parts) from exc
         yield fd
