@@ -49,6 +49,7 @@ default_playbook = "$playbook"
 # tools = ["tools.py"]
 # mcp = ["mcp.json"]
 # ask_before = ["plan_propose"]    # tools that wait for a person's approval
+# tool_timeout = 600               # seconds one tool call may take
 
 # Prices per million tokens (for budget.max_cost), and rules every model call carries.
 # prices = "prices.json"
@@ -71,6 +72,10 @@ name = "local"
 # max_tokens_in = 50000
 # max_tokens_out = 5000
 # max_cost = 0.05
+
+# [limits]                          # bounds of a pulse (README: Limits); --limit NAME=VALUE
+# max_steps = 500
+# max_tool_result_chars = 1000000
 
 # [worker]                          # `sea worker` (PostgreSQL stores)
 # concurrency = 1
