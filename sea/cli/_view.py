@@ -330,6 +330,15 @@ class TerminalView(_Collected):
             self._live.stop()
             self._live = None
 
+    def pause(self) -> None:
+        """Stop the live status line before the person at the terminal is asked something:
+        while it runs, it takes over stderr (a prompt written there would be read as markup,
+        ``[a]`` eaten) and redraws its spinner under the prompt. The next node starts it
+        again."""
+        self._stop_live()
+        if self._streaming:
+            self._end_reply()
+
     def finish(self) -> str:
         """Print the table of LLM calls and how the pulse ended."""
         self._stop_live()

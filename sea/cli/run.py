@@ -310,7 +310,7 @@ def answering_of(args: argparse.Namespace, view: View) -> Answering:
     answer = answer_of(args)
     if answer is None and isinstance(view, TerminalView) and sys.stdin.isatty() \
             and sys.stderr.isatty():
-        return Answering(ask=terminal_asker())
+        return Answering(ask=terminal_asker(before=view.pause))
     return Answering(answer)
 
 
