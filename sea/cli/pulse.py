@@ -82,7 +82,8 @@ def describe(record: PulseRecord) -> str:
         lines.append(f"said      {text}")
     if record.status == "waiting" and result.get("approval"):
         lines.append(f"waits for {json_text(result['approval'])}")
-        lines.append(f"answer    sea pulse resume {record.id} --approve|--deny")
+        lines.append(f"approve   sea pulse resume {record.id} --approve")
+        lines.append(f"deny      sea pulse resume {record.id} --deny")
     if record.error:
         label = "error" if record.status == "failed" else "last error"
         lines.append(f"{label:<9} {record.error.get('code')}: {record.error.get('message')}")

@@ -332,21 +332,23 @@ def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str
     """The exit code of a pulse (0 ok or waiting, 1 error, or a handled failure with
     ``--strict``); a waiting pulse's resume command is printed on stderr."""
     if status == "waiting":
-        print(
-            f"the pulse waits for approval; continue it with: {resume_command(args, view, dirs)}",
-            file=sys.stderr,
-        )
+        approve, deny, note = resume_commands(args, view, dirs)
+        print(f"the pulse waits for approval; continue it with one of:\n  {approve}\n  {deny}"
+              + (f"\n{note}" if note else ""), file=sys.stderr)
         return 0
     if status != "ok":  # a pulse the runtime could not start as asked (e.g. not waiting): 2
         return 2 if view.error and view.error.get("code") == UsageError.code else 1
     return 1 if args.strict and view.handled else 0
 
 
-def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) -> str:
-    """The ``sea resume`` command that continues the waiting pulse with the same store,
-    playbooks, models, approval policy, budgets and prices (model options are left for the
-    user to repeat: they may hold secrets)."""
-    words = ["sea", "resume", view.pulse_id, "--approve|--deny"]
+def resume_commands(
+    args: argparse.Namespace, view: View, dirs: Sequence[str]
+) -> tuple[str, str, str]:
+    """The two ``sea resume`` commands (approve, deny) that continue the waiting pulse with
+    the same store, playbooks, models, approval policy, budgets and prices, each whole to
+    paste into a shell; and a note when model options must be repeated (they are left out:
+    they may hold secrets)."""
+    words: list[str] = []
     if args.db is not None:
         words += ["--db", args.db]
     for directory in dirs:
@@ -364,10 +366,11 @@ def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) ->
     for config in args.mcp:
         words += ["--mcp", str(Path(config).expanduser().resolve())]
     words += budget_words(args)
-    if args.model_option or args.light_model_option:
-        words.append("(and the same --model-option / --light-model-option)")
-    return " ".join(shlex.quote(w) if w != "--approve|--deny" and not w.startswith("(")
-                    else w for w in words)
+    note = ("(add the same --model-option / --light-model-option to either)"
+            if args.model_option or args.light_model_option else "")
+    approve, deny = (shlex.join(["sea", "resume", view.pulse_id, answer, *words])
+                     for answer in ("--approve", "--deny"))
+    return approve, deny, note
 
 
 def record_path(target: str) -> Path:
