@@ -22,12 +22,15 @@ NOT_WAITING = "SEA391"
 
 
 async def waiting_at(location: str) -> list[WaitingPulse]:
-    """The waiting pulses of the store at ``location``, the longest waiting first (a SQLite
-    store without a checkpoint file has none; nothing is created)."""
+    """The waiting pulses of the store at ``location``, the longest waiting first (a store
+    without checkpoints, a SQLite file or a PostgreSQL schema, has none; nothing is
+    created)."""
     where = checkpoint_location(location)
     checkpoints: Any
     if "://" in where:
         checkpoints = PostgresCheckpoints(where, linger=0)
+        if not await _postgres_has_checkpoints(checkpoints):
+            return []
     else:
         if not Path(where).is_file():
             return []
@@ -71,3 +74,19 @@ async def check_waiting(pulse_id: str, location: str) -> None:
     raise UsageError(f"pulse {pulse_id!r} is not waiting for an answer: no pulse waits with "
                      f"that id in {location}{these}",
                      code=NOT_WAITING)
+
+
+async def _postgres_has_checkpoints(checkpoints: PostgresCheckpoints) -> bool:
+    """Whether the checkpoint tables exist (opening the saver would create them)."""
+    import psycopg
+
+    names = ["checkpoints", "checkpoint_writes"]
+    if checkpoints.schema is not None:
+        names = [f"{checkpoints.schema}.{name}" for name in names]
+    try:
+        async with await psycopg.AsyncConnection.connect(checkpoints.dsn, autocommit=True) as conn:
+            found = await (await conn.execute(
+                "SELECT to_regclass(%s), to_regclass(%s)", names)).fetchone()
+    except psycopg.Error as exc:
+        raise UsageError(f"cannot read the checkpoints' database: {exc}") from None
+    return found is not None and found[0] is not None and found[1] is not None

@@ -42,7 +42,7 @@ def show_command(args: argparse.Namespace) -> int:
         record: PulseRecord = await queue.pulse(pulse_id)
         return record
 
-    record = asyncio.run(with_queue(args, read))
+    record = asyncio.run(with_queue(args, read, install=False))
     if args.json:
         print(json_text(record.to_json()))
         return 0
@@ -58,7 +58,7 @@ def resume_command(args: argparse.Namespace) -> int:
     async def resume(queue: Any) -> None:
         await queue.resume(pulse_id, answer)
 
-    asyncio.run(with_queue(args, resume))
+    asyncio.run(with_queue(args, resume, install=False))
     print(f"pulse {pulse_id}: answer queued; `sea pulse show {pulse_id}` follows it")
     return 0
 

@@ -14,6 +14,7 @@ from sea.cli._setup import store_location
 from sea.cli._waiting import waiting_at, waiting_line
 from sea.host.checkpoints import WaitingPulse
 from sea.jsontypes import json_text
+from sea.queue.db import NO_QUEUE
 from sea.queue.records import STATUSES, PulseRecord, check_status
 
 
@@ -56,7 +57,13 @@ def pulses_command(args: argparse.Namespace) -> int:
             persona=args.persona, status=statuses, limit=args.limit)
         return found
 
-    records = asyncio.run(with_queue(args, read))
+    try:
+        records = asyncio.run(with_queue(args, read, install=False))
+    except UsageError as exc:
+        if exc.code != NO_QUEUE:
+            raise
+        print(exc.message, file=sys.stderr)  # nothing was submitted: no pulse to list
+        return 0
     for record in sorted(records, key=lambda record: record.status != "waiting"):
         if record.id not in listed:
             print(json_text(record.to_json()) if args.json else line_of(record))
