@@ -15,6 +15,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from sea.cli._fit import Fitted
 from sea.cli._preview import approval_lines, event_line
 from sea.cli._text import printable
 from sea.engine.events import (
@@ -345,7 +346,7 @@ class TerminalView(_Collected):
         if self._streaming:
             self._end_reply()
         if self.llm_calls:
-            self._console.print(call_table(self.llm_calls))
+            self._console.print(Fitted(call_table(self.llm_calls)))
         if self.error:
             parts = (self.error.get("playbook"), self.error.get("node"))
             where = ".".join(str(part) for part in parts if part)

@@ -32,8 +32,8 @@ class Terminal:
         return done.stdout
 
     def screen(self) -> str:
-        """The screen's text, as shown."""
-        return self._tmux("capture-pane", "-p", "-J")
+        """The screen's text, as shown, with what scrolled off above it."""
+        return self._tmux("capture-pane", "-p", "-J", "-S", "-")
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
         """The screen once it shows ``text``.

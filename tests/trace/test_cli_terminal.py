@@ -75,3 +75,29 @@ def test_a_plan_s_approval_prompt_shows_its_choices(tmp_path: Path, width: int) 
         assert "[exit 0]" in screen, screen
     finally:
         term.close()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_call_table_and_sea_stats_fit_the_terminal(tmp_path: Path, width: int) -> None:
+    reply = {"responses": {
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "a greeting"}],
+        "sub_speak.compose": ["Hello! I'm Aoi."]}}
+    db = str(tmp_path / "memory.sqlite")
+    term = terminal(tmp_path, width, "run", "--input", "Hello", "--db", db, "--model",
+                    script(tmp_path, reply))
+    try:
+        screen = term.wait_for("[exit ")
+    finally:
+        term.close()
+    assert "[exit 0]" in screen, screen
+    assert "…" not in screen, screen  # no cell cut
+    assert screen.count("0.000000") >= 3, screen  # each call's cost and the total, whole
+    assert "sub_speak.compose" in screen and "sub_router_user.decide" in screen, screen
+    term = terminal(tmp_path, width, "stats", "--db", db)
+    try:
+        screen = term.wait_for("[exit ")
+    finally:
+        term.close()
+    assert "[exit 0]" in screen and "2 model calls" in screen, screen
+    assert "…" not in screen, screen
+    assert "sub_speak.compose" in screen and "0.000000" in screen, screen
