@@ -158,9 +158,18 @@ async def terminable(work: Coroutine[Any, Any, int]) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     installed = False
+
+    def interrupted() -> None:  # Ctrl-C: said at once; a second one quits without waiting
+        loop.remove_signal_handler(signal.SIGINT)
+        print("\nsea: stopping the pulse (Ctrl-C again to quit at once)", file=sys.stderr,
+              flush=True)
+        if task is not None:
+            task.cancel()
+
     if task is not None:
         with suppress(NotImplementedError, RuntimeError):  # not the main thread, or no signals
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signal.SIGINT, interrupted)
             installed = True
     try:
         return await work
@@ -169,6 +178,7 @@ async def terminable(work: Coroutine[Any, Any, int]) -> int:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGTERM)
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str]:
@@ -255,6 +265,10 @@ async def _run(args: argparse.Namespace) -> int:
             runtime = runtime_of(args, store, models, library, location, tools=tools)
             status = await _pulse(runtime, library, persona, name, args.input, view, record,
                                   answering_of(args, view))
+        except asyncio.CancelledError:
+            if isinstance(view, TerminalView):
+                view.pause()  # no stale status line is left on the terminal
+            raise
         finally:
             store.close()
     return finish(args, view, status, recorded_dirs(library))
