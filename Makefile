@@ -11,8 +11,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 
-venv-test: $(BIN)/python
+# Each install leaves a stamp in the virtual environment: the package is installed again only
+# when pyproject.toml (its dependencies, its commands) changed; the install is editable, so a
+# change to the code needs none.
+venv-test: $(VENV)/.installed-test
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) -e '.[test,workers,mcp]'
+	@touch $@
 
 # The local model: llama-cpp-python compiles from source the first time (about 7 minutes),
 # for this machine's CPU, except its AMX tiles: some virtual machines list AMX among the
@@ -22,12 +27,16 @@ venv-test: $(BIN)/python
 LLAMA_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 LLAMA_WHEELS ?= $(HOME)/.cache/sea/llama-wheels-native-no-amx
 LLAMA_REQ := llama-cpp-python[server]>=0.3,<0.4
-venv-local: $(BIN)/python
-	@ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+venv-local: $(VENV)/.installed-local
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+	  echo "Building the local model's runtime (llama-cpp-python) for this CPU: about 8 minutes" \
+	    "on 2 cores, once (kept in $(LLAMA_WHEELS)); nothing is printed while it compiles."; \
 	  CMAKE_ARGS="-DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'" \
 	  $(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps \
-	  -w $(LLAMA_WHEELS) '$(LLAMA_REQ)'
+	  -w $(LLAMA_WHEELS) '$(LLAMA_REQ)'; }
 	$(PIP) --find-links $(LLAMA_WHEELS) -e '.[local]'
+	@touch $@
 
 lint: venv-test
 	$(BIN)/ruff check sea saimemory tests bench dev

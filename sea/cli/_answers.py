@@ -129,11 +129,18 @@ def prompt_line(prompt: str, stream: TextIO | None = None, err: TextIO | None = 
     return (stream or sys.stdin).readline()
 
 
-def terminal_asker(read: Callable[[str], str] = prompt_line, err: TextIO | None = None) -> Asker:
+def terminal_asker(
+    read: Callable[[str], str] = prompt_line,
+    err: TextIO | None = None,
+    before: Callable[[], None] | None = None,
+) -> Asker:
     """Asks at a terminal: ``a`` (all), ``l`` (low risk only), spec ids ``1,3``, ``d``
-    (deny), or nothing (leave the pulse waiting)."""
+    (deny), or nothing (leave the pulse waiting); ``before`` is called first (the view stops
+    its live status line, so the prompt is printed as it is and nothing redraws under it)."""
 
     def ask(request: dict[str, Any]) -> Any | None:
+        if before is not None:
+            before()
         plan = "plan_approval" in request
         choices = "[a]ll, [l]ow risk only, spec ids (1,3), [d]eny" if plan else "[a]pprove, [d]eny"
         try:

@@ -17,17 +17,24 @@ def add_queue_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_argument(parser)
 
 
-async def with_queue(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``work(queue)`` on the queue of ``--db``, open for as long as it runs.
+async def with_queue(
+    args: argparse.Namespace, work: Callable[[Any], Awaitable[T]], *, install: bool = True
+) -> T:
+    """Run ``work(queue)`` on the queue of ``--db``, open for as long as it runs; a command
+    that only reads passes ``install=False`` and creates nothing in the database.
 
     Raises:
-        UsageError: ``--db`` is not PostgreSQL, the workers extra is missing, or the
-            server cannot be reached.
+        UsageError: ``--db`` is not PostgreSQL, the workers extra is missing, the server
+            cannot be reached, or (without ``install``) the schema holds no queue.
     """
     from sea.queue import PulseQueue
 
-    async with PulseQueue(store_location(args.db)) as queue:
+    queue = PulseQueue(store_location(args.db))
+    await queue.open(install=install)
+    try:
         return await work(queue)
+    finally:
+        await queue.close()
 
 
 def check_playbook(name: str, dirs: list[str]) -> None:

@@ -15,6 +15,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from sea.cli._fit import Fitted
 from sea.cli._preview import approval_lines, event_line
 from sea.cli._text import printable
 from sea.engine.events import (
@@ -330,13 +331,22 @@ class TerminalView(_Collected):
             self._live.stop()
             self._live = None
 
+    def pause(self) -> None:
+        """Stop the live status line before the person at the terminal is asked something:
+        while it runs, it takes over stderr (a prompt written there would be read as markup,
+        ``[a]`` eaten) and redraws its spinner under the prompt. The next node starts it
+        again."""
+        self._stop_live()
+        if self._streaming:
+            self._end_reply()
+
     def finish(self) -> str:
         """Print the table of LLM calls and how the pulse ended."""
         self._stop_live()
         if self._streaming:
             self._end_reply()
         if self.llm_calls:
-            self._console.print(call_table(self.llm_calls))
+            self._console.print(Fitted(call_table(self.llm_calls)))
         if self.error:
             parts = (self.error.get("playbook"), self.error.get("node"))
             where = ".".join(str(part) for part in parts if part)

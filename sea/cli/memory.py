@@ -278,7 +278,10 @@ def _pin(args: argparse.Namespace) -> int:
 def _unpin(args: argparse.Namespace) -> int:
     with opened_store(args.db) as store:
         if not store.unpin(args.persona, args.pin_id):
-            print(printable(f"{args.persona!r} has no pinned item #{args.pin_id}"),
+            pins = store.pins(args.persona)
+            which = ("; its pinned items are " + ", ".join(f"#{pin.id}" for pin in pins)
+                     + " (`sea memory pins` shows them)") if pins else "; it has none"
+            print(printable(f"{args.persona!r} has no pinned item #{args.pin_id}{which}"),
                   file=sys.stderr)
             return 1
         _print_pins(store, args.persona, args.json)

@@ -42,7 +42,7 @@ def show_command(args: argparse.Namespace) -> int:
         record: PulseRecord = await queue.pulse(pulse_id)
         return record
 
-    record = asyncio.run(with_queue(args, read))
+    record = asyncio.run(with_queue(args, read, install=False))
     if args.json:
         print(json_text(record.to_json()))
         return 0
@@ -58,7 +58,7 @@ def resume_command(args: argparse.Namespace) -> int:
     async def resume(queue: Any) -> None:
         await queue.resume(pulse_id, answer)
 
-    asyncio.run(with_queue(args, resume))
+    asyncio.run(with_queue(args, resume, install=False))
     print(f"pulse {pulse_id}: answer queued; `sea pulse show {pulse_id}` follows it")
     return 0
 
@@ -82,7 +82,8 @@ def describe(record: PulseRecord) -> str:
         lines.append(f"said      {text}")
     if record.status == "waiting" and result.get("approval"):
         lines.append(f"waits for {json_text(result['approval'])}")
-        lines.append(f"answer    sea pulse resume {record.id} --approve|--deny")
+        lines.append(f"approve   sea pulse resume {record.id} --approve")
+        lines.append(f"deny      sea pulse resume {record.id} --deny")
     if record.error:
         label = "error" if record.status == "failed" else "last error"
         lines.append(f"{label:<9} {record.error.get('code')}: {record.error.get('message')}")

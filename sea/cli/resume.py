@@ -18,6 +18,7 @@ from typing import Any
 from sea.cli._answers import add_answer_arguments, answer_of
 from sea.cli._setup import store_location
 from sea.cli._toolsources import host_tools
+from sea.cli._waiting import check_waiting
 from sea.cli.run import (
     add_runtime_arguments,
     finish,
@@ -56,6 +57,7 @@ async def _resume(args: argparse.Namespace) -> int:
     library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
     models = models_of(args)
     location = store_location(args.db)
+    await check_waiting(args.pulse_id, location)
     async with host_tools(args.tools, args.mcp) as tools:
         store = writable_store(location)
         view = view_of(args)

@@ -168,9 +168,18 @@ async def terminable(work: Coroutine[Any, Any, int]) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     installed = False
+
+    def interrupted() -> None:  # Ctrl-C: said at once; a second one quits without waiting
+        loop.remove_signal_handler(signal.SIGINT)
+        print("\nsea: stopping the pulse (Ctrl-C again to quit at once)", file=sys.stderr,
+              flush=True)
+        if task is not None:
+            task.cancel()
+
     if task is not None:
         with suppress(NotImplementedError, RuntimeError):  # not the main thread, or no signals
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signal.SIGINT, interrupted)
             installed = True
     try:
         return await work
@@ -179,6 +188,7 @@ async def terminable(work: Coroutine[Any, Any, int]) -> int:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGTERM)
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str]:
@@ -280,6 +290,10 @@ async def _run(args: argparse.Namespace) -> int:
             runtime = runtime_of(args, store, models, library, location, tools=tools)
             status = await _pulse(runtime, library, persona, name, args.input, view, record,
                                   answering_of(args, view))
+        except asyncio.CancelledError:
+            if isinstance(view, TerminalView):
+                view.pause()  # no stale status line is left on the terminal
+            raise
         finally:
             store.close()
     return finish(args, view, status, recorded_dirs(library))
@@ -343,7 +357,7 @@ def answering_of(args: argparse.Namespace, view: View) -> Answering:
     answer = answer_of(args)
     if answer is None and isinstance(view, TerminalView) and sys.stdin.isatty() \
             and sys.stderr.isatty():
-        return Answering(ask=terminal_asker())
+        return Answering(ask=terminal_asker(before=view.pause))
     return Answering(answer)
 
 
@@ -365,21 +379,23 @@ def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str
     """The exit code of a pulse (0 ok or waiting, 1 error, or a handled failure with
     ``--strict``); a waiting pulse's resume command is printed on stderr."""
     if status == "waiting":
-        print(
-            f"the pulse waits for approval; continue it with: {resume_command(args, view, dirs)}",
-            file=sys.stderr,
-        )
+        approve, deny, note = resume_commands(args, view, dirs)
+        print(f"the pulse waits for approval; continue it with one of:\n  {approve}\n  {deny}"
+              + (f"\n{note}" if note else ""), file=sys.stderr)
         return 0
     if status != "ok":  # a pulse the runtime could not start as asked (e.g. not waiting): 2
         return 2 if view.error and view.error.get("code") == UsageError.code else 1
     return 1 if args.strict and view.handled else 0
 
 
-def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) -> str:
-    """The ``sea resume`` command that continues the waiting pulse with the same store,
-    playbooks, models, approval policy, budgets and prices (model options are left for the
-    user to repeat: they may hold secrets)."""
-    words = ["sea", "resume", view.pulse_id, "--approve|--deny"]
+def resume_commands(
+    args: argparse.Namespace, view: View, dirs: Sequence[str]
+) -> tuple[str, str, str]:
+    """The two ``sea resume`` commands (approve, deny) that continue the waiting pulse with
+    the same store, playbooks, models, approval policy, budgets and prices, each whole to
+    paste into a shell; and a note when model options must be repeated (they are left out:
+    they may hold secrets)."""
+    words: list[str] = []
     if args.db is not None:
         words += ["--db", args.db]
     for directory in dirs:
@@ -398,10 +414,11 @@ def resume_command(args: argparse.Namespace, view: View, dirs: Sequence[str]) ->
         words += ["--mcp", str(Path(config).expanduser().resolve())]
     words += budget_words(args)
     words += limit_words(args.limit)
-    if args.model_option or args.light_model_option:
-        words.append("(and the same --model-option / --light-model-option)")
-    return " ".join(shlex.quote(w) if w != "--approve|--deny" and not w.startswith("(")
-                    else w for w in words)
+    note = ("(add the same --model-option / --light-model-option to either)"
+            if args.model_option or args.light_model_option else "")
+    approve, deny = (shlex.join(["sea", "resume", view.pulse_id, answer, *words])
+                     for answer in ("--approve", "--deny"))
+    return approve, deny, note
 
 
 def record_path(target: str) -> Path:

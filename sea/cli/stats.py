@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sea.cli._fit import Fitted
 from sea.cli._setup import add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.errors import UsageError
@@ -94,9 +95,9 @@ def _print_tables(console: Console, found: Statistics) -> None:
     for title, rows in (("playbook.node", found.by_node), ("pattern", found.by_pattern),
                         ("model", found.by_model)):
         if rows:
-            console.print(stats_table(title, rows, tokens=True))
+            console.print(Fitted(stats_table(title, rows, tokens=True)))
     if found.tools:
-        console.print(stats_table("tool", found.tools, tokens=False))
+        console.print(Fitted(stats_table("tool", found.tools, tokens=False)))
 
 
 def stats_table(title: str, rows: list[StatsRow], *, tokens: bool) -> Table:

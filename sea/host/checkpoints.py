@@ -306,14 +306,7 @@ async def sweep_orphans(
     Returns:
         The pulse ids whose checkpoints were removed.
     """
-    latest: dict[str, Any] = {}
-    async for item in saver.alist(None):
-        thread = str(item.config["configurable"]["thread_id"])
-        if item.config["configurable"].get("checkpoint_ns", "") != "":
-            continue
-        known = latest.get(thread)
-        if known is None or item.checkpoint["id"] > known.checkpoint["id"]:
-            latest[thread] = item
+    latest = await _latest(saver)
     removed = []
     for thread, item in latest.items():
         owner = (item.metadata or {}).get(OWNER_KEY)
@@ -327,3 +320,45 @@ async def sweep_orphans(
         await saver.adelete_thread(thread)
         removed.append(thread)
     return removed
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingPulse:
+    """A pulse whose checkpoints show it waiting for an answer."""
+
+    pulse_id: str
+    since: str
+    """When it started waiting (its last checkpoint's ISO time)."""
+    requests: tuple[dict[str, Any], ...]
+    """What it waits on (an action's approval request, a plan's preview)."""
+
+
+async def waiting_pulses(saver: BaseCheckpointSaver[Any]) -> list[WaitingPulse]:
+    """The pulses that wait for an answer in ``saver``, the longest waiting first (reads
+    only)."""
+    found: list[WaitingPulse] = []
+    for item in (await _latest(saver)).values():
+        values = [write[2] for write in item.pending_writes or () if write[1] == "__interrupt__"]
+        if not values:
+            continue
+        requests = tuple(
+            dict(interrupt.value) for value in values
+            for interrupt in (value if isinstance(value, list | tuple) else [value])
+            if isinstance(getattr(interrupt, "value", None), dict)
+        )
+        found.append(WaitingPulse(str(item.config["configurable"]["thread_id"]),
+                                  str(item.checkpoint.get("ts", "")), requests))
+    return sorted(found, key=lambda pulse: (pulse.since, pulse.pulse_id))
+
+
+async def _latest(saver: BaseCheckpointSaver[Any]) -> dict[str, Any]:
+    """Each pulse's (thread's) latest top-level checkpoint."""
+    latest: dict[str, Any] = {}
+    async for item in saver.alist(None):
+        thread = str(item.config["configurable"]["thread_id"])
+        if item.config["configurable"].get("checkpoint_ns", "") != "":
+            continue
+        known = latest.get(thread)
+        if known is None or item.checkpoint["id"] > known.checkpoint["id"]:
+            latest[thread] = item
+    return latest

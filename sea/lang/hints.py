@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 KNOWN_MISTAKES: dict[tuple[str, str], str] = {
     ("*", "condition"): "branches are `conditional_next`: {field, operator, cases, default}",
     ("*", "conditions"): "branches are `conditional_next`: {field, operator, cases, default}",
-    ("playbook", "version"): "playbooks are not versioned; remove it",
     ("playbook", "model"): (
         "models are chosen by the host: set `context_profile` (conversation, router, worker, "
         "worker_light) or `model_type` (normal, lightweight)"

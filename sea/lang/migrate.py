@@ -73,9 +73,9 @@ _ARGS_AFTER = ("playbook", "args_source", "playbook_source", "type")
 """Where a new ``args`` member goes in a call node: after the first of these it has."""
 _DROPPED_TOP_LEVEL = tuple(
     sorted(
-        name
-        for (kind, name) in KNOWN_MISTAKES
-        if kind == "playbook" and name not in Playbook.model_fields
+        {name for (kind, name) in KNOWN_MISTAKES
+         if kind == "playbook" and name not in Playbook.model_fields}
+        | {"version"}  # accepted (SAIVerse writes one) but of no use: migrated away
     )
 )
 """Top-level fields SAIVerse ignored and SEA rejects with a known hint: removed."""

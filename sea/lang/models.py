@@ -146,6 +146,10 @@ class Playbook(StrictModel):
     context_requirements: ContextRequirements | None = Field(
         default=None, description="Legacy playbook-level context settings (no effect)."
     )
+    version: str | int | float | None = Field(
+        default=None,
+        description="Legacy, no effect: SAIVerse writes one (`sea migrate` removes it).",
+    )
 
     def tools_needed(self) -> frozenset[str]:
         """The tools its nodes cannot run without (``tool`` nodes' tools, the tools ``llm``

@@ -10,7 +10,10 @@ as for the store; default ``public``):
   ``error`` says why the workers stopped running one whose row cannot run (SEA366).
 
 :func:`prepare` creates what is missing, under an advisory lock, so workers and
-submitters that start together do not race on the first ``CREATE``.
+submitters that start together do not race on the first ``CREATE``; commands that only read
+check with :func:`installed` and create nothing. Every object of the queue lives in its
+schema (the connections' search path is that schema alone), so queues in two schemas of one
+database work side by side.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from sea.errors import UsageError
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _SETUP_LOCK = 0x5EA5C5  # advisory lock id held while the queue's tables are created
+NO_QUEUE = "SEA392"
+"""A command that only reads found no queue in the DSN's schema."""
 EXTRA_HINT = "pip install -e '.[workers]' (or pip install 'sea-runtime[workers]')"
 
 SEA_TABLES = """
@@ -95,8 +100,11 @@ class QueueDsn:
 
     @property
     def options(self) -> str:
-        """The connection option that puts the queue's schema first on the search path."""
-        return f"-c search_path={self.schema},public"
+        """The connection option whose search path is the queue's schema alone: every
+        object of the queue is created and found there (with ``public`` behind it, a
+        procrastinate installed in ``public`` too made its functions ambiguous, and a
+        worker on another schema failed to record each job's end)."""
+        return f"-c search_path={self.schema}"
 
     def with_search_path(self) -> str:
         """The server DSN with the queue's search path as a connection option."""
@@ -142,3 +150,11 @@ async def prepare(conn: Any, schema: str, procrastinate_sql: str) -> None:
             "AND table_name = 'sea_schedules' AND column_name = 'error'", [schema])).fetchone()
         if found is None:  # the table of an older version
             await conn.execute("ALTER TABLE sea_schedules ADD COLUMN error text")
+
+
+async def installed(conn: Any, schema: str) -> bool:
+    """Whether the queue's tables exist in ``schema`` (a read creates nothing)."""
+    found = await (await conn.execute(
+        "SELECT to_regclass(%s), to_regclass(%s)",
+        [f"{schema}.procrastinate_jobs", f"{schema}.sea_pulses"])).fetchone()
+    return found is not None and found[0] is not None and found[1] is not None

@@ -22,7 +22,7 @@ from typing import Any
 
 from saimemory.records import Persona
 from sea.errors import UsageError
-from sea.queue.db import QueueDsn, prepare, require_procrastinate
+from sea.queue.db import NO_QUEUE, QueueDsn, installed, prepare, require_procrastinate
 from sea.queue.records import (
     IntervalBounds,
     PulseRecord,
@@ -92,11 +92,13 @@ class PulseQueue:
     ) -> None:
         await self.close()
 
-    async def open(self) -> None:
-        """Connect, and create the queue's tables if they are missing.
+    async def open(self, *, install: bool = True) -> None:
+        """Connect, and create the queue's tables if they are missing (unless not
+        ``install``: a command that only reads creates nothing).
 
         Raises:
-            UsageError: the server cannot be reached (SEA361).
+            UsageError: the server cannot be reached (SEA361); without ``install``, the
+                schema holds no queue (SEA392).
         """
         import psycopg
 
@@ -104,7 +106,13 @@ class PulseQueue:
             async with await psycopg.AsyncConnection.connect(
                 self.dsn.server, options=self.dsn.options, autocommit=True
             ) as conn:
-                await prepare(conn, self.dsn.schema, self.app.schema_manager.get_schema())
+                if install:
+                    await prepare(conn, self.dsn.schema, self.app.schema_manager.get_schema())
+                elif not await installed(conn, self.dsn.schema):
+                    raise UsageError(
+                        f"no pulse queue in schema {self.dsn.schema!r} of this database: "
+                        "nothing was submitted there (sea submit creates it); check --db "
+                        "and its ?schema=", code=NO_QUEUE)
             await self.app.open_async()
         except psycopg.Error as exc:
             raise UsageError(f"cannot use the pulse queue's database: {exc}",

@@ -73,3 +73,15 @@ def test_since_takes_a_time_ago_or_an_iso_time() -> None:
     assert since_time(None, now) is None
     with pytest.raises(UsageError, match="UTC offset"):
         since_time("2025-04-30T00:00:00", now)
+
+
+def test_unpin_of_a_number_not_pinned_names_the_pinned_ones(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["memory", "unpin", "3", "--db", db, "--persona", "aoi"]) == 1
+    assert "'aoi' has no pinned item #3; it has none" in capsys.readouterr().err
+    assert main(["memory", "pin", "Ken loves hiking.", "--db", db, "--persona", "aoi"]) == 0
+    capsys.readouterr()
+    assert main(["memory", "unpin", "3", "--db", db, "--persona", "aoi"]) == 1
+    err = capsys.readouterr().err
+    assert "no pinned item #3; its pinned items are #1 (`sea memory pins` shows them)" in err
