@@ -73,7 +73,7 @@ def list_command(args: argparse.Namespace) -> int:
         found: list[Schedule] = await queue.schedules(persona=args.persona)
         return found
 
-    for schedule in asyncio.run(with_queue(args, read)):
+    for schedule in asyncio.run(with_queue(args, read, install=False)):
         if args.json:
             print(json_text(schedule.to_json()))
         else:
@@ -92,6 +92,6 @@ def remove_command(args: argparse.Namespace) -> int:
     async def remove(queue: Any) -> None:
         await queue.remove_schedule(schedule_id)
 
-    asyncio.run(with_queue(args, remove))
+    asyncio.run(with_queue(args, remove, install=False))
     print(f"schedule {schedule_id} removed")
     return 0

@@ -82,7 +82,8 @@ def test_commands_that_only_read_create_nothing(schemas: list[str], tmp_path: Pa
     fresh = schemas[2]
     env = {**os.environ, "SEA_HOME": str(tmp_path / "home")}
     root = Path(__file__).resolve().parents[2]
-    for argv in (["pulses"], ["pulse", "show", "abc"]):
+    for argv in (["pulses"], ["schedule", "list"], ["schedule", "remove", "abc"],
+                 ["pulse", "show", "abc"]):
         done = subprocess.run([sys.executable, "-m", "sea", *argv, "--db", dsn_of(fresh)],
                               capture_output=True, text=True, env=env, cwd=root, timeout=120,
                               check=False)
