@@ -83,9 +83,16 @@ def all_codes() -> dict[str, str]:
     for cls in _subclasses(errors.SeaError):
         doc = inspect.getdoc(cls) or cls.__name__
         meaning.setdefault(cls.code, f"`{cls.__name__}`: {doc.splitlines()[0]}")
+    raised: dict[str, list[str]] = {}
     for path in sorted((ROOT / "sea").rglob("*.py")):
-        for code in _CODE.findall(path.read_text(encoding="utf-8")):
-            meaning.setdefault(code, f"raised by `{path.relative_to(ROOT).as_posix()}`")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for code in _CODE.findall(line):
+                raised.setdefault(code, []).append(
+                    f"- `{path.relative_to(ROOT).as_posix()}:{number}`: `{line.strip()}`")
+    for code, places in raised.items():
+        if code not in meaning:
+            meaning[code] = ("A usage or execution error; its message names what is wrong and "
+                             "how to fix it. Raised at:\n\n" + "\n".join(places[:6]))
     return dict(sorted(meaning.items()))
 
 
