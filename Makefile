@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local lint schemas venv-test venv-local
+.PHONY: demo test test-local lint schemas docs venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(BIN)/python:
 # change to the code needs none.
 venv-test: $(VENV)/.installed-test
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[test,workers,mcp]'
+	$(PIP) -e '.[test,workers,mcp,docs]'
 	@touch $@
 
 # The local model: llama-cpp-python compiles from source the first time (about 7 minutes),
@@ -50,6 +50,11 @@ test: lint
 # Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
 schemas: venv-test
 	$(BIN)/python dev/schemas.py --write
+
+# The documentation site, into site/: strict, so a broken link, a missing page or any
+# warning fails the build. The reference pages are generated from the code (dev/docs_reference.py).
+docs: venv-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 # The tests that run the real local model (skipped by `make test` without the extra).
 test-local: venv-test venv-local

@@ -55,7 +55,7 @@ def add_limit_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", action="append", default=[], type=limit_option, metavar="NAME=VALUE",
         help="a bound of the pulse, e.g. max_steps=1000 or max_tool_result_chars=2000000 "
-        f"(repeatable; the names: {', '.join(NAMES)}; the README's Limits lists each with "
+        f"(repeatable; the names: {', '.join(NAMES)}; docs/reference/limits.md lists each with "
         "its default)",
     )
 

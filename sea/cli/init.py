@@ -73,7 +73,7 @@ name = "local"
 # max_tokens_out = 5000
 # max_cost = 0.05
 
-# [limits]                          # bounds of a pulse (README: Limits); --limit NAME=VALUE
+# [limits]                          # bounds of a pulse (docs: reference/limits); --limit NAME=VALUE
 # max_steps = 500
 # max_tool_result_chars = 1000000
 

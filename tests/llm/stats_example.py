@@ -1,7 +1,7 @@
-"""The ``sea stats`` example of the README, made by a real run: three ``meta_intent`` pulses
-on scripted models with a price table, then ``sea stats``.
+"""The ``sea stats`` example of the budgets guide (docs/guides/budgets.md), made by a real run:
+three ``meta_intent`` pulses on scripted models with a price table, then ``sea stats``.
 
-``python -m tests.llm.stats_example`` prints the block the README shows; the README test runs
+``python -m tests.llm.stats_example`` prints the block the guide shows; the guide's test runs
 it again and compares everything but the latencies.
 """
 

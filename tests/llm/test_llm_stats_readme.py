@@ -1,5 +1,6 @@
-"""The README's ``sea stats`` example is what a real run prints: three ``meta_intent`` pulses
-on scripted models, then ``sea stats`` (latencies aside, which no two runs share)."""
+"""The ``sea stats`` example of the budgets guide (docs/guides/budgets.md) is what a real run
+prints: three ``meta_intent`` pulses on scripted models, then ``sea stats`` (latencies aside,
+which no two runs share)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from tests.llm.stats_example import readme_block, stats_output
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "budgets.md").read_text(
+    encoding="utf-8")
 _LATENCY = re.compile(r"^\d+\.\d+s$")
 
 

@@ -1,5 +1,6 @@
-"""The README's tour does what it shows: its example playbook validates, fails as shown when
-broken, and runs with the command line shown."""
+"""The documentation's examples do what they show: the first playbook validates, fails as shown
+when broken, and runs with the command line shown; the node type, action pipeline and plans
+examples run as their pages show."""
 
 from __future__ import annotations
 
@@ -12,18 +13,26 @@ import pytest
 
 from sea.cli import main
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def page(name: str) -> str:
+    """The text of one page of the documentation site."""
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+FIRST_PLAYBOOK = page("getting-started/first-playbook.md")
 
 
 def _example() -> str:
-    found = re.search(r"```json\n(.*?)```", README, re.S)
-    assert found is not None, "the README has no JSON playbook example"
+    found = re.search(r"```json\n(.*?)```", FIRST_PLAYBOOK, re.S)
+    assert found is not None, "the first playbook page has no JSON playbook example"
     return found.group(1)
 
 
 def _shown_diagnostic() -> list[str]:
-    start = README.index("    mood_reply.json:")
-    lines = README[start:].splitlines()[:2]
+    start = FIRST_PLAYBOOK.index("    mood_reply.json:")
+    lines = FIRST_PLAYBOOK[start:].splitlines()[:2]
     return [line.strip() for line in lines]
 
 
@@ -86,11 +95,11 @@ def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -
     from sea.lang.loader import check_document
     from sea.llm.models import ModelSet
 
-    section = README[README.index("### Adding a node type") :]
+    section = page("guides/node-types.md")
     found = re.search(r"```python\n(.*?)```", section, re.S)
     assert found is not None, "the node type section has no Python example"
     namespace: dict[str, object] = {}
-    exec(compile(found.group(1), "README.md", "exec", dont_inherit=True), namespace)
+    exec(compile(found.group(1), "guides/node-types.md", "exec", dont_inherit=True), namespace)
     registry = namespace["registry"]
     document = {
         "name": "shouting",
@@ -117,7 +126,7 @@ def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -
 def test_the_action_pipeline_example_runs_as_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    section = README[README.index("### Action pipelines") :]
+    section = page("guides/action-pipelines.md")
     found = re.search(r"```json\n(.*?)```", section, re.S)
     assert found is not None, "the action pipelines section has no playbook"
     command = re.search(r"\n    (sea run draft_from_notes.json .*)\n", section)
@@ -149,7 +158,7 @@ def test_the_action_pipeline_example_runs_as_shown(
 def test_the_plans_example_runs_as_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    section = README[README.index("### Plans and approvals") :]
+    section = page("guides/plans-and-approvals.md")
     block = re.search(r"\n\n((?:    .*\n)+)", section)
     assert block is not None, "the plans section has no commands"
     lines = [line[4:] for line in block.group(1).splitlines() if not line[4:].startswith("#")]
@@ -185,3 +194,34 @@ def test_the_plans_example_runs_as_shown(
     shown = capsys.readouterr().out
     assert '"Game outline": completed (current)' in shown
     assert "approved by user" in shown and "completed by system" in shown
+
+
+def test_the_readme_shows_the_first_playbook_and_its_commands_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```json\n(.*?)```", readme, re.S)
+    assert shown is not None and shown.group(1) == _example()
+    commands = re.findall(r"\n    (sea .*)", readme)
+    assert [c.split()[:2] for c in commands] == [["sea", "validate"], ["sea", "run"]]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SEA_DB", str(tmp_path / "home" / "memory.sqlite"))
+    (tmp_path / "my_playbooks").mkdir()
+    (tmp_path / "my_playbooks" / "mood_reply.json").write_text(_example(), encoding="utf-8")
+    assert main(shlex.split(commands[0])[1:]) == 0
+    script = tmp_path / "script.json"
+    script.write_bytes(orjson.dumps({"responses": {
+        "mood_reply.read_mood": [{"cheerful": True}], "sub_speak.compose": ["Glad to hear!"]}}))
+    capsys.readouterr()
+    assert main([*shlex.split(commands[1])[1:], "--model", f"scripted:{script}", "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["spoken"] == ["Glad to hear!"]
+
+
+def test_the_readme_links_into_the_docs() -> None:
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 200
+    links = re.findall(r"\]\((docs/[^)#]+)\)", readme)
+    assert len(links) > 10
+    for link in links:
+        assert (DOCS.parent / link).is_file(), link
