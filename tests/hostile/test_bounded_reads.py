@@ -63,6 +63,7 @@ KINDS: dict[str, tuple[Command, ReadLimit, str]] = {
     "price file": (lambda f, t: ["run", "-i", "hi", "--db", str(t / "m.sqlite"),
                                  "--prices", str(f)], CONFIG_FILES, "price file"),
     "mcp config": (lambda f, t: ["run", "-i", "hi", "--db", str(t / "m.sqlite"),
+                                 "--model", f"scripted:{t / 'script.json'}",  # no local extra
                                  "--mcp", str(f)], CONFIG_FILES, "--mcp config"),
     "tool catalogue": (lambda f, t: ["validate", "--tools", str(f), str(t / "fine.json")],
                        CONFIG_FILES, "tool catalogue"),
@@ -77,6 +78,7 @@ KINDS: dict[str, tuple[Command, ReadLimit, str]] = {
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     (tmp_path / "fine.json").write_text(json.dumps(VALID_PLAYBOOK))
+    (tmp_path / "script.json").write_text(json.dumps({"default": ["Hi."]}))
     return tmp_path
 
 
@@ -133,6 +135,7 @@ def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
         for hostile in HOSTILE:
             directory = tmp_path_factory.mktemp(f"{kind.replace(' ', '_')}_{hostile}")
             (directory / "fine.json").write_text(json.dumps(VALID_PLAYBOOK))
+            (directory / "script.json").write_text(json.dumps({"default": ["Hi."]}))
             path = _hostile_file(directory, hostile)
             env = {"SEA_HOME": str(directory / "home"), limit.setting: str(LOWERED)}
             cases.append(((kind, hostile), command(path, directory), env))
