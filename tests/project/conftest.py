@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from sea.cli import main
 from sea.cli._project.load import PROJECT_ENV
 from sea.cli._project.settings import SETTINGS
+from tests.trace.conftest import Sea as TraceSea
 
 SCRIPT = {
     "responses": {
@@ -33,26 +33,8 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What one ``sea`` command did."""
-
-    code: int
-    out: str
-    err: str
-
-
-@dataclass(frozen=True)
-class Sea:
+class Sea(TraceSea):
     """``sea`` in the current directory (``root``, unless the test changes it)."""
-
-    root: Path
-    capsys: pytest.CaptureFixture[str]
-
-    def __call__(self, *argv: str) -> Outcome:
-        self.capsys.readouterr()
-        code = main(list(argv))
-        captured = self.capsys.readouterr()
-        return Outcome(code, captured.out, captured.err)
 
     def config(self, *argv: str) -> dict[str, Any]:
         """``sea config --json ARGV``: the resolved settings."""
