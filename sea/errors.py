@@ -8,6 +8,7 @@ Every error the engine raises derives from :class:`SeaError` and carries a stabl
 * ``SEA300``–``SEA399``: usage of the command line and of the host API.
 * ``SEA500``–``SEA699``: execution (nodes, tools, models, bounds, cancellation).
 * ``SEA700``–``SEA799``: record and replay.
+* ``SEA800``–``SEA899``: the server (``sea serve``: its database, requests, keys, streams).
 
 The store (``saimemory``) has its own tree, ``saimemory.errors.MemoryStoreError``.
 """
@@ -340,3 +341,20 @@ class ReplayError(SeaError):
     """A trace cannot be read or replayed."""
 
     code = "SEA700"
+
+
+class ServeError(SeaError):
+    """A request to the server cannot be served (``sea serve``); ``status`` is the HTTP
+    status its answer carries."""
+
+    code = "SEA800"
+    status = 400
+
+
+class ServerDatabaseError(ServeError):
+    """The server's own tables (conversations, runs, event logs, keys) cannot be opened or
+    used in the store's database."""
+
+    code = "SEA801"
+    status = 503
+
