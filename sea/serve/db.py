@@ -58,13 +58,13 @@ class ServerDB:
         if self.backend == "sqlite":
             path = Path(self.location).expanduser()
             try:
-                conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                lite = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                        timeout=30.0)
-                conn.execute("PRAGMA journal_mode=WAL")
+                lite.execute("PRAGMA journal_mode=WAL")
             except sqlite3.Error as exc:
                 raise ServerDatabaseError(
                     f"cannot open the server's tables in {path}: {exc}") from None
-            return conn
+            return lite
         try:
             import psycopg
         except ImportError:
@@ -73,7 +73,7 @@ class ServerDB:
             ) from None
         dsn, schema = split_schema(self.location)
         try:
-            conn = psycopg.connect(dsn, autocommit=True)
+            conn: Any = psycopg.connect(dsn, autocommit=True)
             name = schema or "public"
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
             conn.execute(f'SET search_path TO "{name}"')
