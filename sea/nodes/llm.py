@@ -20,6 +20,7 @@ from typing import Any
 from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
 from sea.engine.pulse import Frame, as_text
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
@@ -109,7 +110,7 @@ def memorize_tags(option: MemorizeOption | bool | None) -> list[str] | None:
     return []
 
 
-class LLMKind:
+class LLMKind(NodeKind[LLMNode]):
     """Runs ``llm`` nodes."""
 
     model = LLMNode
