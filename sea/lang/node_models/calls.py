@@ -18,6 +18,7 @@ from sea.lang.node import (
     key_read,
     nested_reads,
 )
+from sea.lang.uses import CalleeUse
 
 _CALLEE = "the callee is `playbook`"
 
@@ -87,6 +88,10 @@ class SubplayNode(CallNode):
         """The callee's name."""
         return self.playbook
 
+    def callees_named(self) -> Iterator[CalleeUse]:
+        """The callee, with ``args`` (all it gets, checked against its parameters)."""
+        yield CalleeUse(self.playbook, ("playbook",), self.args, "args", checked=True)
+
 
 class ExecNode(CallNode):
     """Call a playbook chosen at run time (by a router)."""
@@ -133,3 +138,8 @@ class ExecNode(CallNode):
     def detail(self) -> str | None:
         """Where the callee's name comes from."""
         return f"from {self.playbook_source}"
+
+    def callees_named(self) -> Iterator[CalleeUse]:
+        """``allowed_playbooks`` (checked to exist; arguments come at run time)."""
+        for position, name in enumerate(self.allowed_playbooks or []):
+            yield CalleeUse(name, ("allowed_playbooks", position))

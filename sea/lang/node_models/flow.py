@@ -19,6 +19,7 @@ from sea.lang.node import (
     keys_defined,
     nested_reads,
 )
+from sea.lang.uses import ExpressionUse
 
 
 class SetNode(NodeModel):
@@ -49,6 +50,12 @@ class SetNode(NodeModel):
     def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
         """Every assigned variable."""
         return keys_defined(self.id, *self.assignments)
+
+    def expressions(self) -> Iterator[ExpressionUse]:
+        """Every assignment whose value starts with ``=``."""
+        for key, value in self.assignments.items():
+            if isinstance(value, str) and value.startswith("="):
+                yield ExpressionUse(value[1:], ("assignments", key))
 
 
 class PassNode(NodeModel):

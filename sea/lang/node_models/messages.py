@@ -10,6 +10,7 @@ from pydantic import Field
 
 from sea.lang.node import NodeModel, Read, key_read, template_reads
 from sea.lang.node_models.options import Role
+from sea.lang.uses import TagUse
 
 _TEXT = "the text template of this node is `action`"
 
@@ -41,6 +42,11 @@ class MemorizeNode(NodeModel):
         if self.action:
             yield from template_reads(self.action, f"{base}/action", self.id, prompt=True)
         yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
+
+    def tags_written(self) -> Iterator[TagUse]:
+        """``tags``."""
+        for position, tag in enumerate(self.tags or []):
+            yield TagUse(tag, ("tags", position))
 
 
 class _UtteranceNode(NodeModel):

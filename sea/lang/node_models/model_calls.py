@@ -26,8 +26,10 @@ from sea.lang.node_models.options import (
     ContextProfile,
     MemorizeOption,
     ModelType,
+    memorize_tags,
     specialized_fits,
 )
+from sea.lang.uses import Answer, TagUse
 
 
 class LLMNode(FallibleNode):
@@ -118,6 +120,17 @@ class LLMNode(FallibleNode):
         tool_mode = (key for entry in self.output_keys or [] for key in entry.values())
         return keys_defined(self.id, self.output_key, *mapped, *tool_mode)
 
+    def answer(self) -> Answer | None:
+        """``response_schema``, stored under ``output_key`` and copied by ``output_mapping``."""
+        if self.response_schema is None:
+            return None
+        return Answer(self.response_schema, "response_schema", self.output_key,
+                      dict(self.output_mapping or {}))
+
+    def tags_written(self) -> Iterator[TagUse]:
+        """The tags of ``memorize``."""
+        return memorize_tags(self.memorize)
+
 
 MAX_ACTIONS = 32
 """The most actions one ``actions`` node may let the model plan."""
@@ -200,3 +213,7 @@ class ActionsNode(FallibleNode):
     def detail(self) -> str | None:
         """The tools it may use."""
         return ", ".join(self.available_tools)
+
+    def tags_written(self) -> Iterator[TagUse]:
+        """The tags of ``memorize``."""
+        return memorize_tags(self.memorize)

@@ -3,11 +3,13 @@ roles, parameter types, the ``memorize`` option, and the hints about them."""
 
 # No `from __future__ import annotations` here: pydantic would evaluate every field's
 # annotation from its text when the models are built, a good part of that cost.
+from collections.abc import Iterator
 from typing import Literal
 
 from pydantic import Field
 
 from sea.lang.node import StrictModel, empty_list
+from sea.lang.uses import TagUse
 
 ContextProfile = Literal[
     "base_main_specialized", "base_main", "base_specialized",
@@ -64,3 +66,10 @@ class MemorizeOption(StrictModel):
         default_factory=empty_list,
         description="Tags stored on the prompt and the response (e.g. `conversation`).",
     )
+
+
+def memorize_tags(option: "MemorizeOption | bool | None") -> Iterator[TagUse]:
+    """The tags a node's ``memorize`` option writes (none for ``true``, ``false`` or none)."""
+    if isinstance(option, MemorizeOption):
+        for position, tag in enumerate(option.tags):
+            yield TagUse(tag, ("memorize", "tags", position))

@@ -19,6 +19,7 @@ from sea.lang.node import (
     keys_defined,
     nested_reads,
 )
+from sea.lang.uses import ToolUse
 
 _TOOL_NAME = "the tool name is `action`"
 
@@ -59,6 +60,12 @@ class ToolNode(FallibleNode):
     def tools_needed(self) -> list[str]:
         """The tool it calls."""
         return [self.action]
+
+    def tools_named(self) -> Iterator[ToolUse]:
+        """The tool it calls, with ``args`` (values) and ``args_input`` (state paths)."""
+        arguments = {"args": self.args, "args_input": self.args_input}
+        missing_at = ("args",) if self.args is not None else ("action",)
+        yield ToolUse(self.action, ("action",), arguments, frozenset({"args"}), missing_at)
 
     def field_reads(self, base: str) -> Iterator[Read]:
         """The argument templates' variables and the legacy ``args_input`` paths."""
