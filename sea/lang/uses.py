@@ -1,8 +1,9 @@
 """What a node names or holds that the static checks look at, as its type declares it
 (:class:`~sea.lang.node.NodeModel`): the schema of a structured answer, the tools and
-playbooks it names with the arguments it passes them, the memory tags it writes and the
-expressions it evaluates. A check asks the node for these instead of testing its type, so
-a host's own node type is checked as a built-in one is by declaring them.
+playbooks it names with the arguments it passes them, a playbook it chooses at run time,
+the memory tags it writes and the expressions it evaluates. A check asks the node for
+these instead of testing its type, so a host's own node type is checked as a built-in one
+is by declaring them.
 
 Every location is a path inside the node (``("available_tools", 0)``), for the check to
 join to the node's JSON pointer.
@@ -87,6 +88,17 @@ class CalleeUse:
     arguments: Mapping[str, Any] | None = None
     arguments_field: str = "args"
     checked: bool = False
+
+
+@dataclass(frozen=True)
+class ChosenCallee:
+    """A node calls a playbook chosen at run time (``exec``: its name read from the state).
+
+    Attributes:
+        allowed: The playbooks it may call; None: any playbook the pulse offers a router.
+    """
+
+    allowed: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

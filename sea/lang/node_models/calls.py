@@ -18,7 +18,7 @@ from sea.lang.node import (
     key_read,
     nested_reads,
 )
-from sea.lang.uses import CalleeUse
+from sea.lang.uses import CalleeUse, ChosenCallee
 
 _CALLEE = "the callee is `playbook`"
 
@@ -138,6 +138,11 @@ class ExecNode(CallNode):
     def detail(self) -> str | None:
         """Where the callee's name comes from."""
         return f"from {self.playbook_source}"
+
+    def chosen_callee(self) -> ChosenCallee | None:
+        """The playbook named by ``playbook_source``, among ``allowed_playbooks``."""
+        names = self.allowed_playbooks
+        return ChosenCallee(None if names is None else tuple(names))
 
     def callees_named(self) -> Iterator[CalleeUse]:
         """``allowed_playbooks`` (checked to exist; arguments come at run time)."""

@@ -120,6 +120,10 @@ class LLMNode(FallibleNode):
         tool_mode = (key for entry in self.output_keys or [] for key in entry.values())
         return keys_defined(self.id, self.output_key, *mapped, *tool_mode)
 
+    def streams(self) -> bool:
+        """With ``speak``: the answer streams to the host as the persona's utterance."""
+        return self.speak
+
     def answer(self) -> Answer | None:
         """``response_schema``, stored under ``output_key`` and copied by ``output_mapping``."""
         if self.response_schema is None:
