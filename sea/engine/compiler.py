@@ -6,11 +6,12 @@ inside a wrapper shared by all types: bounds and sizes, node events and timing, 
 and cause). Graphs capture only the playbook; everything of a pulse comes from the run
 context (:class:`~sea.engine.pulse.Frame`).
 
-A node of a pure kind (``set``, ``pass``: it reads and writes only the run's state, never
-pauses, and running it again gives the same update) does not end its graph step when the
-node after it is pure too: its graph node runs the pure nodes that follow, one after
-another as a run without Pregel does (:mod:`sea.engine.direct`), and routes to the first
-node that is not pure by a ``Command``. A checkpoint between two pure nodes would only
+A node of a pure kind (:attr:`~sea.engine.registry.NodeKind.pure`, e.g. ``set``, ``pass``: it
+reads and writes only the run's state, never pauses, and running it again gives the same
+update) does not end its graph step when the node after it is pure too: its graph node
+runs the pure nodes that follow, one after another as a run without Pregel does
+(:mod:`sea.engine.direct`), and routes to the first node that is not pure by a
+``Command``. A checkpoint between two pure nodes would only
 spare running them again after a crash, which costs less than the checkpoint. Every node
 still runs in its own wrapper (its events, bounds and failures) and is still a graph node:
 a graph resumed at a pure node goes on from it, and one taken over after a pure node is
@@ -30,13 +31,13 @@ from langgraph.runtime import Runtime as GraphRuntime
 from langgraph.types import Command
 
 from sea.engine.bounds import check_bounds, check_sizes
-from sea.engine.direct import DirectGraph, Runner, Step, fold
+from sea.engine.direct import DirectGraph, Runner, Step, WaitsNow, fold
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
 from sea.engine.registry import NodeKind, Registry
 from sea.engine.routing import edges_for
 from sea.engine.state import PlaybookState, Update
-from sea.engine.waits import NEVER, Waits, node_waits, node_waits_now
+from sea.engine.waits import NEVER, Waits
 from sea.errors import (
     BoundExceeded,
     ExecutionError,
@@ -123,9 +124,9 @@ class Compiler:
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             edges = edges_for(node)
-            declared = node_waits(kind, node)
+            declared = kind.waits(node)
             steps[node.id] = Step(runner, edges.static, edges.router, declared,
-                                  node_waits_now(kind, node), is_pure(kind))
+                                  _waits_now(kind, node), kind.pure)
             waits |= declared
             if steps[node.id].pure:  # its pure successors run in its step; it routes by Command
                 builder.add_node(node.id, _pure_run(node.id, steps))
@@ -141,11 +142,9 @@ class Compiler:
         return Compiled(graph, direct, waits)
 
 
-def is_pure(kind: NodeKind[Any]) -> bool:
-    """Whether ``kind`` says its nodes are pure (its optional ``pure`` attribute): they read
-    and write only the run's state, never pause, and give the same update when run again.
-    A kind that says nothing is not pure."""
-    return getattr(kind, "pure", False) is True
+def _waits_now(kind: NodeKind[Any], node: NodeModel) -> WaitsNow:
+    """Where ``node`` can pause about to run with a state in a frame, as its kind says."""
+    return lambda state, frame: kind.waits_now(node, state, frame)
 
 
 def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:

@@ -76,9 +76,10 @@ def fold(state: Mapping[str, Any], update: Mapping[str, Any]) -> PlaybookState:
     return folded  # type: ignore[return-value]
 
 
-WaitsNow = Callable[[PlaybookState, Frame], Waits]
-"""Where a node can pause given the state it is about to run with (a kind's ``waits_now``:
-an ``exec`` node's callee is known only then)."""
+WaitsNow = Callable[[PlaybookState, Frame], Waits | None]
+"""Where a node can pause given the state it is about to run with (its kind's
+:meth:`~sea.engine.registry.NodeKind.waits_now`: an ``exec`` node's callee is known only
+then), or None: what its ``waits`` says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +92,13 @@ class Step:
     static: str | None
     router: Router | None
     waits: Waits
-    waits_now: WaitsNow | None
+    waits_now: WaitsNow
     pure: bool = False
 
     def waits_at(self, state: PlaybookState, frame: Frame) -> Waits:
         """Where this node can pause when it runs with ``state``."""
-        return self.waits if self.waits_now is None else self.waits_now(state, frame)
+        now = self.waits_now(state, frame)
+        return self.waits if now is None else now
 
     def after(self, state: PlaybookState) -> str:
         """The node that runs next, given the state this node left (END: none)."""

@@ -1,18 +1,28 @@
 """Node types, keyed by the ``type`` field of a node.
 
-A node type is its document model (a :class:`~sea.lang.node.NodeModel` subclass, which declares
-what the language needs to know about it) and a :class:`NodeKind` that runs its nodes. The
-built-in kinds live one per module in :mod:`sea.nodes`; a host adds its own with
+A node type is two declarations, and nothing else in SEA names it:
+
+* its document model (a :class:`~sea.lang.node.NodeModel` subclass), which says what the
+  language needs to know: its fields, edges, the variables it reads and writes, the tools it
+  offers and needs, its answer's schema, how it is drawn, the tags and expressions it holds;
+* its :class:`NodeKind` (a subclass), which says how its nodes run: :meth:`NodeKind.run`,
+  and, with safe defaults, whether it is :attr:`~NodeKind.pure` and where it may pause for
+  a person (:meth:`~NodeKind.waits`, :meth:`~NodeKind.waits_now`).
+
+The compiler, the checks and the drawing ask these two instead of testing a node's type.
+The built-in kinds live one per module in :mod:`sea.nodes`; a host adds its own with
 :meth:`Registry.with_kinds`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import ALWAYS, Waits
 from sea.errors import UsageError
 from sea.lang.node import NodeModel
 from sea.lang.vocabulary import NodeTypes
@@ -20,17 +30,65 @@ from sea.lang.vocabulary import NodeTypes
 M = TypeVar("M", bound=NodeModel)
 
 
-class NodeKind(Protocol[M]):
-    """How one node type runs: read the state, return a partial update."""
+class NodeKind(ABC, Generic[M]):
+    """How one node type runs, and what the engine may assume of it.
+
+    A subclass sets :attr:`model` and defines :meth:`run`; everything else has a default
+    that is safe for any node: not pure, and may always pause for a person. A kind declares
+    more to be run more cheaply (a pure node shares its graph step with the pure nodes
+    after it; a call that cannot pause runs without a LangGraph run of its own).
+
+    Attributes:
+        pure: Its nodes read and write only the run's state, never pause, and give the same
+            update when run again (``set``, ``pass``); a graph runs them in the step of the
+            pure node before them (:mod:`sea.engine.compiler`).
+    """
+
+    pure: ClassVar[bool] = False
 
     @property
+    @abstractmethod
     def model(self) -> type[M]:
         """The document model of the nodes this kind runs (its ``type`` names the kind)."""
-        ...
 
+    @abstractmethod
     async def run(self, node: M, state: PlaybookState, frame: Frame) -> Update:
-        """Run ``node`` against ``state``; never mutate ``state``."""
-        ...
+        """Run ``node`` against ``state``; never mutate ``state``.
+
+        Args:
+            node: The node, as its model validated it.
+            state: The run's state (read only).
+            frame: Where the node runs: its pulse, playbook and services.
+
+        Returns:
+            The partial update of the state (the state's reducers fold it in).
+        """
+
+    def waits(self, node: M) -> Waits:
+        """Where ``node`` may pause for a person (:mod:`sea.engine.waits`).
+
+        Args:
+            node: The node, before any run.
+
+        Returns:
+            :data:`~sea.engine.waits.ALWAYS` unless the kind says less: a kind that says
+            nothing is never run where a pause could not be kept.
+        """
+        return ALWAYS
+
+    def waits_now(self, node: M, state: PlaybookState, frame: Frame) -> Waits | None:
+        """Where ``node`` may pause when it is about to run with ``state`` in ``frame``,
+        narrower than :meth:`waits` (an ``exec`` node's callee is known only then).
+
+        Args:
+            node: The node about to run.
+            state: The state it will run with.
+            frame: Where it will run.
+
+        Returns:
+            None (the default): what :meth:`waits` says.
+        """
+        return None
 
 
 class Registry:
@@ -42,7 +100,20 @@ class Registry:
             self.register(kind)
 
     def register(self, kind: NodeKind[Any]) -> None:
-        """Add a node type (a second kind for the same ``type`` is a usage error)."""
+        """Add a node type.
+
+        Args:
+            kind: The kind of the type, an instance of a :class:`NodeKind` subclass.
+
+        Raises:
+            UsageError: ``kind`` is not a :class:`NodeKind`, or a kind of the same ``type``
+                is registered already.
+        """
+        if not isinstance(kind, NodeKind):
+            raise UsageError(
+                f"{type(kind).__name__} is not a node kind: a host's kind subclasses "
+                "sea.engine.registry.NodeKind (setting `model`, defining `run`)"
+            )
         name = kind.model.node_type()
         if name in self._kinds:
             raise UsageError(f"node type {name!r} is registered twice")

@@ -6,8 +6,8 @@ playbook run that way, so that its graph takes over only where a node may pause
 A run pauses only where a node asks a person (:mod:`sea.engine.approval`): a tool the
 pulse's policy asks about (``Pulse.approval_tools``), a gated tool's result
 (``Pulse.gates``), an ``exec`` of a playbook outside its allow-list. Each node kind says
-where its nodes can ask (:class:`Waits`, the kind's optional ``waits`` method); a kind that
-says nothing may always ask, so a host's own kinds are never run in a way they did not
+where its nodes can ask (:class:`Waits`, :meth:`sea.engine.registry.NodeKind.waits`); a kind
+that says nothing may always ask, so a host's own kinds are never run in a way they did not
 declare safe.
 """
 
@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from langgraph.types import Command
 
 from sea.engine.state import PlaybookState
-from sea.lang.node import NodeModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,22 +80,6 @@ NEVER = Waits()
 """A node that never asks a person."""
 ALWAYS = Waits(always=True)
 """A node that may ask a person whatever the policy (or that says nothing of it)."""
-
-
-def node_waits(kind: Any, node: NodeModel) -> Waits:
-    """What ``kind`` says of ``node`` (:data:`ALWAYS` when the kind says nothing)."""
-    declared: Callable[[NodeModel], Waits] | None = getattr(kind, "waits", None)
-    return ALWAYS if declared is None else declared(node)
-
-
-def node_waits_now(kind: Any, node: NodeModel) -> Callable[[Any, Any], Waits] | None:
-    """What ``kind`` says of ``node`` about to run with a state in a frame (its optional
-    ``waits_now(node, state, frame)``, narrower than :func:`node_waits`: an ``exec`` node's
-    callee is known then), or None when the kind says nothing more than ``waits``."""
-    declared: Callable[[NodeModel, Any, Any], Waits] | None = getattr(kind, "waits_now", None)
-    if declared is None or getattr(kind, "waits", None) is None:
-        return None
-    return lambda state, frame: declared(node, state, frame)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,20 @@ the class declares, once, everything the rest of SEA needs to know about the typ
 * the state variables it reads and defines (:meth:`NodeModel.reads`, :meth:`NodeModel.defines`,
   for the variable checks),
 * how it is drawn (:attr:`NodeModel.mermaid_shape`, :meth:`NodeModel.detail`),
+* whether it streams its reply to the host (:meth:`NodeModel.streams`),
 * the field names authors often get wrong on it (:attr:`NodeModel.known_mistakes`),
-* the tools it offers a model (:meth:`NodeModel.offered_tools`, for the catalogue checks).
+* the tools it offers a model and the ones it needs (:meth:`NodeModel.offered_tools`,
+  :meth:`NodeModel.tools_needed`),
+* what the static checks look at (:mod:`sea.lang.uses`): the schema of its structured answer
+  (:meth:`NodeModel.answer`), the tools and playbooks it names with their arguments
+  (:meth:`NodeModel.tools_named`, :meth:`NodeModel.callees_named`), a playbook it chooses
+  at run time (:meth:`NodeModel.chosen_callee`), the memory tags it
+  writes (:meth:`NodeModel.tags_written`) and the expressions it evaluates
+  (:meth:`NodeModel.expressions`).
+
+The checks, the compiler and the drawing ask a node these instead of testing its type, so a
+host's own type gets each of them by declaring it. How a type *runs* (and whether it is
+pure or may pause for a person) is its kind's part (:class:`sea.engine.registry.NodeKind`).
 
 The engine finds a type's runner beside its model (``sea.nodes``); a vocabulary of models
 (:class:`sea.lang.vocabulary.NodeTypes`) builds the document model and the JSON Schema.
@@ -25,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sea.lang.locate import escape_pointer
 from sea.lang.templates import references
+from sea.lang.uses import Answer, CalleeUse, ChosenCallee, ExpressionUse, TagUse, ToolUse
 
 NAME_PATTERN = r"^[a-z0-9_]+$"
 NODE_ID_PATTERN = r"^[A-Za-z0-9_\-]+$"
@@ -267,6 +280,49 @@ class NodeModel(StrictModel):
     def detail(self) -> str | None:
         """What a drawing shows after the type (the tool or playbook it calls)."""
         return None
+
+    def streams(self) -> bool:
+        """Whether this node sends its reply to the host piece by piece as a model writes it
+        (``TokenChunk`` events before its ``Spoken``; False by default)."""
+        return False
+
+    def answer(self) -> Answer | None:
+        """The structured answer this node asks a model for, with where it is stored (its
+        schema is checked; the types it declares check the case keys compared with it).
+
+        Returns:
+            None by default: the node declares no answer schema.
+        """
+        return None
+
+    def tools_named(self) -> Iterator[ToolUse]:
+        """The tools this node names, for the tool catalogue checks.
+
+        Returns:
+            By default each tool it offers (:meth:`offered_tools`), as written in its
+            ``available_tools`` field, without arguments.
+        """
+        for position, name in enumerate(self.offered_tools()):
+            yield ToolUse(name, ("available_tools", position))
+
+    def callees_named(self) -> Iterator[CalleeUse]:
+        """The playbooks this node names (checked to exist, with the arguments it passes;
+        none by default)."""
+        return iter(())
+
+    def chosen_callee(self) -> ChosenCallee | None:
+        """Whether this node calls a playbook chosen at run time, and among which (the
+        variable checks then count what those playbooks return; None by default)."""
+        return None
+
+    def tags_written(self) -> Iterator[TagUse]:
+        """The memory tags this node writes (a tag the store keeps for itself is refused;
+        none by default)."""
+        return iter(())
+
+    def expressions(self) -> Iterator[ExpressionUse]:
+        """The ``=`` expressions this node evaluates (each must parse; none by default)."""
+        return iter(())
 
 
 class FallibleNode(NodeModel):

@@ -25,6 +25,7 @@ from sea.engine.actions.prompt import actions_prompt
 from sea.engine.approval import require_approval
 from sea.engine.events import ActionsPlanned
 from sea.engine.pulse import Frame, as_text
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import Waits
 from sea.lang.node_models import ActionsNode
@@ -39,7 +40,7 @@ PLAN_APPROVAL = "running the planned actions"
 """The ``action`` of the approval request a plan makes."""
 
 
-class ActionsKind:
+class ActionsKind(NodeKind[ActionsNode]):
     """Runs ``actions`` nodes."""
 
     model = ActionsNode

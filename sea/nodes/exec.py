@@ -16,6 +16,7 @@ from typing import Any
 from sea.engine.approval import require_approval
 from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
 from sea.engine.waits import ALWAYS, NEVER, Waits
@@ -62,7 +63,7 @@ def call_args(node: ExecNode, state: PlaybookState, frame: Frame) -> dict[str, A
     return {**args, **chosen}
 
 
-class ExecKind:
+class ExecKind(NodeKind[ExecNode]):
     """Runs ``exec`` nodes."""
 
     model = ExecNode

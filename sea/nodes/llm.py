@@ -20,6 +20,7 @@ from typing import Any
 from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
 from sea.engine.pulse import Frame, as_text
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
@@ -53,7 +54,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         response_schema=schema,
         tools=tools,
         playbook_enum=enum,
-        stream=node.speak,
+        stream=node.streams(),
         pulse_id=frame.pulse.pulse_id,
         scope=frame.scope,
         thread=frame.thread,
@@ -109,7 +110,7 @@ def memorize_tags(option: MemorizeOption | bool | None) -> list[str] | None:
     return []
 
 
-class LLMKind:
+class LLMKind(NodeKind[LLMNode]):
     """Runs ``llm`` nodes."""
 
     model = LLMNode
@@ -127,7 +128,7 @@ class LLMKind:
         async def on_token(text: str) -> None:
             pulse.emit(TokenChunk(pulse.pulse_id, frame.name, node.id, text))
 
-        result = await pulse.caller.call(request, on_token=on_token if node.speak else None)
+        result = await pulse.caller.call(request, on_token=on_token if node.streams() else None)
         update = assign(answer_values(node, result))
         reply = result.text if result.tool_call is not None else as_text(update["last"])
         await self._store(node, frame, request.prompt, reply, metadata)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from sea.engine.events import WarningRaised
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import MemorizeNode
 from sea.nodes._utterance import node_metadata, node_text
 
 
-class MemorizeKind:
+class MemorizeKind(NodeKind[MemorizeNode]):
     """Runs ``memorize`` nodes."""
 
     model = MemorizeNode

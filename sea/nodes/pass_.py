@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import PassNode
 
 
-class PassKind:
+class PassKind(NodeKind[PassNode]):
     """Runs ``pass`` nodes."""
 
     model = PassNode

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
 from sea.lang import saiverse
@@ -33,7 +34,7 @@ def evaluate(value: Any, scope: Mapping[str, Any]) -> Any:
     return render(value, scope)
 
 
-class SetKind:
+class SetKind(NodeKind[SetNode]):
     """Runs ``set`` nodes."""
 
     model = SetNode

@@ -5,13 +5,14 @@ from __future__ import annotations
 from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import SpeakNode
 from sea.nodes._utterance import node_metadata, node_text
 
 
-class SpeakKind:
+class SpeakKind(NodeKind[SpeakNode]):
     """Runs ``speak`` nodes."""
 
     model = SpeakNode

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sea.engine.calls import call_playbook
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
 from sea.engine.waits import Waits
@@ -12,7 +13,7 @@ from sea.lang.node_models import SubplayNode
 from sea.lang.templates import render_value
 
 
-class SubplayKind:
+class SubplayKind(NodeKind[SubplayNode]):
     """Runs ``subplay`` nodes."""
 
     model = SubplayNode

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import NEVER, Waits
 from sea.lang.node_models import ThinkNode
@@ -11,7 +12,7 @@ from sea.nodes._utterance import node_text
 INTERNAL_TAG = "internal"
 
 
-class ThinkKind:
+class ThinkKind(NodeKind[ThinkNode]):
     """Runs ``think`` nodes."""
 
     model = ThinkNode

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import Waits
 from sea.lang.node_models import ToolNode
@@ -49,7 +50,7 @@ def result_update(
     return assign(values)
 
 
-class ToolKind:
+class ToolKind(NodeKind[ToolNode]):
     """Runs ``tool`` nodes."""
 
     model = ToolNode

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sea.engine.pulse import Frame, as_text
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.waits import Waits
 from sea.errors import NodeFailed
@@ -37,7 +38,7 @@ def chosen_call(node: ToolCallNode, state: PlaybookState, frame: Frame) -> tuple
     return call["name"], args
 
 
-class ToolCallKind:
+class ToolCallKind(NodeKind[ToolCallNode]):
     """Runs ``tool_call`` nodes."""
 
     model = ToolCallNode

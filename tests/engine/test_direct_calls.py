@@ -21,6 +21,7 @@ from sea.engine.approval import require_approval
 from sea.engine.compiler import Compiler
 from sea.engine.limits import Limits
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import ALWAYS, NEVER, Policy, Waits, may_wait
 from sea.host.result import PulseResult
@@ -272,7 +273,7 @@ class HostNode(FallibleNode):
     type: Literal["host_step"] = Field(description="Node type: a host's step.")
 
 
-class HostKind:
+class HostKind(NodeKind[HostNode]):
     model = HostNode
 
     async def run(self, node: HostNode, state: PlaybookState, frame: Frame) -> Update:
@@ -286,7 +287,7 @@ class AskingNode(FallibleNode):
     type: Literal["host_ask"] = Field(description="Node type: a host's question.")
 
 
-class MisdeclaredKind:
+class MisdeclaredKind(NodeKind[AskingNode]):
     model = AskingNode
 
     def waits(self, node: AskingNode) -> Waits:

@@ -19,6 +19,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.errors import NodeFailed, UsageError
 from sea.host.runtime import Runtime
@@ -59,7 +60,7 @@ class ShoutNode(FallibleNode):
         return f"into {self.output_key}"
 
 
-class ShoutKind:
+class ShoutKind(NodeKind[ShoutNode]):
     model = ShoutNode
 
     async def run(self, node: ShoutNode, state: PlaybookState, frame: Frame) -> Update:

@@ -21,6 +21,7 @@ from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
@@ -38,7 +39,7 @@ class NoteThenDie(FallibleNode):
     text: str = Field(description="The note.")
 
 
-class NoteThenDieKind:
+class NoteThenDieKind(NodeKind[NoteThenDie]):
     """Runs ``note_then_die``: the kill lands after the write, before the checkpoint."""
 
     model = NoteThenDie

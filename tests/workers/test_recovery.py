@@ -15,6 +15,7 @@ from pydantic import Field
 
 from saimemory import Persona
 from sea.engine.pulse import Frame
+from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.lang.node import FallibleNode
 from sea.nodes import builtin_registry
@@ -37,7 +38,7 @@ class PanicNode(FallibleNode):
     times: int = Field(description="How many runs panic.")
 
 
-class PanicKind:
+class PanicKind(NodeKind[PanicNode]):
     """Runs ``panic`` nodes, counting runs per node id."""
 
     model = PanicNode

@@ -16,8 +16,8 @@ from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
-from sea.lang.node import PlaybookIndex
-from sea.lang.node_models import ExecNode, SubplayNode
+from sea.lang.node import NodeModel, PlaybookIndex
+from sea.lang.uses import CalleeUse
 from sea.lang.variables import SAIVERSE_RUN_VARIABLES
 
 
@@ -32,44 +32,50 @@ def _unknown(name: str, pointer: str, node_id: str, library: PlaybookIndex) -> I
     )
 
 
-def _arguments(index: int, node: SubplayNode, library: PlaybookIndex) -> list[Issue]:
-    signature = library.signature(node.playbook)
+def _arguments(
+    index: int, node: NodeModel, use: CalleeUse, library: PlaybookIndex
+) -> list[Issue]:
+    signature = library.signature(use.playbook)
     if signature is None:
-        return [_unknown(node.playbook, node_pointer(index, "playbook"), node.id, library)]
+        return [_unknown(use.playbook, node_pointer(index, *use.at), node.id, library)]
     implicit = {rule.name for rule in saiverse.implicit_arguments(node.node_type())}
     passed_on = implicit | SAIVERSE_RUN_VARIABLES  # accepted, declared or not
-    args = {name: value for name, value in (node.args or {}).items() if name not in passed_on}
-    given = {name for name in (node.args or {}) if name in passed_on}  # passed: not missing
+    given_args = use.arguments or {}
+    args = {name: value for name, value in given_args.items() if name not in passed_on}
+    given = {name for name in given_args if name in passed_on}  # passed: not missing
     callee = Callee(
-        f"`{node.playbook}`", "parameter", codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT
+        f"`{use.playbook}`", "parameter", codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT
     )
+    field = use.arguments_field
     return argument_issues(
         callee,
         node.id,
-        {name: node_pointer(index, "args", escape_pointer(name)) for name in args},
+        {name: node_pointer(index, field, escape_pointer(name)) for name in args},
         list(signature.params),
         [
             name
             for name, required in signature.params.items()
             if required and name not in implicit and name not in given
         ],
-        missing_at=node_pointer(index, "args" if node.args is not None else "playbook"),
-        missing_severity=Severity.ERROR if node.args is not None else Severity.WARNING,
+        missing_at=node_pointer(index, field) if use.arguments is not None
+        else node_pointer(index, *use.at),
+        missing_severity=Severity.ERROR if use.arguments is not None else Severity.WARNING,
     )
 
 
 def check_calls(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """Subplay targets and exec allow-lists exist (when a library is given); arguments fit."""
+    """The playbooks a node names (a subplay's target, an exec's allow-list,
+    :meth:`~sea.lang.node.NodeModel.callees_named`) exist, when a library is given; the
+    arguments of a call that gets only those fit its parameters."""
     library = context.library
     if library is None:
         return []
     issues: list[Issue] = []
     for index, node in indexed(playbook):
-        if isinstance(node, SubplayNode):
-            issues.extend(_arguments(index, node, library))
-        elif isinstance(node, ExecNode):
-            for i, name in enumerate(node.allowed_playbooks or []):
-                if library.signature(name) is None:
-                    pointer = node_pointer(index, "allowed_playbooks", i)
-                    issues.append(_unknown(name, pointer, node.id, library))
+        for use in node.callees_named():
+            if use.checked:
+                issues.extend(_arguments(index, node, use, library))
+            elif library.signature(use.playbook) is None:
+                pointer = node_pointer(index, *use.at)
+                issues.append(_unknown(use.playbook, pointer, node.id, library))
     return issues

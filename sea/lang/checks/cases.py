@@ -21,8 +21,8 @@ from sea.lang.hints import suggest
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
-from sea.lang.node import ConditionalNext
-from sea.lang.node_models import LLMNode
+from sea.lang.node import ConditionalNext, Defined
+from sea.lang.uses import Answer
 
 _NUMERIC = {"integer", "number"}
 _ORDERING = {"gt", "gte", "lt", "lte"}
@@ -70,20 +70,16 @@ def _describe(schema: dict[str, Any], source: str) -> _Produced | None:
     return _Produced(types, tuple(enum) if isinstance(enum, list) else None, source)
 
 
-def _llm_products(node: LLMNode, root: str, rest: list[str]) -> list[dict[str, Any] | None]:
-    schema = node.response_schema
+def _answer_products(answer: Answer, root: str, rest: list[str]) -> list[dict[str, Any] | None]:
+    schema = answer.schema
     found: list[dict[str, Any] | None] = []
-    if schema is None:
-        return found
-    if node.output_key == root:
+    if answer.key == root:
         found.append(subschema(schema, rest))
-    for source, target in (node.output_mapping or {}).items():
+    for source, target in answer.copies.items():
         if root_of(target) != root:
             continue
-        prefix = f"{node.output_key}." if node.output_key else ""
-        source = source[len(prefix) :] if prefix and source.startswith(prefix) else source
         extra = target.split(".")[1:]
-        found.append(subschema(schema, source.split(".") + extra + rest))
+        found.append(subschema(schema, answer.path(source) + extra + rest))
     return found
 
 
@@ -105,10 +101,11 @@ def producers(
         types = frozenset(rule.types)
         produced.append(_Produced(types, None, "set implicitly, as SAIVerse did"))
     for node in playbook.nodes:
-        if not isinstance(node, LLMNode):
+        answer = node.answer()
+        if answer is None:
             continue
-        for schema in _llm_products(node, root, rest):
-            source = f"response_schema of llm node `{node.id}`"
+        for schema in _answer_products(answer, root, rest):
+            source = f"{answer.schema_field} of {node.node_type()} node `{node.id}`"
             described = _describe(schema, source) if schema else None
             if described is None:
                 return None
@@ -119,14 +116,15 @@ def producers(
 
 
 def _other_roots(playbook: Playbook) -> set[str]:
-    """Roots defined by parameters or by nodes other than llm nodes."""
+    """Roots defined by parameters or by nodes other than by an answer schema."""
     roots = {param.name for param in playbook.input_schema}
     for node in playbook.nodes:
-        if isinstance(node, LLMNode):
-            continue
-        keys = [getattr(node, "output_key", None), *(getattr(node, "output_keys", None) or [])]
-        keys += list(getattr(node, "assignments", None) or {})
-        roots.update(root_of(k) for k in keys if isinstance(k, str))
+        answer = node.answer()
+        typed = set() if answer is None else {
+            root_of(key) for key in (answer.key, *answer.copies.values()) if key
+        }
+        roots.update(found.name for found in node.defines(None)
+                     if isinstance(found, Defined) and found.name not in typed)
     return roots
 
 

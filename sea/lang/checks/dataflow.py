@@ -3,8 +3,9 @@
 Each node type declares both (:meth:`~sea.lang.node.NodeModel.reads`,
 :meth:`~sea.lang.node.NodeModel.defines`); this module gathers them over a playbook, adding
 the variables SAIVerse's runtime provided implicitly (:mod:`sea.lang.saiverse`). A node
-that chooses its callee at run time (``exec``) defines what the playbooks it may run return
-(its ``allowed_playbooks``, else the router-callable ones); what the library's other
+that chooses its callee at run time (``exec``, its
+:meth:`~sea.lang.node.NodeModel.chosen_callee`) defines what the playbooks it may run
+return (its ``allowed_playbooks``, else the router-callable ones); what the library's other
 playbooks return is kept apart (:attr:`Definitions.dynamic`): SAIVerse ran any playbook by
 name, so a read of it is a warning naming those playbooks, not an error.
 """
@@ -56,8 +57,9 @@ def node_reads(index: int, node: NodeModel) -> Iterator[Read]:
 def dynamic_callees(node: NodeModel, library: PlaybookIndex) -> Iterator[tuple[str, str]]:
     """``(callee, output)`` for every playbook of the library that a node choosing its
     callee at run time may not run here but SAIVerse would have run (any playbook, by name),
-    and what it returns. None when the node lists its ``allowed_playbooks``."""
-    if getattr(node, "allowed_playbooks", None) is not None:
+    and what it returns. None when the node lists the playbooks it may call."""
+    chosen = node.chosen_callee()
+    if chosen is None or chosen.allowed is not None:
         return
     for name in library.names():
         signature = library.signature(name)
@@ -87,7 +89,7 @@ def definitions(playbook: Playbook, context: CheckContext) -> Definitions:
                 defs.names.setdefault(found.name, found.by)
             else:
                 defs.uncertain.append(found.source)
-        if library is not None and node.node_type() in saiverse.DYNAMIC_CALL_TYPES:
+        if library is not None and node.chosen_callee() is not None:
             defs.dynamic_nodes.append(node.id)
             for callee, output in dynamic_callees(node, library):
                 callees = defs.dynamic.setdefault(output, [])

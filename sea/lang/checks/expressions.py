@@ -1,4 +1,6 @@
-"""``=`` expressions in ``set`` nodes must parse, within the language's size limits."""
+"""``=`` expressions (a ``set`` node's, or any node's that declares them,
+:meth:`~sea.lang.node.NodeModel.expressions`) must parse, within the language's size
+limits."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from sea.lang.expressions import (
 )
 from sea.lang.issues import Issue, error
 from sea.lang.models import Playbook
-from sea.lang.node_models import SetNode
 
 _SYNTAX_HINT = (
     "expressions are CEL: arithmetic, comparisons, && || !, `cond ? a : b`, size(), int(), "
@@ -31,20 +32,16 @@ def check_expressions(playbook: Playbook, context: CheckContext) -> list[Issue]:
     """A located error for every expression that does not parse."""
     issues: list[Issue] = []
     for index, node in indexed(playbook):
-        if not isinstance(node, SetNode):
-            continue
-        for key, value in node.assignments.items():
-            if not (isinstance(value, str) and value.startswith("=")):
-                continue
+        for use in node.expressions():
             try:
-                compile_expression(value[1:])
+                compile_expression(use.source)
             except ExpressionSyntaxError as exc:
                 large = isinstance(exc, ExpressionTooLarge)
                 issues.append(
                     error(
                         codes.EXPRESSION_TOO_LARGE if large else codes.EXPRESSION_SYNTAX,
                         exc.message,
-                        node_pointer(index, "assignments", key),
+                        node_pointer(index, *use.at),
                         node_id=node.id,
                         char_offset=exc.offset + 1,
                         hint=_SIZE_HINT if large else _SYNTAX_HINT,

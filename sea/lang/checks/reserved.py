@@ -8,19 +8,9 @@ from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import indexed, node_pointer
 from sea.lang.issues import Issue, error
 from sea.lang.models import Playbook
-from sea.lang.node_models import LLMNode, MemorizeNode, MemorizeOption
 
 RESERVED_IDS = frozenset({"__start__", "__end__"})
 """Node ids LangGraph uses for the graph's own start and end."""
-
-
-def _tags(node: object) -> tuple[list[str], tuple[str, ...]]:
-    """A node's memory tags and the pointer path to them."""
-    if isinstance(node, MemorizeNode):
-        return list(node.tags or []), ("tags",)
-    if isinstance(node, LLMNode) and isinstance(node.memorize, MemorizeOption):
-        return list(node.memorize.tags), ("memorize", "tags")
-    return [], ()
 
 
 def check_reserved(playbook: Playbook, context: CheckContext) -> list[Issue]:
@@ -35,13 +25,12 @@ def check_reserved(playbook: Playbook, context: CheckContext) -> list[Issue]:
                 node_id=node.id,
                 hint="rename the node (and the edges that name it)",
             ))
-        tags, path = _tags(node)
-        for position, tag in enumerate(tags):
-            if tag.startswith(PROVENANCE_PREFIXES):
+        for use in node.tags_written():
+            if use.tag.startswith(PROVENANCE_PREFIXES):
                 issues.append(error(
                     codes.RESERVED_TAG,
-                    f"tag `{tag}` is written by the store itself; a playbook cannot set it",
-                    node_pointer(index, *path, position),
+                    f"tag `{use.tag}` is written by the store itself; a playbook cannot set it",
+                    node_pointer(index, *use.at),
                     node_id=node.id,
                     hint="every write already carries `pulse:<id>`, `playbook:<name>` and "
                     "`node:<id>`; choose another tag",

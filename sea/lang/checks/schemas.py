@@ -1,5 +1,7 @@
-"""``response_schema`` must be a valid JSON Schema (2020-12) that SEA can run: its patterns
-compile on the linear-time regex engine and its ``$ref``s resolve within it."""
+"""An answer's schema (an ``llm`` node's ``response_schema``, or any node's that declares an
+answer, :meth:`~sea.lang.node.NodeModel.answer`) must be a valid JSON Schema (2020-12) that
+SEA can run: its patterns compile on the linear-time regex engine and its ``$ref``s resolve
+within it."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from sea.lang.jsonschemas import SchemaProblem, schema_problems
 from sea.lang.locate import escape_pointer, join_pointer
 from sea.lang.metaschema import metaschema, surely_valid
 from sea.lang.models import Playbook
-from sea.lang.node_models import LLMNode
+from sea.lang.node import NodeModel
+from sea.lang.uses import Answer
 
 _TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"}
 
@@ -62,8 +65,9 @@ def _meta_errors(canonical: bytes) -> tuple[tuple[tuple[str | int, ...], str], .
     return tuple((tuple(e.absolute_path), e.message) for e in metaschema().iter_errors(schema))
 
 
-def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
-    base = node_pointer(index, "response_schema")
+def _schema_issues(index: int, node_id: str, answer: Answer) -> list[Issue]:
+    schema, field = answer.schema, answer.schema_field
+    base = node_pointer(index, field)
     issues = []
     flagged: set[str] = set()
     for path, name in _bad_types(schema):
@@ -73,9 +77,9 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
         issues.append(
             error(
                 codes.BAD_RESPONSE_SCHEMA,
-                f"response_schema uses the type `{name}`, which JSON Schema does not have",
+                f"{field} uses the type `{name}`, which JSON Schema does not have",
                 pointer,
-                node_id=node.id,
+                node_id=node_id,
                 hint=(f'write `"{fix}"`; ' if fix else "")
                 + "JSON Schema types: "
                 + ", ".join(sorted(_TYPES)),
@@ -92,16 +96,16 @@ def _schema_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Is
         issues.append(
             error(
                 codes.BAD_RESPONSE_SCHEMA,
-                f"response_schema is not a valid JSON Schema: {message}",
+                f"{field} is not a valid JSON Schema: {message}",
                 pointer,
-                node_id=node.id,
+                node_id=node_id,
                 hint="see https://json-schema.org/understanding-json-schema/",
             )
         )
     for problem in schema_problems(schema):
         pointer = base + join_pointer(*problem.path)
         if not any(pointer.startswith(f) or f.startswith(pointer) for f in flagged):
-            issues.append(_runnable_issue(node, pointer, problem))
+            issues.append(_runnable_issue(node_id, field, pointer, problem))
     return issues
 
 
@@ -112,19 +116,19 @@ _RE2_HINT = (
 )
 
 
-def _runnable_issue(node: LLMNode, pointer: str, problem: SchemaProblem) -> Issue:
+def _runnable_issue(node_id: str, field: str, pointer: str, problem: SchemaProblem) -> Issue:
     """The issue of a schema the metaschema accepts but SEA cannot run."""
     at_key = problem.path[-2:-1] == ("patternProperties",)
     if problem.kind == "unsupported_pattern":
-        return error(codes.UNSUPPORTED_PATTERN, f"response_schema: {problem.message}", pointer,
-                     node_id=node.id, at_key=at_key, hint=_RE2_HINT)
+        return error(codes.UNSUPPORTED_PATTERN, f"{field}: {problem.message}", pointer,
+                     node_id=node_id, at_key=at_key, hint=_RE2_HINT)
     hint = (
         "a `$ref` points into the schema itself, e.g. `#/$defs/name` with `$defs` beside it"
         if problem.kind == "unresolved_ref"
         else "JSON Schema patterns are regular expressions (ECMA-262, as RE2 reads them)"
     )
-    return error(codes.BAD_RESPONSE_SCHEMA, f"response_schema: {problem.message}", pointer,
-                 node_id=node.id, at_key=at_key, hint=hint)
+    return error(codes.BAD_RESPONSE_SCHEMA, f"{field}: {problem.message}", pointer,
+                 node_id=node_id, at_key=at_key, hint=hint)
 
 
 def _declared(schema: Any, path: list[str]) -> bool:
@@ -144,20 +148,20 @@ def _declared(schema: Any, path: list[str]) -> bool:
     return True
 
 
-def _mapping_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[Issue]:
+def _mapping_issues(index: int, node_id: str, answer: Answer) -> list[Issue]:
     issues = []
-    prefix = f"{node.output_key}." if node.output_key else None
-    for source in node.output_mapping or {}:
-        path = source[len(prefix) :] if prefix and source.startswith(prefix) else source
-        if _declared(schema, path.split(".")):
+    schema = answer.schema
+    for source in answer.copies:
+        if _declared(schema, answer.path(source)):
             continue
         fields = ", ".join(f"`{name}`" for name in schema.get("properties") or {})
         issues.append(
             warning(
                 codes.MAPPING_SOURCE_UNKNOWN,
-                f"output_mapping reads `{source}`, which response_schema does not declare",
-                node_pointer(index, "output_mapping", escape_pointer(source)),
-                node_id=node.id,
+                f"{answer.copies_field} reads `{source}`, which {answer.schema_field} does "
+                "not declare",
+                node_pointer(index, answer.copies_field, escape_pointer(source)),
+                node_id=node_id,
                 at_key=True,
                 hint=f"declared fields: {fields}" if fields else None,
             )
@@ -166,24 +170,28 @@ def _mapping_issues(index: int, node: LLMNode, schema: dict[str, Any]) -> list[I
 
 
 def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """Every llm node's ``response_schema`` against the 2020-12 metaschema, and
-    ``output_mapping`` sources against the fields it declares."""
+    """Every answer schema against the 2020-12 metaschema, the paths copied out of the
+    answer (``output_mapping``) against the fields it declares, and no node both declares
+    an answer and offers tools."""
     issues: list[Issue] = []
     for index, node in indexed(playbook):
-        if isinstance(node, LLMNode) and node.response_schema is not None:
-            issues.extend(_schema_issues(index, node, node.response_schema))
-            issues.extend(_mapping_issues(index, node, node.response_schema))
-            if node.available_tools:
-                issues.append(_tools_with_schema(index, node))
+        answer = node.answer()
+        if answer is None:
+            continue
+        issues.extend(_schema_issues(index, node.id, answer))
+        issues.extend(_mapping_issues(index, node.id, answer))
+        offered = next(node.tools_named(), None) if node.offered_tools() else None
+        if offered is not None:
+            issues.append(_tools_with_schema(index, node, answer, offered.at[0]))
     return issues
 
 
-def _tools_with_schema(index: int, node: LLMNode) -> Issue:
+def _tools_with_schema(index: int, node: NodeModel, answer: Answer, field: str | int) -> Issue:
     return error(
         codes.TOOLS_WITH_SCHEMA,
-        f"llm node `{node.id}` has both `response_schema` and `available_tools`; a model "
-        "either answers in the schema or chooses a tool, not both",
-        node_pointer(index, "available_tools"),
+        f"{node.node_type()} node `{node.id}` has both `{answer.schema_field}` and `{field}`; "
+        "a model either answers in the schema or chooses a tool, not both",
+        node_pointer(index, field),
         node_id=node.id,
         hint="split it: one llm node with `available_tools` (and a `tool_call` node), then "
         "one with `response_schema`",

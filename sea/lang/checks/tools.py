@@ -14,8 +14,9 @@ from sea.lang.issues import Issue, error
 from sea.lang.jsonschemas import plainly_valid, validator
 from sea.lang.locate import escape_pointer
 from sea.lang.models import Playbook
-from sea.lang.node_models import ToolNode
+from sea.lang.node import NodeModel
 from sea.lang.templates import references
+from sea.lang.uses import ToolUse
 
 
 def _unknown_tool(name: str, pointer: str, node_id: str, catalogue: ToolCatalogue) -> Issue:
@@ -44,19 +45,21 @@ def _literal_issue(
     )
 
 
-def _tool_args(index: int, node: ToolNode, schema: Mapping[str, Any]) -> list[Issue]:
+def _tool_args(
+    index: int, node: NodeModel, use: ToolUse, schema: Mapping[str, Any]
+) -> list[Issue]:
     properties: Mapping[str, Any] = schema.get("properties") or {}
     given: dict[str, str] = {}
     issues: list[Issue] = []
-    for field, values in (("args", node.args), ("args_input", node.args_input)):
+    for field, values in (use.arguments or {}).items():
         for name, value in (values or {}).items():
             given[name] = node_pointer(index, field, escape_pointer(name))
-            if field == "args" and isinstance(properties.get(name), Mapping):
+            if field in use.literal_fields and isinstance(properties.get(name), Mapping):
                 found = _literal_issue(name, value, properties[name], given[name], node.id)
                 if found is not None:
                     issues.append(found)
     callee = Callee(
-        f"tool `{node.action}`",
+        f"tool `{use.tool}`",
         "argument",
         codes.UNKNOWN_TOOL_ARGUMENT,
         codes.MISSING_TOOL_ARGUMENT,
@@ -68,30 +71,26 @@ def _tool_args(index: int, node: ToolNode, schema: Mapping[str, Any]) -> list[Is
             given,
             list(properties) or None,
             schema.get("required") or [],
-            missing_at=node_pointer(index, "args" if node.args is not None else "action"),
+            missing_at=node_pointer(index, *(use.missing_at or use.at)),
         )
         + issues
     )
 
 
 def check_tools(playbook: Playbook, context: CheckContext) -> list[Issue]:
-    """Unknown tools and arguments, when a catalogue is given."""
+    """Unknown tools and arguments (of the tools each node names,
+    :meth:`~sea.lang.node.NodeModel.tools_named`), when a catalogue is given."""
     catalogue = context.tools
     if catalogue is None:
         return []
     issues: list[Issue] = []
     for index, node in indexed(playbook):
-        if isinstance(node, ToolNode):
-            if node.action not in catalogue.tools:
-                pointer = node_pointer(index, "action")
-                issues.append(_unknown_tool(node.action, pointer, node.id, catalogue))
+        for use in node.tools_named():
+            if use.tool not in catalogue.tools:
+                pointer = node_pointer(index, *use.at)
+                issues.append(_unknown_tool(use.tool, pointer, node.id, catalogue))
                 continue
-            schema = catalogue.tools[node.action]
-            if schema is not None:
-                issues.extend(_tool_args(index, node, schema))
-        else:
-            for i, name in enumerate(node.offered_tools()):
-                if name not in catalogue.tools:
-                    pointer = node_pointer(index, "available_tools", i)
-                    issues.append(_unknown_tool(name, pointer, node.id, catalogue))
+            schema = catalogue.tools[use.tool]
+            if schema is not None and use.arguments is not None:
+                issues.extend(_tool_args(index, node, use, schema))
     return issues
