@@ -134,7 +134,8 @@ class CallTracker:
     as it learns the model, the pattern, the cost... and adds to its lists (warnings,
     attempts). Beside it is kept only what a running call has and its record does not: when it
     started, the messages as sent, the tokens counted and the text streamed so far;
-    :meth:`finish` puts them into the record.
+    :meth:`finish` puts them into the record, with how the call ended (until then the record
+    says ``cancelled``: a call that never ends was).
     """
 
     playbook: InitVar[str]
