@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import fields
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from saimemory.calls import CALL_KINDS, CALL_OUTCOMES, CallKind, CallOutcome, CallRecord
+from saimemory.calls import CALL_KINDS, CALL_OUTCOMES, CallRecord
 from saimemory.errors import InvalidMessageError
 from saimemory.prepare import check_identifier, from_micros, to_micros
 from saimemory.tx import Row, Tx
 
-_COLUMNS = (
-    "id, persona, kind, name, outcome, pulse_id, playbook, node, pattern, model_kind, "
-    "latency_s, tokens_in, tokens_out, retries, cost, fallback, error, created_us"
-)
+_STORED = tuple(f.name for f in fields(CallRecord) if f.name not in ("id", "created_at"))
+"""The record's fields kept in columns of the same names, in the record's order (``id`` and
+``created_us`` are the store's)."""
+_COLUMNS = ", ".join(("id", *_STORED, "created_us"))
 MAX_COUNT = 2**63 - 1
 """The largest count a record keeps (both backends' 64-bit integers)."""
 MAX_ERROR_CHARS = 2_000
@@ -46,12 +47,22 @@ def check_call(record: CallRecord) -> None:
             raise InvalidMessageError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
-_INSERT = (
-    "INSERT INTO call_records (persona, kind, name, outcome, pulse_id, playbook, node, pattern, "
-    "model_kind, latency_s, tokens_in, tokens_out, retries, cost, fallback, error, created_us) "
-    "VALUES "
-)
-_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+def _kept_error(error: str | None) -> str | None:
+    return None if error is None else error.replace("\x00", "")[:MAX_ERROR_CHARS]
+
+
+_TO_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "latency_s": float, "cost": float, "fallback": lambda flag: 1 if flag else 0,
+    "error": _kept_error,
+}
+"""How a field is written where its column differs from its value (the rest as they are)."""
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "latency_s": float, "tokens_in": int, "tokens_out": int, "retries": int, "cost": float,
+    "fallback": bool,
+}
+"""How a column is read back where the backends' values differ from the field's type."""
+_INSERT = f"INSERT INTO call_records ({', '.join((*_STORED, 'created_us'))}) VALUES "
+_ROW = f"({', '.join('?' * (len(_STORED) + 1))})"
 ROWS_PER_INSERT = 500
 """Records written by one statement (17 parameters each, within both backends' limits)."""
 
@@ -63,11 +74,9 @@ def insert_statements(records: Sequence[CallRecord], now_us: int) -> list[tuple[
     for start in range(0, len(records), ROWS_PER_INSERT):
         chunk = records[start:start + ROWS_PER_INSERT]
         params: list[Any] = []
-        for r in chunk:
-            error = None if r.error is None else r.error.replace("\x00", "")[:MAX_ERROR_CHARS]
-            params += (r.persona, r.kind, r.name, r.outcome, r.pulse_id, r.playbook, r.node,
-                       r.pattern, r.model_kind, float(r.latency_s), r.tokens_in, r.tokens_out,
-                       r.retries, float(r.cost), 1 if r.fallback else 0, error, now_us)
+        for record in chunk:
+            params += [_TO_COLUMN.get(name, _same)(getattr(record, name)) for name in _STORED]
+            params.append(now_us)
         statements.append((_INSERT + ", ".join([_ROW] * len(chunk)), params))
     return statements
 
@@ -78,14 +87,14 @@ def insert_calls(tx: Tx, records: Sequence[CallRecord], now_us: int) -> None:
         tx.run(sql, params)
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def _record(row: Row) -> CallRecord:
-    return CallRecord(
-        id=int(row[0]), persona=row[1], kind=cast(CallKind, row[2]), name=row[3],
-        outcome=cast(CallOutcome, row[4]), pulse_id=row[5], playbook=row[6], node=row[7],
-        pattern=row[8], model_kind=row[9], latency_s=float(row[10]), tokens_in=int(row[11]),
-        tokens_out=int(row[12]), retries=int(row[13]), cost=float(row[14]),
-        fallback=bool(row[15]), error=row[16], created_at=from_micros(row[17]),
-    )
+    stored = {name: _FROM_COLUMN.get(name, _same)(value)
+              for name, value in zip(_STORED, row[1:-1], strict=True)}
+    return CallRecord(id=int(row[0]), created_at=from_micros(row[-1]), **stored)
 
 
 def read_calls(

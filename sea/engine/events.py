@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from saimemory.calls import CallRecord
 from saimemory.frozen import fast_init
 from sea.llm.records import LLMCallRecord
 
@@ -165,6 +166,30 @@ class ToolCalled(NodeEvent):
     duration_s: float = 0.0
     action_id: str | None = None
     """The action of an ``actions`` node this call carries out (None for other nodes)."""
+
+    def call_row(self, persona: str) -> CallRecord:
+        """The call's stored row (``sea stats``): its tool, outcome, time and error message.
+
+        Args:
+            persona: The persona whose pulse made the call.
+
+        Returns:
+            The row SAIMemory keeps in ``call_records``.
+        """
+        error = None
+        if self.error is not None:
+            error = str(self.error.get("message") or self.error.get("code") or "failed")
+        return CallRecord(
+            persona=persona,
+            kind="tool",
+            name=self.tool,
+            outcome="ok" if self.ok else "error",
+            pulse_id=self.pulse_id,
+            playbook=self.playbook or None,
+            node=self.node or None,
+            latency_s=max(0.0, self.duration_s),
+            error=error,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
 """Keeping a pulse's call records in SAIMemory (the ``call_records`` table), for ``sea stats``.
 
 A :class:`CallLog` watches the events of one drive of a pulse, turns each model call
-(``llm_call``) and tool call (``tool_call``) into a :class:`saimemory.calls.CallRecord`, and
-writes them in one transaction when the drive ends (ended, failed, cancelled or waiting), so
-the store is not written once per call while the pulse runs. A store that refuses them costs
-the pulse nothing but a warning.
+(``llm_call``) and tool call (``tool_call``) into its stored row (a
+:class:`saimemory.calls.CallRecord`, which the call's own record makes:
+``LLMCallRecord.call_row``, ``ToolCalled.call_row``), and writes them in one transaction when
+the drive ends (ended, failed, cancelled or waiting), so the store is not written once per call
+while the pulse runs. A store that refuses them costs the pulse nothing but a warning.
 """
 
 from __future__ import annotations
@@ -13,51 +14,8 @@ import asyncio
 from collections.abc import Callable
 
 from saimemory.base import MessageStore
-from saimemory.calls import CallRecord
 from saimemory.errors import MemoryStoreError
 from sea.engine.events import Event, LLMCalled, ToolCalled, WarningRaised
-from sea.llm.records import LLMCallRecord
-
-
-def model_call(persona: str, pulse_id: str, record: LLMCallRecord) -> CallRecord:
-    """The stored form of a model call's record."""
-    return CallRecord(
-        persona=persona,
-        kind="model",
-        name=record.model or "unknown",
-        outcome=record.outcome,
-        pulse_id=pulse_id,
-        playbook=record.playbook or None,
-        node=record.node or None,
-        pattern=record.pattern,
-        model_kind=record.model_kind,
-        latency_s=max(0.0, record.latency_s),
-        tokens_in=max(0, record.tokens_in),
-        tokens_out=max(0, record.tokens_out),
-        retries=max(0, record.retries) + max(0, record.rate_limited),
-        cost=max(0.0, record.cost),
-        fallback=record.fallback is not None,
-        error=record.error,
-    )
-
-
-def tool_call(persona: str, event: ToolCalled) -> CallRecord:
-    """The stored form of a tool call's event."""
-    error = None
-    if event.error is not None:
-        error = str(event.error.get("message") or event.error.get("code") or "failed")
-    return CallRecord(
-        persona=persona,
-        kind="tool",
-        name=event.tool,
-        outcome="ok" if event.ok else "error",
-        pulse_id=event.pulse_id,
-        playbook=event.playbook or None,
-        node=event.node or None,
-        latency_s=max(0.0, event.duration_s),
-        error=error,
-    )
-
 
 _CALLS = (LLMCalled, ToolCalled)
 """The events that are calls (a tuple: ``A | B`` would build a union at every event)."""
@@ -93,8 +51,8 @@ class CallLog:
         if not calls:
             return
         records = [
-            model_call(whose, event.pulse_id, event.record) if isinstance(event, LLMCalled)
-            else tool_call(whose, event)
+            event.record.call_row(whose, event.pulse_id) if isinstance(event, LLMCalled)
+            else event.call_row(whose)
             for whose, event in calls
         ]
         try:

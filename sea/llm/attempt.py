@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -93,13 +93,16 @@ async def ask_structured(
         )
     finally:
         tracker.messages = outcome.messages or list(messages)
-        tracker.attempts.extend(attempt.answer for attempt in outcome.attempts)
-        tracker.retries += max(0, len(outcome.attempts) - 1)
-    tracker.warnings.extend(f"structured output method refused: {r}" for r in outcome.refused)
+        record = tracker.record
+        record.attempts.extend(attempt.answer for attempt in outcome.attempts)
+        tracker.record = replace(
+            record, retries=record.retries + max(0, len(outcome.attempts) - 1))
+    warnings = tracker.record.warnings
+    warnings.extend(f"structured output method refused: {r}" for r in outcome.refused)
     if outcome.method == "prompt":
-        tracker.warnings.append("no native structured output: JSON extracted from the text")
+        warnings.append("no native structured output: JSON extracted from the text")
     elif outcome.method == "json_mode":
-        tracker.warnings.append("structured output in JSON mode: the schema was in the prompt")
+        warnings.append("structured output in JSON mode: the schema was in the prompt")
     if not outcome.accepted:
         raise StructuredOutputError(
             f"the answer did not match response_schema after {len(outcome.attempts)} "
@@ -122,7 +125,7 @@ async def ask_plain(
 ) -> Answer:
     """Ask ``model`` for text (streamed when ``stream``), or a call of one of ``tools``."""
     tracker.messages = list(messages)
-    runnable = _with_tools(model, tools, tracker.model)
+    runnable = _with_tools(model, tools, tracker.record.model)
     if stream:
         message: AIMessage = await _stream(runnable, tracker, config, on_token, limit)
     else:
@@ -135,10 +138,10 @@ async def ask_plain(
     else:  # e.g. a server that sends no usage while streaming: an estimate, said so
         usage.tokens_in += estimate_tokens(str(m.text) for m in messages)
         usage.tokens_out += estimate_tokens([text])
-        tracker.warnings.append(ESTIMATED_TOKENS)
+        tracker.record.warnings.append(ESTIMATED_TOKENS)
     tool_call = _tool_call(message, tools, tracker)
     if tool_call is None and not text:
-        tracker.warnings.append("the model returned an empty answer")
+        tracker.record.warnings.append("the model returned an empty answer")
     response: Any = text
     if tool_call is not None:
         response = {"tool_calls": [tool_call.to_json()], "content": text}
@@ -167,7 +170,8 @@ async def _stream(
     run: list[AIMessageChunk] = []  # the chunks since, merged once at the end
     async for chunk in runnable.astream(tracker.messages, config=config):
         if not isinstance(chunk, AIMessage):
-            raise ModelError(f"model {tracker.model!r} streamed {type(chunk).__name__}, not text")
+            raise ModelError(
+                f"model {tracker.record.model!r} streamed {type(chunk).__name__}, not text")
         if isinstance(chunk, AIMessageChunk):
             whole = None
             run.append(chunk)
@@ -206,7 +210,7 @@ def _tool_call(
         )
     if len(message.tool_calls) > 1:
         extra = ", ".join(c["name"] for c in message.tool_calls[1:])
-        tracker.warnings.append(
+        tracker.record.warnings.append(
             f"the model asked for several tool calls; only the first runs ({extra} ignored)"
         )
     call_id = first.get("id") or f"call_{uuid.uuid4().hex[:12]}"

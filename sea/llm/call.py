@@ -218,7 +218,7 @@ class LLMCaller:
         except (SeaError, MemoryStoreError) as exc:
             raise self._failed(tracker, request, str(exc)) from exc
         except Exception as exc:  # the provider's own failure, with its type and message
-            problem = f"model {tracker.model!r} failed: {type(exc).__name__}: {exc}"
+            problem = f"model {tracker.record.model!r} failed: {type(exc).__name__}: {exc}"
             raise self._failed(tracker, request, problem) from exc
 
     async def _run(
@@ -226,9 +226,9 @@ class LLMCaller:
     ) -> LLMResult:
         profile = profile_named(request.profile or DEFAULT_CONTEXT_PROFILE)
         kind = self._models.kind_for(request.profile, request.model_type)
-        tracker.pattern = profile.pattern
         chain = self._models.chain(kind)
-        tracker.model, tracker.model_kind = model_name(chain[0][0]), chain[0][1]
+        tracker.record = replace(tracker.record, pattern=profile.pattern,
+                                 model=model_name(chain[0][0]), model_kind=chain[0][1])
         context = ContextRequest(
             request.persona, profile, request.node, request.prompt, request.pulse_id,
             request.scope, request.specialized, request.refresh_short_term, request.thread,
@@ -243,10 +243,10 @@ class LLMCaller:
             )
             return (await self.call(update)).text
 
-        composition = await self._assembler.assemble(context, summarize, tracker.warnings)
+        composition = await self._assembler.assemble(context, summarize, tracker.record.warnings)
         tracker.messages = composition.messages
-        tracker.context = composition.parts_json()
-        tracker.stage = specialized_label(composition)
+        tracker.record = replace(tracker.record, context=composition.parts_json(),
+                                 stage=specialized_label(composition))
         self.meter.before_call()
         ask = self._structured_ask(request)
         answer = await self._through_chain(chain, request, tracker, ask, on_token)
@@ -275,21 +275,22 @@ class LLMCaller:
         """Try each model of the chain until one answers."""
         base = list(tracker.messages)
         for index, (model, kind) in enumerate(chain):
-            tracker.model, tracker.model_kind = model_name(model), kind
+            name = model_name(model)
+            tracker.record = replace(tracker.record, model=name, model_kind=kind)
             try:
                 answer = await self._with_backoff(model, request, tracker, ask, base, on_token)
             except Exception as exc:
                 last = index == len(chain) - 1
                 if last or not _falls_back(exc) or tracker.partial_text:
                     raise
-                tracker.fallback_errors.append(f"{tracker.model}: {_reason(exc)}")
-                tracker.warnings.append(
-                    f"model {tracker.model!r} failed ({_reason(exc)}); trying "
+                tracker.record.fallback_errors.append(f"{name}: {_reason(exc)}")
+                tracker.record.warnings.append(
+                    f"model {name!r} failed ({_reason(exc)}); trying "
                     f"{model_name(chain[index + 1][0])!r}"
                 )
                 continue
             if index > 0:
-                tracker.fallback = tracker.model
+                tracker.record = replace(tracker.record, fallback=name)
             return answer
         raise AssertionError("a model chain is never empty")
 
@@ -313,9 +314,10 @@ class LLMCaller:
                     raise
                 delay = backoff.delay(refusals)
                 refusals += 1
-                tracker.rate_limited += 1
-                tracker.warnings.append(
-                    f"model {tracker.model!r} is rate limited; asking again in {delay:.2f}s "
+                record = tracker.record
+                tracker.record = replace(record, rate_limited=record.rate_limited + 1)
+                record.warnings.append(
+                    f"model {record.model!r} is rate limited; asking again in {delay:.2f}s "
                     f"({refusals} of {backoff.retries})"
                 )
                 await backoff.sleep(delay)
@@ -348,9 +350,11 @@ class LLMCaller:
         finally:
             tracker.usage.tokens_in += usage.tokens_in
             tracker.usage.tokens_out += usage.tokens_out
-            tracker.cost += self.options.prices.cost(
-                tracker.model, model._llm_type, usage.tokens_in, usage.tokens_out
+            record = tracker.record
+            cost = self.options.prices.cost(
+                record.model, model._llm_type, usage.tokens_in, usage.tokens_out
             )
+            tracker.record = replace(record, cost=record.cost + cost)
 
     @staticmethod
     def _schema_problem(schema: Mapping[str, Any]) -> str | None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 
+from saimemory.calls import CallRecord
 from sea.llm.messages import message_dicts
 from sea.llm.structured import Usage
 
@@ -91,83 +92,78 @@ class LLMCallRecord:
     stage: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The record as a JSON-ready dict."""
-        return {
-            "playbook": self.playbook,
-            "node": self.node,
-            "model": self.model,
-            "messages": self.messages,
-            "response": self.response,
-            "latency_s": self.latency_s,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "retries": self.retries,
-            "outcome": self.outcome,
-            "error": self.error,
-            "attempts": self.attempts,
-            "warnings": self.warnings,
-            "pattern": self.pattern,
-            "model_kind": self.model_kind,
-            "cost": self.cost,
-            "fallback": self.fallback,
-            "fallback_errors": self.fallback_errors,
-            "rate_limited": self.rate_limited,
-            "context": self.context,
-            "stage": self.stage,
-        }
+        """The record as a JSON-ready dict: every field, by its name, in order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def call_row(self, persona: str, pulse_id: str) -> CallRecord:
+        """The call's stored row (``sea stats``): the counts clamped at 0, rate-limited
+        requests counted as retries, and whether a fallback model answered.
+
+        Args:
+            persona: The persona whose pulse made the call.
+            pulse_id: The pulse that made it.
+
+        Returns:
+            The row SAIMemory keeps in ``call_records``.
+        """
+        return CallRecord(
+            persona=persona,
+            kind="model",
+            name=self.model or "unknown",
+            outcome=self.outcome,
+            pulse_id=pulse_id,
+            playbook=self.playbook or None,
+            node=self.node or None,
+            pattern=self.pattern,
+            model_kind=self.model_kind,
+            latency_s=max(0.0, self.latency_s),
+            tokens_in=max(0, self.tokens_in),
+            tokens_out=max(0, self.tokens_out),
+            retries=max(0, self.retries) + max(0, self.rate_limited),
+            cost=max(0.0, self.cost),
+            fallback=self.fallback is not None,
+            error=self.error,
+        )
 
 
 @dataclass(slots=True)
 class CallTracker:
-    """Collects what a call does while it runs, then makes its :class:`LLMCallRecord`."""
+    """Collects what a call does while it runs, then ends its :class:`LLMCallRecord`.
 
-    playbook: str
-    node: str
+    ``record`` is the call's record so far: the call path replaces it (``dataclasses.replace``)
+    as it learns the model, the pattern, the cost... and adds to its lists (warnings,
+    attempts). Beside it is kept only what a running call has and its record does not: when it
+    started, the messages as sent, the tokens counted and the text streamed so far;
+    :meth:`finish` puts them into the record, with how the call ended (until then the record
+    says ``cancelled``: a call that never ends was).
+    """
+
+    playbook: InitVar[str]
+    node: InitVar[str]
     clock: Callable[[], float]
-    model: str = "unknown"
-    started: float = 0.0
     messages: Sequence[BaseMessage] = ()
     usage: Usage = field(default_factory=Usage)
     partial_text: str = ""
-    retries: int = 0
-    attempts: list[Any] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    pattern: str | None = None
-    model_kind: str | None = None
-    cost: float = 0.0
-    fallback: str | None = None
-    fallback_errors: list[str] = field(default_factory=list)
-    rate_limited: int = 0
-    context: list[dict[str, Any]] = field(default_factory=list)
-    stage: str | None = None
+    started: float = field(init=False)
+    record: LLMCallRecord = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, playbook: str, node: str) -> None:
         self.started = self.clock()
+        self.record = LLMCallRecord(playbook, node, model="unknown", messages=[], response=None,
+                                    latency_s=0.0, tokens_in=0, tokens_out=0, retries=0,
+                                    outcome="cancelled")
 
     def finish(
         self, outcome: Outcome, response: Any = None, *, error: str | None = None
     ) -> LLMCallRecord:
         """The record of the call, ended now."""
-        return LLMCallRecord(
-            playbook=self.playbook,
-            node=self.node,
-            model=self.model,
+        return replace(
+            self.record,
             messages=message_dicts(self.messages),
             response=self.partial_text if response is None and self.partial_text else response,
             latency_s=max(0.0, self.clock() - self.started),
             tokens_in=self.usage.tokens_in,
             tokens_out=self.usage.tokens_out,
-            retries=self.retries,
             outcome=outcome,
             error=error,
-            attempts=list(self.attempts),
-            warnings=list(self.warnings),
-            pattern=self.pattern,
-            model_kind=self.model_kind,
-            cost=self.cost,
-            fallback=self.fallback,
-            fallback_errors=list(self.fallback_errors),
-            rate_limited=self.rate_limited,
-            context=list(self.context),
-            stage=self.stage,
         )

@@ -72,19 +72,12 @@ class Statistics:
 
     def to_json(self) -> dict[str, Any]:
         """``{calls, failures, retries, tokens_in, tokens_out, cost, ...tables}``: the
-        totals at the top level, the tables beneath them."""
-        t = self.total
+        totals at the top level (the ``total`` row's JSON without its key), the tables
+        beneath them."""
+        totals = self.total.to_json()
+        del totals["key"]
         return {
-            "calls": t.calls,
-            "failures": t.failures,
-            "failure_rate": t.failure_rate,
-            "retries": t.retries,
-            "fallbacks": t.fallbacks,
-            "tokens_in": t.tokens_in,
-            "tokens_out": t.tokens_out,
-            "cost": t.cost,
-            "latency_p50_s": t.latency_p50_s,
-            "latency_p95_s": t.latency_p95_s,
+            **totals,
             "by_node": [row.to_json() for row in self.by_node],
             "by_pattern": [row.to_json() for row in self.by_pattern],
             "by_model": [row.to_json() for row in self.by_model],

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
+from pydantic import BaseModel
 
 from saimemory import HistoryBudget, MessageStore, Persona
 from saimemory.fold import cut_below
@@ -44,7 +45,6 @@ from sea.trace.format import (
     TraceAction,
     TraceLLMCall,
     TraceMemoryWrite,
-    TraceMessage,
     TraceNode,
     TraceNormalization,
     TracePersona,
@@ -119,6 +119,8 @@ def _plain(value: Any) -> Any:
 
 
 def _default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump()
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()
@@ -142,18 +144,7 @@ class _Draft:
 
     def entry(self) -> TraceAction:
         """The trace entry of the action."""
-        return TraceAction(
-            seq=self.seq,
-            playbook=self.playbook,
-            node=self.node,
-            action_id=self.action_id,
-            tool=self.tool,
-            parameters=self.parameters,
-            arguments=self.arguments,
-            normalized=self.normalized,
-            status=self.status,
-            error=self.error,
-        )
+        return _entry(TraceAction, self)
 
 
 @dataclass
@@ -186,16 +177,7 @@ class _Actions:
         draft = self._open(event.playbook, event.node, event.action_id)
         if isinstance(event, RefResolved):
             if draft is not None:
-                draft.normalized.append(
-                    TraceNormalization(
-                        parameter=event.parameter,
-                        ref=event.ref,
-                        rule=event.rule,
-                        from_type=event.from_type,
-                        to_type=event.to_type,
-                        detail=event.detail,
-                    )
-                )
+                draft.normalized.append(_entry(TraceNormalization, event))
             return
         if draft is None:  # skipped: never started
             planned = self._planned.get((event.playbook, event.node), {})
@@ -256,36 +238,26 @@ class TraceRecorder:
     def observe(self, event: Event) -> None:
         """Take one event of the pulse."""
         self._seq += 1
+        seq = self._seq
         if isinstance(event, NodeStarted):
-            self._nodes.append(
-                TraceNode(
-                    seq=self._seq,
-                    playbook=event.playbook,
-                    node=event.node,
-                    type=event.node_type,
-                    depth=event.depth,
-                )
-            )
+            self._nodes.append(_entry(TraceNode, event, seq=seq, type=event.node_type))
         elif isinstance(event, LLMCalled):
-            self._llm.append(_llm_call(self._seq, event.record))
+            self._llm.append(_entry(TraceLLMCall, event.record, seq=seq))
         elif isinstance(event, ToolCalled):
-            self._tools.append(_tool_call(self._seq, event))
+            self._tools.append(_entry(TraceToolCall, event, seq=seq))
             self._actions.called(event)
         elif isinstance(event, ActionsPlanned):
             self._planned(event)
         elif isinstance(event, ActionStarted | RefResolved | ActionEnded):
             self._actions.observe(self._seq, event)
         elif isinstance(event, MemoryWritten):
-            self._writes.append(_memory_write(self._seq, event))
+            self._writes.append(_entry(TraceMemoryWrite, event, seq=seq))
         elif isinstance(event, PlanChanged):
-            self._plan_events.append(_plan_event(self._seq, event))
+            self._plan_events.append(_entry(TracePlanEvent, event, seq=seq))
         elif isinstance(event, ToolSettled):
-            self._settled.append(TraceSettled(
-                seq=self._seq, playbook=event.playbook, node=event.node, tool=event.tool,
-                action_id=event.action_id, asked=event.asked, answer=_plain(event.answer),
-                value=_plain(event.value)))
+            self._settled.append(_entry(TraceSettled, event, seq=seq))
         elif isinstance(event, SubagentEnded):
-            self._subagents.append(_subagent(self._seq, event))
+            self._subagents.append(_entry(TraceSubagent, event, seq=seq))
         elif isinstance(event, Spoken):
             self._spoken.append(event.text)
         elif isinstance(event, PulseEnded):
@@ -329,15 +301,7 @@ class TraceRecorder:
 
     def _planned(self, event: ActionsPlanned) -> None:
         self._plans.append(
-            TracePlan(
-                seq=self._seq,
-                playbook=event.playbook,
-                node=event.node,
-                actions=_plain(event.actions),
-                reason=event.reason,
-                offered=list(event.catalogue),
-            )
-        )
+            _entry(TracePlan, event, seq=self._seq, offered=list(event.catalogue)))
         self._actions.plan(event)
         for name, spec in _plain(event.catalogue).items():
             self._offered.setdefault(name, TraceTool.model_validate(spec))
@@ -347,81 +311,17 @@ class TraceRecorder:
         return list(dict.fromkeys(node.playbook for node in self._nodes))
 
 
-def _llm_call(seq: int, record: Any) -> TraceLLMCall:
-    return TraceLLMCall(
-        seq=seq,
-        playbook=record.playbook,
-        node=record.node,
-        model=record.model,
-        messages=[TraceMessage(role=m["role"], content=m["content"]) for m in record.messages],
-        response=_plain(record.response),
-        attempts=_plain(record.attempts),
-        tokens_in=record.tokens_in,
-        tokens_out=record.tokens_out,
-        latency_s=record.latency_s,
-        retries=record.retries,
-        outcome=record.outcome,
-        error=record.error,
-        pattern=record.pattern,
-        stage=record.stage,
-        context=_plain(record.context),
-        model_kind=record.model_kind,
-        cost=record.cost,
-        fallback=record.fallback,
-    )
+_E = TypeVar("_E", bound=BaseModel)
 
 
-def _tool_call(seq: int, event: ToolCalled) -> TraceToolCall:
-    return TraceToolCall(
-        seq=seq,
-        playbook=event.playbook,
-        node=event.node,
-        tool=event.tool,
-        args=_plain(event.args),
-        ok=event.ok,
-        result=_plain(event.result),
-        error=_plain(event.error) if event.error else None,
-        action_id=event.action_id,
-    )
+def _entry(entry: type[_E], fact: Any, **given: Any) -> _E:
+    """The trace entry ``entry`` of a fact (an event, a model call's record, an action): each
+    field of the entry the fact has, by the same name, as plain JSON, and ``given`` (``seq``,
+    or a field the fact names otherwise).
 
-
-def _plan_event(seq: int, event: PlanChanged) -> TracePlanEvent:
-    return TracePlanEvent(
-        seq=seq,
-        playbook=event.playbook,
-        node=event.node,
-        event=event.event,
-        plan_id=event.plan_id,
-        actor=event.actor,
-        status=event.status,
-        at=event.at,
-        reason=event.reason,
-        counts=dict(event.counts),
-        risk_score=event.risk_score,
-    )
-
-
-def _subagent(seq: int, event: SubagentEnded) -> TraceSubagent:
-    return TraceSubagent(
-        seq=seq,
-        playbook=event.playbook,
-        node=event.node,
-        callee=event.callee,
-        thread=event.thread,
-        status=event.status,
-        chronicle=event.chronicle,
-        source=event.source,
-        error=event.error,
-    )
-
-
-def _memory_write(seq: int, event: MemoryWritten) -> TraceMemoryWrite:
-    return TraceMemoryWrite(
-        seq=seq,
-        playbook=event.playbook,
-        node=event.node,
-        role=event.role,
-        content=event.content,
-        tags=list(event.tags),
-    )
-
+    The trace copies no field by hand: an entry is what its fact says, so a field added to
+    both is recorded without a change here.
+    """
+    data = {name: getattr(fact, name) for name in entry.model_fields
+            if name not in given and hasattr(fact, name)}
+    return entry.model_validate({**_plain(data), **given})
