@@ -154,7 +154,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     except PlaybookError as exc:  # its diagnostics name their own codes
         print(printable(f"sea: {exc}"), file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, LookupError) else 1  # a file that does not exist: 2
     except SeaError as exc:
         print(printable(f"sea: {exc.code} error: {exc}"), file=sys.stderr)
         return 2 if isinstance(exc, LookupError) else 1  # a name that does not exist: 2

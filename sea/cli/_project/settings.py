@@ -81,11 +81,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("persona", "persona", Kind.TEXT, "SEA_PERSONA", (*_ACTORS, *_MEMORY, *_PLANS)),
     Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", _ACTORS),
     Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
-    Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS", (*_PULSES, *_ACTORS)),
-    Setting("playbooks", "dirs", Kind.PATHS, "SEA_PLAYBOOKS", ("graph",)),  # its --dir
+    Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
+            (*_PULSES, *_ACTORS, "graph", "replay")),
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", _PULSES),
-    Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", _PULSES),
-    Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", _PULSES),
+    Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate",)),  # its PATHs
+    Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", (*_PULSES, "validate")),
+    Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", (*_PULSES, "validate")),
     Setting("ask_before", "ask_before", Kind.NAMES, "SEA_ASK_BEFORE", _PULSES),
     Setting("when_busy", "when_busy", Kind.TEXT, "SEA_WHEN_BUSY", _PULSES),
     Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT", ("run", "resume")),
@@ -120,7 +121,8 @@ SETTINGS: tuple[Setting, ...] = (
 """Every setting, in the order ``sea config`` shows them."""
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
-"""The settings by key (``playbooks`` fills two options of one kind: either is its type)."""
+"""The settings by key (``playbooks`` fills two options of one kind: either is its
+type)."""
 
 TABLES: frozenset[str] = frozenset(s.key.partition(".")[0] for s in SETTINGS if "." in s.key)
 """The file's tables (``[model]``, ``[budget]``...)."""
