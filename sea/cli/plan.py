@@ -110,8 +110,9 @@ def _command(
     parser.add_argument("--persona", default=DEFAULT_PERSONA.id,
                         help=f"persona id (default: the bundled persona, {DEFAULT_PERSONA.id})")
     if workspace:
-        parser.add_argument("--workspace", required=True, metavar="DIR",
-                            help="the workspace the plan was made for")
+        parser.add_argument("--workspace", metavar="DIR",
+                            help="the workspace the plan was made for (required, here or "
+                            "as the project file's workspace)")
         parser.add_argument(
             "--allow-run", action="append", default=[], metavar="CMD",
             help="a command `run` specs may start (repeatable; without it they are invalid)")
@@ -139,6 +140,9 @@ def _ids(text: str) -> list[str]:
 def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
     from sea.cli.run import workspace_dir
 
+    if args.workspace is None:
+        raise UsageError("give the workspace the plan was made for: --workspace DIR (or "
+                         "workspace in the project file, or SEA_WORKSPACE)")
     root = workspace_dir(args.workspace)
     assert root is not None
     return PlanService(store, args.persona, root, run_policy(args), on_event=_report)

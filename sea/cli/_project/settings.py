@@ -83,7 +83,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
             (*_PULSES, *_ACTORS, "graph", "replay")),
-    Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", _PULSES),
+    Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", (*_PULSES, *_PLANS)),
     Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate",)),  # its PATHs
     Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", (*_PULSES, "validate")),
     Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", (*_PULSES, "validate")),
@@ -106,6 +106,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("budget.max_tokens_out", "max_tokens_out", Kind.INTEGER, "SEA_MAX_TOKENS_OUT",
             _PULSES),
     Setting("budget.max_cost", "max_cost", Kind.NUMBER, "SEA_MAX_COST", _PULSES),
+    Setting("plans.allow_run", "allow_run", Kind.NAMES, "SEA_PLANS_ALLOW_RUN", _PLANS),
+    Setting("plans.run_env", "run_env", Kind.NAMES, "SEA_PLANS_RUN_ENV", _PLANS),
+    Setting("plans.run_wrapper", "run_wrapper", Kind.TEXT, "SEA_PLANS_RUN_WRAPPER", _PLANS),
     Setting("worker.concurrency", "concurrency", Kind.INTEGER, "SEA_WORKER_CONCURRENCY",
             ("worker",)),
     Setting("worker.attempts", "attempts", Kind.INTEGER, "SEA_WORKER_ATTEMPTS", ("worker",)),
