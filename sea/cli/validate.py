@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
         "looked up in the given directories (and the files' directories), then the bundled ones.",
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", type=Path,
+        "paths", nargs="*", default=None, metavar="PATH", type=Path,
         help="file or directory (default: the project file's playbooks directories)")
     parser.add_argument(
         "--json", action="store_true",

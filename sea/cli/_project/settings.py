@@ -31,7 +31,8 @@ class Kind(StrEnum):
     NAMES = "names"
     """An array of strings (commas between them in an environment variable)."""
     TOOLS = "tools"
-    """An array of tool sources, ``MODULE[:ATTR]``: a ``FILE.py`` module is a path."""
+    """An array of tool sources, ``MODULE[:ATTR]``: a ``FILE.py`` module is a path, as is
+    a ``FILE.json`` tool catalogue (``sea validate``)."""
     INTEGER = "integer"
     """A whole number."""
     NUMBER = "number"
