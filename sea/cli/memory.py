@@ -53,7 +53,8 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "add the messages of a JSON-lines export the store lacks",
                    _import,
                    json_flag=False, persona_required=False)
-    imp.add_argument("file", metavar="FILE", help="export file ('-' for stdin), read a line at a time (at "
+    imp.add_argument("file", metavar="FILE",
+                     help="export file ('-' for stdin), read a line at a time (at "
                      f"most {MEMORY_IMPORTS.max_bytes // 2**30} GiB; ${MEMORY_IMPORTS.setting} "
                      "raises it)")
     imp.add_argument("--allow-system", action="store_true",
@@ -67,7 +68,8 @@ def register(subparsers: Any) -> None:
                    "(at most five)", _pin)
     pin.add_argument("text", metavar="TEXT", help="one fact, goal or preference")
     unpin = _command(sub, "unpin", "drop one of the persona's pinned items", _unpin)
-    unpin.add_argument("pin_id", type=int, metavar="PIN_ID", help="the pinned item's id (see `sea memory pins`)")
+    unpin.add_argument("pin_id", type=int, metavar="PIN_ID",
+                       help="the pinned item's id (see `sea memory pins`)")
     _command(sub, "pins", "the persona's pinned items", _pins)
     optimize = sub.add_parser(
         "optimize", help="maintenance: merge the search indexes' pieces, so searches read "

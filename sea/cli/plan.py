@@ -48,9 +48,9 @@ from sea.cli._flags import Renamed
 from sea.cli._preview import event_line, history_lines, spec_line
 from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
+from sea.engine.answers import RISK_LEVELS
 from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, export_plans
 from sea.engine.plans.shown import Shown
-from sea.engine.answers import RISK_LEVELS
 from sea.engine.plans.state import succeeded
 from sea.errors import PlanApprovalError, PlanNotFound, UsageError
 

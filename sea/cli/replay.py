@@ -26,7 +26,8 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "replay", help="replay a recorded pulse offline and compare it with the recording"
     )
-    parser.add_argument("trace", metavar="TRACE", help="trace file written by `sea run --record` (at most "
+    parser.add_argument("trace", metavar="TRACE",
+                        help="trace file written by `sea run --record` (at most "
                         f"{TRACE_FILES.max_bytes // 2**20} MiB; ${TRACE_FILES.setting} "
                         "raises it)")
     parser.add_argument(

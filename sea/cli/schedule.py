@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from sea.cli._flags import Renamed
 from sea.cli._queue import (
     add_persona_arguments,
     add_queue_arguments,
@@ -13,7 +14,6 @@ from sea.cli._queue import (
     no_empty,
     with_queue,
 )
-from sea.cli._flags import Renamed
 from sea.cli._setup import load_persona
 from sea.errors import UsageError
 from sea.jsontypes import json_text

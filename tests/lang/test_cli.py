@@ -154,7 +154,7 @@ def test_graph_of_an_invalid_file_prints_diagnostics(capsys: pytest.CaptureFixtu
 def test_a_misspelt_file_name_suggests_the_file_beside_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["validate", str(DATA / "valid" / "bounded_lop.json")]) == 2  # a file that does not exist
+    assert main(["validate", str(DATA / "valid" / "bounded_lop.json")]) == 2  # does not exist
     out = capsys.readouterr().out
     assert "SEA001 error: the file does not exist" in out
     assert "hint: did you mean `bounded_loop.json`?" in out
