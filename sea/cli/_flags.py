@@ -62,8 +62,3 @@ class Renamed(argparse.Action):
             value = [*(getattr(namespace, self.dest, None) or []), value]
         setattr(namespace, self.dest, value)
 
-
-def old_spellings(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """The renamed options of one parser: old spelling → new."""
-    return {old: action.new for action in parser._actions if isinstance(action, Renamed)
-            for old in action.option_strings}

@@ -103,7 +103,7 @@ def _plan(paths: list[Path]) -> _Plan:
             plan.files.append((path, read_playbook_bytes(path)))
         except PlaybookError as exc:
             plan.unread.extend(exc.diagnostics)
-            if not path.exists():
+            if isinstance(exc, LookupError):  # the file does not exist
                 plan.missing.append(path)
             continue
         plan.dirs.append(path.parent)

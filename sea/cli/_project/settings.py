@@ -125,8 +125,7 @@ SETTINGS: tuple[Setting, ...] = (
 """Every setting, in the order ``sea config`` shows them."""
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
-"""The settings by key (``playbooks`` fills two options of one kind: either is its
-type)."""
+"""The settings by key (``playbooks`` fills two options of one kind: either is its type)."""
 
 TABLES: frozenset[str] = frozenset(s.key.partition(".")[0] for s in SETTINGS if "." in s.key)
 """The file's tables (``[model]``, ``[budget]``...)."""
