@@ -165,7 +165,16 @@ def cli_page() -> str:
     from sea.cli import build_parser
 
     lines = ["# Command line", "", "Generated from the argparse parsers (`sea.cli.build_parser`).",
-             "`sea COMMAND --help` prints the same.", ""]
+             "`sea COMMAND --help` prints the same.", "",
+             "An option has one name across the commands (`--playbooks DIR` wherever playbooks "
+             "are looked up, the playbook as the first argument, `--approve all|low|IDS` "
+             "wherever something is approved, `--json` for JSON output). A long option takes "
+             "two dashes: `sea run -input hi` is a usage error naming `--input`. A spelling "
+             "that was renamed still works, hidden from `--help`, and prints one warning line "
+             "naming the new one; the tables list each as an old spelling. Every command exits "
+             "0 when done, 1 when the work ran and failed, 2 when it could not start (a bad "
+             "option, a file, directory or playbook that does not exist) and 130 when "
+             "interrupted.", ""]
     for name, parser in _walk("sea", build_parser()):
         lines += [f"## `{name}`", ""]
         if parser.description:
@@ -175,7 +184,11 @@ def cli_page() -> str:
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
                 if not isinstance(action, argparse._SubParsersAction):
-                    rows.append(f"| {', '.join(f'`{s}`' for s in action.option_strings)} | |")
+                    new = getattr(action, "new", None)
+                    meaning = f"old spelling of `{new}` (still accepted, with a warning)" \
+                        if new else ""
+                    rows.append(f"| {', '.join(f'`{s}`' for s in action.option_strings)} | "
+                                f"{meaning} |")
                 continue
             what = ", ".join(f"`{s}`" for s in action.option_strings) or f"`{action.dest}`"
             text = (action.help or "") % {"default": action.default, "prog": name} \

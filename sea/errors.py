@@ -104,6 +104,11 @@ class PlaybookError(SeaError, ValueError):
         super().__init__(summary, code=first.code if first else None)
 
 
+class PlaybookFileNotFound(PlaybookError, LookupError):
+    """A playbook file that does not exist (``SEA001``): a command that was to run it could
+    not start (exit 2, as for any name that does not exist)."""
+
+
 class UsageError(SeaError, ValueError):
     """The host or the command line asked for something that cannot be done as asked."""
 

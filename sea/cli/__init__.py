@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from saimemory.errors import MemoryStoreError
+from sea.cli._commands import COMMANDS
+from sea.cli._flags import SeaParser
 from sea.cli._text import printable
 from sea.errors import PlaybookError, ProjectFileError, SeaError, UsageError
 
@@ -41,20 +43,25 @@ def _subcommand_modules() -> list[str]:
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
     """The argument parser; with ``only`` naming a subcommand, only that one is registered.
 
     Loading one subcommand keeps start-up fast: ``sea validate`` never imports the engine.
+    ``lazy`` lists the other commands from :data:`sea.cli._commands.COMMANDS` without
+    importing them (``sea --help``, ``sea rnu``: no command module is imported at all).
     """
-    parser = argparse.ArgumentParser(
+    parser = SeaParser(
         prog="sea", description="SEA: a declarative playbook runtime for AI personas."
     )
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = _subcommand_modules()
-    for name in [only] if only in names else names:
-        import_module(f"sea.cli.{name}").register(sub)
+    for name in names if lazy or only not in names else [only]:
+        if lazy and name != only:
+            sub.add_parser(name, help=COMMANDS.get(name), add_help=False)
+        else:
+            import_module(f"sea.cli.{name}").register(sub)
     return parser
 
 
@@ -125,9 +132,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if command is None and words and words[0] == "--version":
         print(f"sea {_version()}")  # without registering (importing) every subcommand
         return 0
+    if command is not None and command not in COMMANDS:
+        return _unknown(command)
     from sea.cli._project.resolve import prepare, resolve
 
-    parser = build_parser(only=command)
+    parser = build_parser(only=command, lazy=True)
     slots = prepare(parser)
     args = parser.parse_args(words)
     func: Handler | None = getattr(args, "func", None)
@@ -145,7 +154,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     except PlaybookError as exc:  # its diagnostics name their own codes
         print(printable(f"sea: {exc}"), file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, LookupError) else 1  # a file that does not exist: 2
     except SeaError as exc:
         print(printable(f"sea: {exc.code} error: {exc}"), file=sys.stderr)
         return 2 if isinstance(exc, LookupError) else 1  # a name that does not exist: 2
@@ -155,3 +164,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("sea: interrupted", file=sys.stderr)
         return 130
+
+
+def _unknown(command: str) -> int:
+    """A command that does not exist (``sea rnu``): the usage, what was meant, exit 2."""
+    from sea.lang.hints import suggest
+
+    print("usage: sea [-h] [--version] COMMAND ...", file=sys.stderr)
+    print(printable(f"sea: error: no command {command!r}; {suggest(command, COMMANDS)}"
+                    f"the commands are {', '.join(COMMANDS)} (sea --help)"), file=sys.stderr)
+    return 2

@@ -1,4 +1,4 @@
-"""``sea graph NAME|FILE``: print a playbook as Mermaid flowchart text."""
+"""``sea graph PLAYBOOK``: print a playbook as Mermaid flowchart text."""
 
 from __future__ import annotations
 
@@ -7,25 +7,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sea.cli._flags import Renamed
+
 
 def register(subparsers: Any) -> None:
     """Add the ``graph`` subcommand."""
     parser = subparsers.add_parser(
         "graph",
         help="print a playbook as a Mermaid flowchart",
-        description="Print a playbook (a file, or a name looked up in --dir directories and "
-        "the bundled playbooks) as Mermaid text.",
+        description="Print a playbook (a file, or a name looked up in the --playbooks "
+        "directories and the bundled playbooks) as Mermaid text.",
     )
-    parser.add_argument("playbook", metavar="NAME|FILE")
+    parser.add_argument("playbook", metavar="PLAYBOOK",
+                        help="playbook name or file (NAME.json)")
     parser.add_argument(
-        "--dir",
-        dest="dirs",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="playbook directory searched before the bundled one (repeatable)",
+        "--playbooks", action="append", default=[], metavar="DIR",
+        help="directory searched for playbooks before the bundled ones (repeatable)",
     )
+    parser.add_argument("--dir", action=Renamed, new="--playbooks", append=True,
+                        dest="playbooks", metavar="DIR")
     parser.set_defaults(func=run)
 
 
@@ -42,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
         if target.suffix == ".json" or target.exists():
             playbook = load_playbook_file(target)
         else:
-            playbook = PlaybookLibrary.bundled(args.dirs).get(args.playbook)
+            playbook = PlaybookLibrary.bundled([Path(d) for d in args.playbooks]).get(args.playbook)
     except PlaybookError as exc:
         for diagnostic in exc.diagnostics:
             print(printable(diagnostic.format_human()), file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, LookupError) else 1  # a file that does not exist: 2
     sys.stdout.write(to_mermaid(playbook))
     return 0

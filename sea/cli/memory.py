@@ -37,9 +37,9 @@ def register(subparsers: Any) -> None:
     recent.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     recent.add_argument("--thread", help="only this thread (default: all threads)")
     pulse = _command(sub, "pulse", "every message one pulse wrote, in order", _pulse)
-    pulse.add_argument("pulse_id", help="the pulse id")
+    pulse.add_argument("pulse_id", metavar="PULSE_ID", help="the pulse id")
     search = _command(sub, "search", "full-text search (Japanese and English)", _search)
-    search.add_argument("query", help="words to find (all required, unless --any)")
+    search.add_argument("query", metavar="QUERY", help="words to find (all required, unless --any)")
     search.add_argument("--any", action="store_const", const="any", default="all",
                         dest="match", help="natural-language query: one word suffices, "
                         "punctuation around words is ignored, rare words rank first")
@@ -53,7 +53,8 @@ def register(subparsers: Any) -> None:
     imp = _command(sub, "import", "add the messages of a JSON-lines export the store lacks",
                    _import,
                    json_flag=False, persona_required=False)
-    imp.add_argument("file", help="export file ('-' for stdin), read a line at a time (at "
+    imp.add_argument("file", metavar="FILE",
+                     help="export file ('-' for stdin), read a line at a time (at "
                      f"most {MEMORY_IMPORTS.max_bytes // 2**30} GiB; ${MEMORY_IMPORTS.setting} "
                      "raises it)")
     imp.add_argument("--allow-system", action="store_true",
@@ -65,9 +66,10 @@ def register(subparsers: Any) -> None:
     delete.add_argument("--yes", action="store_true", help="confirm the deletion")
     pin = _command(sub, "pin", "pin an item the persona keeps in every conversation "
                    "(at most five)", _pin)
-    pin.add_argument("text", help="one fact, goal or preference")
+    pin.add_argument("text", metavar="TEXT", help="one fact, goal or preference")
     unpin = _command(sub, "unpin", "drop one of the persona's pinned items", _unpin)
-    unpin.add_argument("pin_id", type=int, help="the pinned item's id (see `sea memory pins`)")
+    unpin.add_argument("pin_id", type=int, metavar="PIN_ID",
+                       help="the pinned item's id (see `sea memory pins`)")
     _command(sub, "pins", "the persona's pinned items", _pins)
     optimize = sub.add_parser(
         "optimize", help="maintenance: merge the search indexes' pieces, so searches read "

@@ -3,7 +3,7 @@
     sea plan list --persona aoi [--status approved]
     sea plan show [PLAN_ID] --persona aoi             # state, approvals, results, events
     sea plan preview [PLAN_ID] --workspace DIR        # files, unified diffs, risk score
-    sea plan approve [PLAN_ID] --workspace DIR [--ids 1,3 | --up-to low] [--request ID]
+    sea plan approve [PLAN_ID] --workspace DIR [--approve all|low|1,3] [--request ID]
                      [--approver NAME]
     sea plan reject [PLAN_ID] --workspace DIR [--reason TEXT]
     sea plan execute [PLAN_ID] --workspace DIR [--allow-run CMD] [--run-env NAME]
@@ -44,9 +44,11 @@ from saimemory.errors import NotFoundError
 from saimemory.plan_codec import plan_to_dict, to_jsonable
 from saimemory.plans import PLAN_STATUSES, RISKS, Plan
 from sea.cli._answers import approve_value
+from sea.cli._flags import Renamed
 from sea.cli._preview import event_line, history_lines, spec_line
 from sea.cli._setup import DEFAULT_PERSONA, add_db_argument, opened_store
 from sea.cli._text import printable
+from sea.engine.answers import RISK_LEVELS
 from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, export_plans
 from sea.engine.plans.shown import Shown
 from sea.engine.plans.state import succeeded
@@ -70,10 +72,15 @@ def register(subparsers: Any) -> None:
     preview.add_argument("--ids", type=_ids, help="only these spec ids (e.g. 1,3)")
     approve = _command(sub, "approve", "approve a plan's specs (all, some, or up to a risk)",
                        _approve, workspace=True)
-    which = approve.add_mutually_exclusive_group()
-    which.add_argument("--ids", type=_ids, help="only these spec ids (e.g. 1,3)")
-    which.add_argument("--up-to", choices=("low", "medium", "high"),
-                       help="only the specs of at most this risk")
+    approve.add_argument(
+        "--approve", nargs="?", const="all", default="all", type=approve_value,
+        metavar="all|low|IDS", help="what to approve, as for sea resume: every spec (the "
+        "default), only the specs of at most low (or medium, high) risk, or these spec ids "
+        "(e.g. 1,3)")
+    approve.add_argument("--ids", action=Renamed, new="--approve IDS", dest="approve",
+                         convert=lambda text: ",".join(_ids(text)))
+    approve.add_argument("--up-to", action=Renamed, new="--approve LEVEL", dest="approve",
+                         choices=RISK_LEVELS)
     approve.add_argument("--request", metavar="ID",
                          help="the approval request shown (printed by sea plan preview and "
                          "by a waiting pulse; default: the plan's open one)")
@@ -103,8 +110,9 @@ def _command(
     parser.add_argument("--persona", default=DEFAULT_PERSONA.id,
                         help=f"persona id (default: the bundled persona, {DEFAULT_PERSONA.id})")
     if workspace:
-        parser.add_argument("--workspace", required=True, metavar="DIR",
-                            help="the workspace the plan was made for")
+        parser.add_argument("--workspace", metavar="DIR",
+                            help="the workspace the plan was made for (required, here or "
+                            "as the project file's workspace)")
         parser.add_argument(
             "--allow-run", action="append", default=[], metavar="CMD",
             help="a command `run` specs may start (repeatable; without it they are invalid)")
@@ -132,6 +140,9 @@ def _ids(text: str) -> list[str]:
 def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
     from sea.cli.run import workspace_dir
 
+    if args.workspace is None:
+        raise UsageError("give the workspace the plan was made for: --workspace DIR (or "
+                         "workspace in the project file, or SEA_WORKSPACE)")
     root = workspace_dir(args.workspace)
     assert root is not None
     return PlanService(store, args.persona, root, run_policy(args), on_event=_report)
@@ -315,7 +326,9 @@ def _open_request(service: PlanService, plan_id: str, selection: dict[str, Any] 
 def _approve(args: argparse.Namespace) -> int:
     with opened_store(args.db) as store:
         plan = _plan(args, store)
-        ids = args.ids if args.up_to is None else _up_to(plan, args.up_to)
+        what: str = args.approve
+        ids = None if what == "all" else _up_to(plan, what) if what in RISK_LEVELS \
+            else [item.strip() for item in what.split(",")]
         selection = {"all": True} if ids is None else {"ids": ids}
         state = _service(args, store).approve(plan.id, args.approver, selection,
                                               actor="user", reason=args.reason,

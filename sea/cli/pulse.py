@@ -6,7 +6,8 @@ import argparse
 import asyncio
 from typing import Any
 
-from sea.cli._queue import add_queue_arguments, json_answer, no_empty, with_queue
+from sea.cli._answers import add_answer_arguments, answer_of
+from sea.cli._queue import add_queue_arguments, no_empty, with_queue
 from sea.jsontypes import json_text
 from sea.queue.records import PulseRecord
 
@@ -25,11 +26,7 @@ def register(subparsers: Any) -> None:
     resume = actions.add_parser(
         "resume", help="answer a waiting pulse's approval request; a worker runs the rest")
     resume.add_argument("pulse_id", metavar="PULSE_ID")
-    answer = resume.add_mutually_exclusive_group(required=True)
-    answer.add_argument("--approve", action="store_true", help="approve what the pulse asks")
-    answer.add_argument("--deny", action="store_true", help="refuse what the pulse asks")
-    answer.add_argument("--answer", metavar="JSON", type=json_answer,
-                        help="any other answer the host understands, as JSON")
+    add_answer_arguments(resume, resume=True)
     add_queue_arguments(resume)
     resume.set_defaults(func=resume_command)
 
@@ -53,7 +50,7 @@ def show_command(args: argparse.Namespace) -> int:
 def resume_command(args: argparse.Namespace) -> int:
     """Handler of ``sea pulse resume``."""
     pulse_id = no_empty(args.pulse_id, "pulse id")
-    answer = True if args.approve else False if args.deny else args.answer
+    answer = answer_of(args)
 
     async def resume(queue: Any) -> None:
         await queue.resume(pulse_id, answer)

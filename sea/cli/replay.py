@@ -26,7 +26,8 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "replay", help="replay a recorded pulse offline and compare it with the recording"
     )
-    parser.add_argument("trace", help="trace file written by `sea run --record` (at most "
+    parser.add_argument("trace", metavar="TRACE",
+                        help="trace file written by `sea run --record` (at most "
                         f"{TRACE_FILES.max_bytes // 2**20} MiB; ${TRACE_FILES.setting} "
                         "raises it)")
     parser.add_argument(
@@ -40,6 +41,9 @@ def register(subparsers: Any) -> None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Handler of ``sea replay``: exit 0 when the replay matched, 1 when it diverged."""
+    if not Path(args.trace).exists():
+        raise UsageError(f"the trace {args.trace} does not exist (sea run --record FILE "
+                         "writes one)")
     trace = load_trace(Path(args.trace), limit=file_limit(TRACE_FILES))
     library = PlaybookLibrary.bundled(_playbook_dirs(args.playbooks, trace.playbook_dirs))
     report = asyncio.run(areplay(trace, library, budget=DEFAULT_BUDGET))

@@ -66,7 +66,7 @@ def register(subparsers: Any) -> None:
         "run", help="run one pulse of a persona (streams the reply)"
     )
     parser.add_argument(
-        "playbook", nargs="?", default=DEFAULT_PLAYBOOK,
+        "playbook", nargs="?", default=DEFAULT_PLAYBOOK, metavar="PLAYBOOK",
         help=f"playbook name or file (default: {DEFAULT_PLAYBOOK})",
     )
     parser.add_argument("--input", "-i", required=True, type=_user_input,

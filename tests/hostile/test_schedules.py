@@ -72,7 +72,7 @@ def test_sea_schedule_add_refuses_a_bad_interval(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     db = _db(backend, tmp_path, request)
-    code, out, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto",
+    code, out, err = _sea(capsys, "schedule", "add", "meta_auto",
                           f"--every={every}", "--db", db)
     assert code == 2, (out, err)
     assert "SEA363" in err and "--every" in err and BAD_INTERVALS[every] in err, err
@@ -89,17 +89,17 @@ def test_the_bounds_name_the_options_that_change_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     db = _db(backend, tmp_path, request)
-    code, _, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto",
+    code, _, err = _sea(capsys, "schedule", "add", "meta_auto",
                         "--every", "0.5s", "--db", db)
     assert code == 2 and "--min-every" in err, err
-    code, _, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto",
+    code, _, err = _sea(capsys, "schedule", "add", "meta_auto",
                         "--every", "400d", "--db", db)
     assert code == 2 and "--max-every" in err, err
     # a bound itself out of range is refused, naming it
     for option, value, words in [("--min-every", "0", "longer than 0"),
                                  ("--max-every", "99999999d", "at most 36600d"),
                                  ("--min-every", "400d", "is longer than the longest")]:
-        code, out, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto",
+        code, out, err = _sea(capsys, "schedule", "add", "meta_auto",
                               "--every", "3h", option, value, "--db", db)
         assert code == 2 and option in err and words in err, (option, err)
         assert "Traceback" not in err and out == ""
@@ -109,10 +109,10 @@ def test_the_bounds_name_the_options_that_change_them(
 @needs_postgres[1]
 def test_raised_bounds_let_an_interval_through(queue_dsn: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto", "--every",
+    code, out, err = _sea(capsys, "schedule", "add", "meta_auto", "--every",
                           "0.5s", "--min-every", "0.1s", "--db", queue_dsn)
     assert code == 0, err
-    code, out, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto", "--every",
+    code, out, err = _sea(capsys, "schedule", "add", "meta_auto", "--every",
                           "400d", "--max-every", "1000d", "--db", queue_dsn)
     assert code == 0, err
     assert sorted(s["every_s"] for s in _schedules(queue_dsn, capsys)) == [0.5, 400 * 86400]
@@ -244,7 +244,7 @@ def test_a_broken_schedule_does_not_stop_the_others(
     script.write_text(json.dumps({"responses": {"meta_auto.reflect": [reflection] * 40}}))
     good = []
     for persona in ("aoi", "ken"):
-        code, out, err = _sea(capsys, "schedule", "add", "--playbook", "meta_auto", "--every",
+        code, out, err = _sea(capsys, "schedule", "add", "meta_auto", "--every",
                               "1h", "--persona", persona, "--db", queue_dsn)
         assert code == 0, err
         good.append(out.strip())

@@ -26,7 +26,7 @@ def playbook(tmp_path: Path, **act: Any) -> str:
 
 
 def diagnostics(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[Any]]:
-    code = main(["validate", "--format", "json", *argv])
+    code = main(["validate", "--json", *argv])
     return code, json.loads(capsys.readouterr().out)
 
 

@@ -30,7 +30,7 @@ def test_validate_reports_like_a_compiler(capsys: pytest.CaptureFixture[str]) ->
 
 def test_validate_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     path = DATA / "invalid" / "case_not_in_enum.json"
-    code = main(["validate", "--format", "json", str(path)])
+    code = main(["validate", "--json", str(path)])
     out, _ = capsys.readouterr()
     assert code == 1
     (entry,) = json.loads(out)
@@ -90,9 +90,9 @@ def test_bad_files_are_diagnostics_not_tracebacks(
     (tmp_path / "latin1.json").write_bytes(b'{"name": "caf\xe9"}')
     (tmp_path / "number.json").write_text("42")
     (tmp_path / "syntax.json").write_text('{"name": "x",\n  "nodes": [}')
-    code = main(["validate", "--format", "json", str(tmp_path), str(tmp_path / "absent.json")])
+    code = main(["validate", "--json", str(tmp_path), str(tmp_path / "absent.json")])
     out, _ = capsys.readouterr()
-    assert code == 1
+    assert code == 2  # a named file that does not exist: reported, and the exit of a usage error
     found = {(Path(d["file"]).name, d["code"], d["line"], d["column"]) for d in json.loads(out)}
     assert found == {
         ("absent.json", "SEA001", None, None),
@@ -137,7 +137,7 @@ def test_graph_matches_golden_mermaid(
 
 
 def test_graph_by_name_uses_the_given_directories(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["graph", "--dir", str(DATA / "saiverse"), "memory_research"]) == 0
+    assert main(["graph", "--playbooks", str(DATA / "saiverse"), "memory_research"]) == 0
     assert capsys.readouterr().out == (DATA / "graph/memory_research.mmd").read_text()
 
 
@@ -154,7 +154,7 @@ def test_graph_of_an_invalid_file_prints_diagnostics(capsys: pytest.CaptureFixtu
 def test_a_misspelt_file_name_suggests_the_file_beside_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["validate", str(DATA / "valid" / "bounded_lop.json")]) == 1
+    assert main(["validate", str(DATA / "valid" / "bounded_lop.json")]) == 2  # does not exist
     out = capsys.readouterr().out
     assert "SEA001 error: the file does not exist" in out
     assert "hint: did you mean `bounded_loop.json`?" in out

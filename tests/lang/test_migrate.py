@@ -54,10 +54,10 @@ def _migrate_dir(directory: Path) -> list[Migration]:
 
 
 def _strict(directory: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
-    """``sea validate --strict --format json`` with the host's tools."""
+    """``sea validate --strict --json`` with the host's tools."""
     capsys.readouterr()
     tools = _catalogue(directory.parent)
-    main(["validate", "--strict", "--format", "json", "--tools", str(tools), str(directory)])
+    main(["validate", "--strict", "--json", "--tools", str(tools), str(directory)])
     found: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
     return found
 

@@ -69,7 +69,7 @@ def test_an_unchanged_run_is_answered_from_the_cache_in_every_format(
     entry.write_bytes(json.dumps(stored).encode())
     second = _validate(capsys, str(playbooks))
     assert second[0] == 1 and "as kept in the cache" in second[1]
-    as_json = _validate(capsys, "--format", "json", str(playbooks))
+    as_json = _validate(capsys, "--json", str(playbooks))
     assert [d["message"] for d in json.loads(as_json[1])][0] == "as kept in the cache"
     assert len(_entries()) == 1  # the format is not part of the verdict
     fresh = _validate(capsys, "--no-cache", str(playbooks))

@@ -105,13 +105,13 @@ def test_trace_with_a_history_that_cannot_be_imported(sea: Sea) -> None:
     clean(done, 1, "SEA700", "history", "'aoi'", "cannot be imported", "missing content")
 
 
-def test_unreadable_trace_file(sea: Sea) -> None:
-    clean(sea("replay", str(sea.root / "absent.json")), 1, "cannot read the trace")
+def test_a_trace_file_that_does_not_exist_could_not_start(sea: Sea) -> None:
+    clean(sea("replay", str(sea.root / "absent.json")), 2, "the trace", "does not exist")
 
 
 def test_a_playbook_file_that_is_missing_or_invalid_is_named_once(sea: Sea) -> None:
     missing = sea("run", str(sea.root / "nofile.json"), "--input", "x", "--model", sea.script())
-    clean(missing, 1, "nofile.json", "SEA001", "does not exist")
+    clean(missing, 2, "nofile.json", "SEA001", "does not exist")
     assert missing.err.count("SEA001") == 1
     broken = sea.root / "broken.json"
     broken.write_text('{"name": "broken", "start_node": "a", "nodes": [{"id": "a"}]}')

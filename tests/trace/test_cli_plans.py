@@ -139,7 +139,7 @@ def test_sea_plan_list_show_preview_approve_execute_export(sea: Sea) -> None:
     assert "+# Star Garden" in preview.out and "risk score 0.10" in preview.out
     executed = sea("plan", "execute", plan_id, *ws)
     assert executed.code == 1 and "it is pending_review" in executed.err  # not approved
-    approved = sea("plan", "approve", plan_id, "--ids", "1", "--approver", "ken", *ws)
+    approved = sea("plan", "approve", plan_id, "--approve", "1", "--approver", "ken", *ws)
     assert approved.code == 0, approved.err
     assert "specs 1 approved by ken" in approved.out
     executed = sea("plan", "execute", *ws, "--json")

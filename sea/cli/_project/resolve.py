@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sea.cli._flags import Renamed
 from sea.cli._project.settings import SETTINGS, Kind, Setting, is_secret
 from sea.errors import Diagnostic, ProjectFileError, Severity, UsageError
 
@@ -112,7 +113,8 @@ def prepare(parser: argparse.ArgumentParser, *, lenient: bool = False) -> dict[s
     required options)."""
     found: dict[str, list[Slot]] = {}
     for command, sub in parsers(parser):
-        actions = {a.dest: a for a in sub._actions if not a.required}
+        actions = {a.dest: a for a in sub._actions
+                   if not a.required and not isinstance(a, Renamed)}  # not an old spelling
         slots = []
         for setting in SETTINGS:
             action = actions.get(setting.dest)
@@ -284,7 +286,7 @@ def _one(slot: Slot, raw: Any, base: Path, failure: Callable[[str], Exception]) 
         text = _model_spec(text, base)
     elif kind is Kind.TOOLS:
         module, colon, attr = text.partition(":")
-        if module.endswith(".py"):
+        if module.endswith((".py", ".json")):  # a module's file, or sea validate's catalogue
             text = str(base / Path(module).expanduser()) + colon + attr
     action = slot.action
     if action.choices is not None and text not in action.choices:

@@ -31,7 +31,8 @@ class Kind(StrEnum):
     NAMES = "names"
     """An array of strings (commas between them in an environment variable)."""
     TOOLS = "tools"
-    """An array of tool sources, ``MODULE[:ATTR]``: a ``FILE.py`` module is a path."""
+    """An array of tool sources, ``MODULE[:ATTR]``: a ``FILE.py`` module is a path, as is
+    a ``FILE.json`` tool catalogue (``sea validate``)."""
     INTEGER = "integer"
     """A whole number."""
     NUMBER = "number"
@@ -81,11 +82,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("persona", "persona", Kind.TEXT, "SEA_PERSONA", (*_ACTORS, *_MEMORY, *_PLANS)),
     Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", _ACTORS),
     Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
-    Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS", (*_PULSES, *_ACTORS)),
-    Setting("playbooks", "dirs", Kind.PATHS, "SEA_PLAYBOOKS", ("graph",)),  # its --dir
-    Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", _PULSES),
-    Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", _PULSES),
-    Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", _PULSES),
+    Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
+            (*_PULSES, *_ACTORS, "graph", "replay")),
+    Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", (*_PULSES, *_PLANS)),
+    Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate",)),  # its PATHs
+    Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", (*_PULSES, "validate")),
+    Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", (*_PULSES, "validate")),
     Setting("ask_before", "ask_before", Kind.NAMES, "SEA_ASK_BEFORE", _PULSES),
     Setting("when_busy", "when_busy", Kind.TEXT, "SEA_WHEN_BUSY", _PULSES),
     Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT", ("run", "resume")),
@@ -105,6 +107,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("budget.max_tokens_out", "max_tokens_out", Kind.INTEGER, "SEA_MAX_TOKENS_OUT",
             _PULSES),
     Setting("budget.max_cost", "max_cost", Kind.NUMBER, "SEA_MAX_COST", _PULSES),
+    Setting("plans.allow_run", "allow_run", Kind.NAMES, "SEA_PLANS_ALLOW_RUN", _PLANS),
+    Setting("plans.run_env", "run_env", Kind.NAMES, "SEA_PLANS_RUN_ENV", _PLANS),
+    Setting("plans.run_wrapper", "run_wrapper", Kind.TEXT, "SEA_PLANS_RUN_WRAPPER", _PLANS),
     Setting("worker.concurrency", "concurrency", Kind.INTEGER, "SEA_WORKER_CONCURRENCY",
             ("worker",)),
     Setting("worker.attempts", "attempts", Kind.INTEGER, "SEA_WORKER_ATTEMPTS", ("worker",)),
