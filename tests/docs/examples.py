@@ -164,14 +164,15 @@ def _steps(start: int, lines: list[str]) -> list[Step]:
     return steps
 
 
-def examples(pages: list[Path] | None = None) -> list[Example]:
-    """Every example of the documentation (or of ``pages``), in page order."""
+def examples(pages: list[Path] | None = None, docs: Path = DOCS) -> list[Example]:
+    """Every example of the documentation (or of ``pages``, under ``docs``), in page
+    order."""
     found = []
-    for page in pages or sorted(DOCS.rglob("*.md")):
+    for page in pages or sorted(docs.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
         for start, lines in _blocks(text):
             steps = _steps(start, lines)
             if any(step.is_sea for step in steps):
-                found.append(Example(page.relative_to(DOCS).as_posix(), steps[0].line,
+                found.append(Example(page.relative_to(docs).as_posix(), steps[0].line,
                                      tuple(steps)))
     return found

@@ -221,11 +221,18 @@ def _migrated(done: Outcome, runner: Runner) -> None:
     assert migrated["nodes"][0]["args"] == {"input": "{input}"}
 
 
-def _project(done: Outcome, runner: Runner) -> None:
-    assert "Hello" in done.out, done.out
+def _project_run(done: Outcome, _: Runner) -> None:
+    """The pulse ran into the project's own store (``db`` of its ``sea.toml``)."""
+    assert SPOKEN in done.out, done.out
+    assert (Path.cwd() / ".sea" / "memory.sqlite").is_file(), sorted(Path.cwd().rglob("*"))
 
 
-def _json_spoken(done: Outcome) -> None:
+def _project_config(done: Outcome, _: Runner) -> None:
+    """``sea config`` names the project file each setting comes from."""
+    assert "sea.toml" in done.out, done.out
+
+
+def _json_spoken(done: Outcome, _: Runner) -> None:
     assert orjson.loads(done.out)["spoken"] == [SPOKEN]
 
 
@@ -251,12 +258,13 @@ OUTLINE = "# Star Garden\n1. Arrive on the station\n"
 
 SCENES: tuple[Scene, ...] = (
     Scene("getting-started/first-playbook.md", "sea validate", files=_validating),
-    Scene("getting-started/first-pulse.md", "sea run --input", files=_first_pulse,
-          checks={"sea run --json": lambda done, _: _json_spoken(done),
+    Scene("getting-started/first-pulse.md", "sea run", files=_first_pulse,
+          checks={"sea run --json": _json_spoken,
                   "sea run my_playbooks/mood_reply.json": _said(SPOKEN)}),
     Scene("getting-started/first-pulse.md", "sea run memory_research", checks={
         "sea resume": _ended_ok}),
-    Scene("getting-started/project.md", "sea init", checks={"sea run": _project}),
+    Scene("getting-started/project.md", "sea init",
+          checks={"sea run": _project_run, "sea config": _project_config}),
     Scene("guides/action-pipelines.md", "sea run draft_from_notes.json",
           files=lambda root: _pipeline_files(root), script=_pipeline_script(),
           checks={"sea run": _said("Water the garden on Sunday.")}),
