@@ -111,6 +111,8 @@ def test_each_page_opens_and_shows_its_content(name: str, served: str, page: Any
     assert title in page.title(), page.title()
     heading = page.locator("article h1").first
     assert heading.is_visible(), f"{path}: no visible heading"
+    text = page.locator("article").inner_text()
+    assert "\\|" not in text, f"{path}: a table cell shows its escaped `|`"
     nav = page.locator("nav.md-nav--primary")
     assert nav.locator("a").count() > 20, f"{path}: the navigation lists too few pages"
     _shoot(page, name)
@@ -147,3 +149,19 @@ def test_the_search_finds_a_page(served: str, page: Any) -> None:
     page.wait_for_load_state("networkidle")
     assert page.url != served and page.url.startswith(served), page.url
     assert page.problems == [], page.problems
+
+
+def test_on_a_phone_the_navigation_opens_from_the_menu(served: str, browser: Any) -> None:
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        phone.goto(served + "getting-started/first-pulse/", wait_until="networkidle")
+        menu = phone.locator("label.md-header__button[for='__drawer']")
+        assert menu.is_visible(), "no menu button on a narrow screen"
+        _shoot(phone, "phone-first-pulse")
+        menu.click()  # it opens on the page's own section
+        phone.wait_for_timeout(1000)  # the drawer slides in
+        _shoot(phone, "phone-menu")
+        phone.locator("nav.md-nav--primary a", has_text="A project of your own").first.click()
+        phone.wait_for_url("**/getting-started/project/")
+    finally:
+        phone.close()
