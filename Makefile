@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local lint schemas docs venv-test venv-local
+.PHONY: demo test test-local test-browser lint schemas docs venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,9 @@ lint: venv-test
 
 # The tests spread over the machine's cores (pytest-xdist): each test has its own store,
 # schema and temporary files, so they run in any order and in parallel.
+# The browser tests (the documentation site in chromium) have a target of their own.
 test: lint
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto -m "not browser"
 
 # Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
 schemas: venv-test
@@ -59,6 +60,11 @@ docs: venv-test
 # The tests that run the real local model (skipped by `make test` without the extra).
 test-local: venv-test venv-local
 	$(BIN)/python -m pytest -m local_model
+
+# The documentation site in a real browser: built, served on a loopback port, opened in
+# Debian's chromium (skipped, saying why, without it); screenshots in build/docs-screenshots/.
+test-browser: venv-test
+	$(BIN)/python -m pytest -m browser
 
 demo: venv-local
 	$(BIN)/sea run --input "$(INPUT)"

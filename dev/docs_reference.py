@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import html
 import inspect
 import json
 import re
@@ -21,8 +22,20 @@ ROOT = Path(__file__).resolve().parent.parent
 _CODE = re.compile(r"\"(SEA\d{3})\"")
 
 
+_SPAN = re.compile(r"`([^`]*)`")
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell: a ``|`` cannot end the cell. Outside code it is escaped; a code
+    span holding one becomes HTML (``&#124;``): in a code span the escape would be shown."""
+
+    def code(span: re.Match[str]) -> str:
+        inner = span.group(1)
+        if "|" not in inner:
+            return span.group(0)
+        return f"<code>{html.escape(inner).replace('|', '&#124;')}</code>"
+
+    return _SPAN.sub(code, str(text).replace("\n", " ")).replace("|", "\\|")
 
 
 # -- node types -------------------------------------------------------------------------------
@@ -219,7 +232,7 @@ def events_page() -> str:
     for kind, cls in event_kinds().items():
         lines += [f"## `{kind}`", "", f"`{cls.__name__}`: {inspect.getdoc(cls) or ''}", "",
                   "| Field | Type |", "|---|---|"]
-        lines += [f"| `{f.name}` | `{_cell(f.type)}` |" for f in dataclasses.fields(cls)]
+        lines += [f"| `{f.name}` | {_cell(f'`{f.type}`')} |" for f in dataclasses.fields(cls)]
         lines.append("")
     return "\n".join(lines) + "\n"
 
