@@ -245,7 +245,6 @@ def _only_value(prop: Any) -> Any:
     return None
 
 
-
 LINEAR_KEYWORDS: dict[str, Callable[..., Iterator[ValidationError]]] = {
     "anyOf": _any_of,
     "pattern": _pattern,

@@ -14,7 +14,6 @@ Path = tuple[str | int, ...]
 """Where in a schema: keys and indices from its root."""
 
 
-
 _SINGLE = (
     "additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
     "not", "if", "then", "else", "unevaluatedItems",

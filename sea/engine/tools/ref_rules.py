@@ -97,10 +97,7 @@ from types import SimpleNamespace
 from typing import Any, TypeGuard
 
 from saimemory.frozen import fast_init
-from sea.engine.tools.arguments import (
-    accepted_types,
-    resolve_schema_ref,
-)
+from sea.engine.tools.arguments import accepted_types, resolve_schema_ref
 from sea.errors import SeaError
 from sea.jsontypes import json_text, json_type
 
@@ -202,7 +199,6 @@ def ref_target(value: object) -> str | None:
     return words[0] if len(words) == 1 else None
 
 
-
 def ref_keys(prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]) -> tuple[str, ...]:
     """The result keys an id parameter takes its value from (``x-sea-ref``), else ``()``."""
     for candidate in (prop_schema, resolve_schema_ref(prop_schema, root_schema)):
@@ -214,7 +210,6 @@ def ref_keys(prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]) -> 
             if found:
                 return found
     return ()
-
 
 
 def check_not_a_ref(tool: str, name: str, value: object) -> None:
@@ -244,8 +239,6 @@ def check_not_a_ref(tool: str, name: str, value: object) -> None:
                 ref=target,
                 tool=tool,
             )
-
-
 
 
 def to_string(
@@ -327,8 +320,6 @@ def item_types_of(prop: Mapping[str, Any], root: Mapping[str, Any]) -> frozenset
     return frozenset()
 
 
-
-
 def from_string(text: str, types: frozenset[str]) -> tuple[object, str] | None:
     """``text`` read as a boolean or a number when nothing is lost, else ``None``."""
     word = text.strip()
@@ -347,7 +338,6 @@ def from_string(text: str, types: frozenset[str]) -> tuple[object, str] | None:
     if exact.adjusted() > _MAX_DIGITS or exact != exact.to_integral_value():
         return None
     return int(exact), RULES.NUMBER_FROM_STRING
-
 
 
 SCALARS = frozenset({int, float, bool, type(None)})

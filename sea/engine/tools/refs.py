@@ -16,11 +16,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
 
-from sea.engine.tools.arguments import (
-    accepted_types,
-    preview,
-    type_mismatch,
-)
+from sea.engine.tools.arguments import accepted_types, preview, type_mismatch
 from sea.engine.tools.ref_rules import (
     JSON_VALUES,
     REF_KEYWORD,

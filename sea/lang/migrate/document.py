@@ -65,7 +65,6 @@ class Migration:
         return ("\ufeff" if self.bom else "").encode() + self.migrated.encode("utf-8")
 
 
-
 def _failure(
     file: str | None, text: str, code: str, message: str, pointer: str, hint: str
 ) -> Diagnostic:

@@ -61,15 +61,12 @@ language declares a variable only by defining it (a parameter, a ``set``, an out
 and these get their values from the engine or the host as the run goes."""
 
 
-
 @dataclass(frozen=True)
 class Change:
     """One rewrite, where it was made and what it did."""
 
     pointer: str
     what: str
-
-
 
 
 @cache
@@ -85,7 +82,6 @@ def hinted_renames(node_type: str, types: NodeTypes = BUILTIN_NODE_TYPES) -> Map
             if found and found.group(1) in model.model_fields:
                 renames.setdefault(wrong, found.group(1))
     return renames
-
 
 
 class _NodeView:
