@@ -96,9 +96,9 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.actions.plan import plan_schema
 from sea.engine.actions.prompt import actions_prompt
-from sea.engine.plans.memory import plan_memory
 from sea.engine.tools.box import Signature
 from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.plan_memory import plan_memory
 from sea.engine.tools.workspace import workspace_tools
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime

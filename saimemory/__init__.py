@@ -3,9 +3,10 @@
 - :class:`MessageStore` (``base.py``) is the contract; :func:`open_store` picks a backend:
   :class:`saimemory.sqlite.SQLiteStore` (one file, WAL, ``BEGIN IMMEDIATE`` per write) or
   :class:`saimemory.postgres.PostgresStore` (psycopg 3, per-persona advisory lock per
-  write). Both share their queries (``sqlbase.py``) and numbered migrations
-  (``migrations.py``), applied on open; a newer, foreign or corrupt database is refused
-  with :class:`~saimemory.errors.SchemaError` and left untouched.
+  write). Both share their queries (``sqlbase.py``: the core, writes, records, reads and
+  search, a module each) and numbered migrations (``migrations.py``), applied on open; a
+  newer, foreign or corrupt database is refused with
+  :class:`~saimemory.errors.SchemaError` and left untouched.
 - Every write of a pulse carries ``pulse:<id>``, ``playbook:<name>`` and ``node:<id>`` tags,
   added by the store from :class:`NewMessage` fields. Tags live in their own indexed table.
 - The pulse rule (:meth:`MessageStore.history`): earlier ``conversation`` messages within a

@@ -181,6 +181,14 @@ class PlanState:
     approval_request: str | None = None
     history: tuple[PlanHistoryEntry, ...] = ()
 
+    def succeeded(self) -> set[str]:
+        """The ids of the specs that have run successfully (at least once).
+
+        Returns:
+            The ``spec_id`` of every result that is ``ok``.
+        """
+        return {result.spec_id for result in self.results if result.ok}
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:

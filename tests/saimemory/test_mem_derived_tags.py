@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from saimemory import CONVERSATION_TAG, Message, NewMessage
-from saimemory.migrations import _POSTGRES_APPEND
+from saimemory.schema_postgres import POSTGRES_APPEND as _POSTGRES_APPEND
 from saimemory.sqlbase import SqlStore
 from tests.saimemory.conftest import POSTGRES_DSN, StoreFactory, StoreSpec
 from tests.saimemory.test_mem_row_tags import everything, own

@@ -11,7 +11,8 @@ import pytest
 
 from saimemory import HistoryBudget
 from saimemory.one_read import history_statement
-from saimemory.postgres import PostgresStore, _pg
+from saimemory.pg_tx import to_psycopg as _pg
+from saimemory.postgres import PostgresStore
 from saimemory.sqlbase import main_thread_id
 from tests.saimemory.conftest import POSTGRES_DSN
 from tests.saimemory.test_mem_pg_owner_statistics import fill, reads_one_page

@@ -16,7 +16,8 @@ from psycopg import sql as pgsql
 
 from saimemory import CONVERSATION_TAG, HistoryBudget
 from saimemory.one_read import history_statement
-from saimemory.postgres import PostgresStore, _pg, estimated_rows
+from saimemory.pg_tx import to_psycopg as _pg
+from saimemory.postgres import PostgresStore, estimated_rows
 from saimemory.sqlbase import main_thread_id
 from tests.saimemory.conftest import POSTGRES_DSN
 

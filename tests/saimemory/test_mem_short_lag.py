@@ -16,9 +16,9 @@ from saimemory.migrations import (
     SHORT_INDEX_LAG,
     SQLITE_MIGRATIONS,
     Migration,
-    _sqlite_one_trigger_each,
     upgrade,
 )
+from saimemory.schema_sqlite import sqlite_one_trigger_each as _sqlite_one_trigger_each
 from saimemory.sqlite import SQLiteStore, _SqliteTx
 from tests.saimemory.older import Version11
 from tests.saimemory.test_mem_short_words import check_short_search, texts_st, word_st

@@ -16,8 +16,9 @@ ALL = SpecSelection(all=True)
 
 
 def succeeded(state: PlanState) -> set[str]:
-    """The ids of the specs that have run successfully (at least once)."""
-    return {result.spec_id for result in state.results if result.ok}
+    """The ids of the specs that have run successfully (at least once)
+    (:meth:`saimemory.plans.PlanState.succeeded`)."""
+    return state.succeeded()
 
 
 def remaining(state: PlanState, selection: SpecSelection) -> tuple[str, ...]:

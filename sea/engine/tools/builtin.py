@@ -6,7 +6,7 @@
   or with ``match="all"`` every word as written.
 * ``memory_recent``: the persona's newest messages.
 * ``plan_memory``: the persona's plan in progress, summarized with seed 001's instruction
-  for a router's or planner's prompt (:func:`sea.engine.plans.memory.plan_memory`); it reads
+  for a router's or planner's prompt (:func:`sea.engine.tools.plan_memory.plan_memory`); it reads
   the store only, so it is there with or without a workspace.
 
 Memory results are ``[{role, content, created_at}]``, oldest first for ``memory_recent`` and
@@ -25,9 +25,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from saimemory import Message, MessageStore
-from sea.engine.plans.memory import plan_memory
 from sea.engine.tools.box import ToolMaker
 from sea.engine.tools.engine_tool import engine_tool
+from sea.engine.tools.plan_memory import plan_memory
 from sea.engine.tools.signatures import ARGUMENTS
 from sea.lang.models import Playbook
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from saimemory.plans import Plan
-from sea.engine.plans.state import succeeded
 
 IN_PROGRESS_INSTRUCTION = (
     "Instruction: the plan above is in progress. Consider whether the user's request "
@@ -65,7 +64,7 @@ def plan_memory(plan: Plan | None) -> dict[str, Any]:
 def next_specs(plan: Plan) -> list[str]:
     """The plan's specs that have not run successfully yet, each as ``"<id> <kind> <path>
     (<risk>)"``, in plan order."""
-    done = succeeded(plan.state)
+    done = plan.state.succeeded()
     return [f"{spec.id} {spec.base.kind} {spec.base.path or '.'} ({spec.risk})"
             for spec in plan.state.action_specs if spec.id not in done]
 

@@ -1,63 +1,27 @@
-"""Rewrite a SAIVerse-format playbook into explicit SEA form (``sea migrate``).
+"""The rewrites of a migration (``sea migrate``): each rule a SAIVerse playbook relied on,
+written into the playbook where SEA's language can say it (see :mod:`sea.lang.migrate`).
 
-SEA runs SAIVerse playbooks as they are: :mod:`sea.lang.saiverse` states the rules SAIVerse's
-runtime applied without the playbook saying so. A migration writes those rules into the
-playbook, where SEA's language can say them, so that the file no longer depends on them:
-
-* a callee's implicit arguments (:data:`~sea.lang.saiverse.IMPLICIT_ARGUMENTS`) become
-  explicit ``args`` (``"input": "{input}"``) on ``subplay`` nodes whose callee declares the
-  parameter and on every ``exec`` node;
-* ``"executed_playbooks_init": true`` in a ``set`` node becomes the assignment it stood for,
-  ``"executed_playbooks": []``;
-* the boolean case keys ``"True"``/``"False"`` become ``"true"``/``"false"`` (unless the value
-  compared is declared a string);
-* a field SAIVerse silently dropped and whose meaning is plain is renamed to the SEA field
-  (:data:`~sea.lang.saiverse.RENAMED_FIELDS`, and the ``did you mean`` mistakes each node
-  type declares, e.g. ``tools`` → ``available_tools``);
-* a Python type name in a ``response_schema`` or a parameter's type becomes the JSON Schema
-  name (``int`` → ``integer``);
-* the top-level fields SAIVerse dropped and SEA has no use for (``version``, ``model``,
-  ``max_iterations``, ``metadata``) are removed, and so are two legacy fields SAIVerse
-  ignored: a parameter's ``source`` (the caller passes the argument) and a ``next`` that
-  ``conditional_next`` overrides; a call's legacy ``input_template`` becomes the ``input``
-  argument it stood for;
-* an ``output_schema`` key nothing defines is removed (SAIVerse copied nothing back for it;
-  SEA's own check says so, :data:`~sea.lang.codes.OUTPUT_NEVER_DEFINED`).
-
-The variables SAIVerse's runtime provides and SEA's language has no declaration for stay as
-they are (:data:`LEFT_IMPLICIT`); SEA knows them from :mod:`sea.lang.saiverse`.
-
-The file is edited in place (:class:`~sea.lang.jsonedit.JsonTextEditor`): only the changed
-spans differ, the author's layout, key order and non-ASCII text stay. Migrating a migrated
-file changes nothing.
+:func:`rewrite` applies every rule to one parsed document, recording each edit in a
+:class:`Rewrite`; the text edits themselves are :class:`~sea.lang.jsonedit.JsonTextEditor`'s.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, get_args
 
-import orjson
-
-from sea.errors import Diagnostic, Severity
-from sea.lang import codes, saiverse
+from sea.lang import saiverse
 from sea.lang.checks.cases import subschema
-from sea.lang.checks.context import CheckContext
 from sea.lang.hints import KNOWN_MISTAKES, TYPE_NAME_FIXES
-from sea.lang.issues import error
-from sea.lang.jsonedit import JsonTextEditor, OverlappingEdit
-from sea.lang.loader import check_document
-from sea.lang.locate import Locator, escape_pointer, join_pointer, unescape_pointer
+from sea.lang.jsonedit import JsonTextEditor
+from sea.lang.locate import escape_pointer, join_pointer
 from sea.lang.models import Playbook
 from sea.lang.node import PlaybookIndex
 from sea.lang.node_models import ParamType
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
-
-__all__ = ["LEFT_IMPLICIT", "Change", "Migration", "hinted_renames", "migrate_text"]
 
 _DID_YOU_MEAN = re.compile(r"^did you mean `(\w+)`\?")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -105,50 +69,6 @@ class Change:
     what: str
 
 
-@dataclass(frozen=True)
-class Migration:
-    """The outcome of migrating one document."""
-
-    file: str | None
-    original: str
-    migrated: str | None
-    """The rewritten text (equal to ``original`` when nothing needed changing); ``None``
-    when the document could not be migrated (see ``diagnostics``)."""
-    changes: tuple[Change, ...] = ()
-    diagnostics: tuple[Diagnostic, ...] = ()
-    bom: bool = False
-    """The file started with a UTF-8 byte order mark (kept when written back)."""
-
-    @property
-    def failed(self) -> bool:
-        """The document could not be migrated."""
-        return self.migrated is None
-
-    @property
-    def changed(self) -> bool:
-        """The migration rewrote something."""
-        return self.migrated is not None and self.migrated != self.original
-
-    def diff(self) -> str:
-        """A unified diff from the original to the migrated text (``""`` if unchanged)."""
-        if not self.changed or self.migrated is None:
-            return ""
-        name = self.file or "<playbook>"
-        lines = difflib.unified_diff(
-            self.original.splitlines(keepends=True),
-            self.migrated.splitlines(keepends=True),
-            fromfile=name,
-            tofile=name,
-        )
-        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-    def data(self) -> bytes:
-        """The migrated text as the file's bytes (UTF-8, the original's BOM kept)."""
-        if self.migrated is None:
-            raise ValueError("nothing to write: the document could not be migrated")
-        return ("\ufeff" if self.bom else "").encode() + self.migrated.encode("utf-8")
-
-
 @cache
 def hinted_renames(node_type: str, types: NodeTypes = BUILTIN_NODE_TYPES) -> Mapping[str, str]:
     """Field SAIVerse dropped → the SEA field it meant, for one node type: the compatibility
@@ -176,7 +96,10 @@ class _NodeView:
 
 
 @dataclass
-class _Plan:
+class Rewrite:
+    """One pass of rewrites over a document: the edits made to its text and what each
+    changed."""
+
     document: dict[str, Any]
     editor: JsonTextEditor
     index: PlaybookIndex | None
@@ -193,7 +116,7 @@ def _nodes(document: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield join_pointer("nodes", index), node
 
 
-def _rename_fields(plan: _Plan, pointer: str, node: dict[str, Any]) -> None:
+def _rename_fields(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
     for wrong, right in hinted_renames(node["type"]).items():
         if wrong in node and right not in node:
             where = f"{pointer}/{escape_pointer(wrong)}"
@@ -214,7 +137,7 @@ def _declares_string(document: Mapping[str, Any], field_path: str) -> bool:
     return False
 
 
-def _case_keys(plan: _Plan, pointer: str, node: dict[str, Any]) -> None:
+def _case_keys(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
     branch = node.get("conditional_next")
     if not isinstance(branch, dict) or not isinstance(branch.get("cases"), dict):
         return
@@ -230,7 +153,7 @@ def _case_keys(plan: _Plan, pointer: str, node: dict[str, Any]) -> None:
             plan.note(where, f'case key "{key}" written "{lowered}" (a JSON boolean)')
 
 
-def _schema_types(plan: _Plan, pointer: str, schema: Any) -> None:
+def _schema_types(plan: Rewrite, pointer: str, schema: Any) -> None:
     """Fix Python type names (``int``) in a JSON Schema, recursively."""
     if isinstance(schema, list):
         for position, item in enumerate(schema):
@@ -255,7 +178,7 @@ def _schema_types(plan: _Plan, pointer: str, schema: Any) -> None:
             _schema_types(plan, where, value)
 
 
-def _param_types(plan: _Plan) -> None:
+def _param_types(plan: Rewrite) -> None:
     params = plan.document.get("input_schema")
     for position, param in enumerate(params if isinstance(params, list) else ()):
         if not isinstance(param, dict):
@@ -269,7 +192,7 @@ def _param_types(plan: _Plan) -> None:
                 plan.note(where, f'type "{value}" written "{fixed}"')
 
 
-def _executed_playbooks(plan: _Plan, pointer: str, node: dict[str, Any]) -> None:
+def _executed_playbooks(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
     if node["type"] != "set" or not isinstance(node.get("assignments"), dict):
         return
     declares = any(
@@ -293,7 +216,7 @@ def _executed_playbooks(plan: _Plan, pointer: str, node: dict[str, Any]) -> None
     )
 
 
-def _takes(plan: _Plan, node: Mapping[str, Any], name: str) -> bool:
+def _takes(plan: Rewrite, node: Mapping[str, Any], name: str) -> bool:
     """The node's callee declares the parameter ``name`` (an ``exec`` callee: assumed)."""
     if node["type"] in saiverse.DYNAMIC_CALL_TYPES:
         return True
@@ -308,7 +231,7 @@ def _explicit_value(rule: saiverse.ImplicitArgument) -> str | None:
     return None if variable is None else "{" + variable + "}"
 
 
-def _implicit_arguments(plan: _Plan, pointer: str, node: dict[str, Any]) -> None:
+def _implicit_arguments(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
     args = node.get("args")
     if "args" in node and not isinstance(args, dict) or _INPUT_TEMPLATE in node:
         return  # not an object (the validator reports it), or `input_template` gives it
@@ -332,7 +255,7 @@ def _implicit_arguments(plan: _Plan, pointer: str, node: dict[str, Any]) -> None
         plan.editor.add_member(f"{pointer}/args", name, value)
 
 
-def _param_sources(plan: _Plan) -> None:
+def _param_sources(plan: Rewrite) -> None:
     """Remove the parameters' `source` (SAIVerse ignored it; the caller passes `args`)."""
     params = plan.document.get("input_schema")
     for position, param in enumerate(params if isinstance(params, list) else ()):
@@ -346,7 +269,7 @@ def _param_sources(plan: _Plan) -> None:
             )
 
 
-def _input_template(plan: _Plan, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
+def _input_template(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
     """A call's legacy `input_template` becomes the `input` argument it stood for."""
     if node["type"] not in saiverse.IMPLICIT_ARGUMENTS or _INPUT_TEMPLATE not in node:
         return
@@ -366,7 +289,7 @@ def _input_template(plan: _Plan, pointer: str, node: dict[str, Any], drop: list[
         plan.note(where, "removed `input_template` (`args` gives the input)")
 
 
-def _ignored_next(plan: _Plan, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
+def _ignored_next(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
     """Remove a `next` that `conditional_next` overrides (SAIVerse and SEA ignore it)."""
     overridden = node["type"] not in saiverse.DYNAMIC_CALL_TYPES or "error_next" not in node
     if "next" in node and isinstance(node.get("conditional_next"), dict) and overridden:
@@ -374,7 +297,8 @@ def _ignored_next(plan: _Plan, pointer: str, node: dict[str, Any], drop: list[st
         plan.note(f"{pointer}/next", "removed `next`: `conditional_next` decides where to go")
 
 
-def _plan(plan: _Plan) -> None:
+def rewrite(plan: Rewrite) -> None:
+    """Apply every rewrite to ``plan``'s document, noting each change in ``plan``."""
     document = plan.document
     dropped = [name for name in _DROPPED_TOP_LEVEL if name in document]
     if dropped:
@@ -396,124 +320,3 @@ def _plan(plan: _Plan) -> None:
         _executed_playbooks(plan, pointer, node)
         _implicit_arguments(plan, pointer, node)
 
-
-def _failure(
-    file: str | None, text: str, code: str, message: str, pointer: str, hint: str
-) -> Diagnostic:
-    return error(code, message, pointer, hint=hint).diagnostic(file, Locator(text))
-
-
-def _not_a_playbook(document: dict[str, Any], text: str, file: str | None) -> Diagnostic | None:
-    if isinstance(document.get("nodes"), list):
-        return None
-    return _failure(
-        file,
-        text,
-        codes.MISSING_FIELD,
-        "not a playbook: the document has no `nodes` list",
-        "/nodes" if "nodes" in document else "",
-        'a playbook looks like {"name": …, "description": …, "start_node": …, "nodes": [...]}',
-    )
-
-
-def _outputs_never_defined(plan: _Plan, positions: set[int]) -> None:
-    outputs = plan.document["output_schema"]
-    keep = [i for i in range(len(outputs)) if i not in positions]
-    plan.editor.replace_items("/output_schema", keep)
-    for i in sorted(positions):
-        plan.note(
-            join_pointer("output_schema", i),
-            f"removed `{outputs[i]}` from output_schema: nothing defines it, so callers never "
-            "received it",
-        )
-
-
-def _second_pass(plan: _Plan, text: str, context: CheckContext | None) -> None:
-    """The rewrite SEA's own checks ask for: output_schema keys nothing defines (SAIVerse
-    copied nothing back for them) are removed."""
-    never = {
-        int(d.pointer.rsplit("/", 1)[1])
-        for d in check_document(text, context=context).diagnostics
-        if d.code == codes.OUTPUT_NEVER_DEFINED
-    }
-    if never and isinstance(plan.document.get("output_schema"), list):
-        _outputs_never_defined(plan, never)
-
-
-def _parse(data: bytes | str) -> tuple[str, Any, bool] | None:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-        return text, orjson.loads(text), raw.startswith(b"\xef\xbb\xbf")
-    except (UnicodeDecodeError, orjson.JSONDecodeError):
-        return None
-
-
-def _refusal(document: Any, text: str, file: str | None) -> Diagnostic | None:
-    """Why a parsed document cannot be migrated (not a playbook, repeated names)."""
-    if not isinstance(document, dict):
-        return None  # the loader says it (see migrate_text)
-    locator = Locator(text)
-    repeated = locator.duplicate_keys()
-    if repeated:
-        pointer, _, again = repeated[0]
-        line, column = locator.line_column(again)
-        name = unescape_pointer(pointer.rsplit("/", 1)[-1])
-        return Diagnostic(
-            code=codes.DUPLICATE_KEY,
-            severity=Severity.ERROR,
-            message=f"member `{name}` is given twice in one object; which one is meant is "
-            "unclear, so the file is not migrated",
-            file=file,
-            pointer=pointer,
-            line=line,
-            column=column,
-            hint="remove one of them, then migrate again",
-        )
-    return _not_a_playbook(document, text, file)
-
-
-def _apply(plan: _Plan, file: str | None) -> str | Diagnostic:
-    try:
-        return plan.editor.result()
-    except OverlappingEdit as exc:  # two rules touched one span: leave the file as it is
-        return _failure(
-            file, plan.editor.text, codes.INVALID_VALUE,
-            f"the file could not be migrated ({exc})", "",
-            "migrate it by hand; `sea validate` names what SEA does not accept",
-        )
-
-
-def migrate_text(
-    data: bytes | str, *, file: str | None = None, context: CheckContext | None = None
-) -> Migration:
-    """Migrate one document; never raises for bad input.
-
-    Args:
-        data: The file's bytes (or text).
-        file: The file name shown in diagnostics and in the diff.
-        context: The playbooks a ``subplay`` may call (``context.library``: which parameters
-            a callee declares, what it returns); without a library, only ``exec`` nodes get
-            explicit arguments.
-    """
-    parsed = _parse(data)
-    if parsed is None or not isinstance(parsed[1], dict):
-        # the loader locates the problem (invalid UTF-8 or JSON, not an object)
-        errors = tuple(check_document(data, file=file).errors)
-        return Migration(file, parsed[0] if parsed else "", None, diagnostics=errors)
-    text, document, bom = parsed
-    refusal = _refusal(document, text, file)
-    if refusal is not None:
-        return Migration(file, text, None, diagnostics=(refusal,), bom=bom)
-    index = context.library if context is not None else None
-    first = _Plan(document, JsonTextEditor(text, document), index)
-    _plan(first)
-    migrated = _apply(first, file)
-    if isinstance(migrated, Diagnostic):
-        return Migration(file, text, None, diagnostics=(migrated,), bom=bom)
-    second = _Plan(orjson.loads(migrated), JsonTextEditor(migrated, orjson.loads(migrated)), index)
-    _second_pass(second, migrated, context)
-    final = _apply(second, file)
-    if isinstance(final, Diagnostic):
-        return Migration(file, text, None, diagnostics=(final,), bom=bom)
-    return Migration(file, text, final, (*first.changes, *second.changes), bom=bom)
