@@ -21,7 +21,6 @@ MAX_LINES = 500
 
 OVERSIZED_FOR_NOW = {
     "sea/host/runtime.py",
-    "sea/lang/node_models.py",
     "sea/cli/run.py",
     "sea/queue/worker.py",
 }

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sea.cli._flags import Renamed
 from sea.cli._project.settings import SETTINGS, Kind, Setting, is_secret
 from sea.errors import Diagnostic, ProjectFileError, Severity, UsageError
 
@@ -114,7 +113,7 @@ def prepare(parser: argparse.ArgumentParser, *, lenient: bool = False) -> dict[s
     found: dict[str, list[Slot]] = {}
     for command, sub in parsers(parser):
         actions = {a.dest: a for a in sub._actions
-                   if not a.required and not isinstance(a, Renamed)}  # not an old spelling
+                   if not a.required and a.help != argparse.SUPPRESS}  # not a hidden old spelling
         slots = []
         for setting in SETTINGS:
             action = actions.get(setting.dest)

@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from sea.lang.node import NodeModel, Read, key_read, template_reads
-from sea.lang.node_models.options import Role
+from sea.lang.node_options import Role
 from sea.lang.uses import TagUse
 
 _TEXT = "the text template of this node is `action`"

@@ -1,8 +1,9 @@
 """Typed models of a playbook's nodes (the SAIVerse format, made strict).
 
 One :class:`~sea.lang.node.NodeModel` per built-in node type, each declaring what it reads,
-defines and draws, in one module per family (:mod:`.model_calls`, :mod:`.tools`,
-:mod:`.flow`, :mod:`.calls`, :mod:`.messages`; the literals they share in :mod:`.options`);
+defines and draws, in one module per family (:mod:`sea.lang.model_call_nodes`,
+:mod:`sea.lang.tool_nodes`, :mod:`sea.lang.flow_nodes`, :mod:`sea.lang.call_nodes`,
+:mod:`sea.lang.message_nodes`; the literals they share in :mod:`sea.lang.node_options`);
 their discriminated union on ``type`` (:data:`Node`). :mod:`sea.lang.models` holds the
 document around them.
 """
@@ -13,12 +14,12 @@ from typing import Annotated
 
 from pydantic import Field
 
+from sea.lang.call_nodes import CallNode, ExecNode, SubplayNode
+from sea.lang.flow_nodes import PassNode, SetNode
+from sea.lang.message_nodes import MemorizeNode, SayNode, SpeakNode, ThinkNode
+from sea.lang.model_call_nodes import MAX_ACTIONS, ActionsNode, LLMNode
 from sea.lang.node import NodeModel
-from sea.lang.node_models.calls import CallNode, ExecNode, SubplayNode
-from sea.lang.node_models.flow import PassNode, SetNode
-from sea.lang.node_models.messages import MemorizeNode, SayNode, SpeakNode, ThinkNode
-from sea.lang.node_models.model_calls import MAX_ACTIONS, ActionsNode, LLMNode
-from sea.lang.node_models.options import (
+from sea.lang.node_options import (
     WITH_SPECIALIZED,
     ContextProfile,
     MemorizeOption,
@@ -26,7 +27,7 @@ from sea.lang.node_models.options import (
     ParamType,
     Role,
 )
-from sea.lang.node_models.tools import ToolCallNode, ToolNode
+from sea.lang.tool_nodes import ToolCallNode, ToolNode
 
 __all__ = [
     "BUILTIN_NODE_MODELS",

@@ -18,7 +18,7 @@ from sea.lang.node import (
     keys_defined,
     template_reads,
 )
-from sea.lang.node_models.options import (
+from sea.lang.node_options import (
     MODEL_HINT,
     PROFILE_DOC,
     PROMPT_HINT,
