@@ -130,7 +130,7 @@ def _ids(text: str) -> list[str]:
 
 
 def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
-    from sea.cli.run import workspace_dir
+    from sea.cli._runtime import workspace_dir
 
     root = workspace_dir(args.workspace)
     assert root is not None
