@@ -4,7 +4,7 @@ A :class:`RuntimeConfig` says everything a :class:`~sea.host.runtime.Runtime` is
 and models, its tools, where its playbooks and checkpoints are, its workspace, limits and
 policies. It is built the same way by every host: from Python (``RuntimeConfig(store,
 models, library=[...])``), by the command line from the project file and its flags
-(:func:`sea.cli._runtime.runtime_config`), by the workers and by a trace replay. Its
+(:func:`sea.cli._runtime.runtime_args`), by the workers and by a trace replay. Its
 loose inputs (a directory for a library, a text for a path) are normalized and checked
 when it is made, so a mistake is a :class:`~sea.errors.UsageError` before anything runs,
 and a runtime reads only settled values.
