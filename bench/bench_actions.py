@@ -76,6 +76,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.actions.dispatch import Dispatcher, Outcome
 from sea.engine.actions.plan import PlannedAction
 from sea.engine.events import ActionEnded, ToolCalled
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.models import Playbook
 from sea.llm.models import ModelSet
@@ -389,13 +390,12 @@ async def bench(n: int, pulses: int, sync_tools: bool, workdir: Path) -> Row:
     model = ScriptedChatModel(responses={f"{PLAYBOOK}.{NODE}": [plan] * (pulses + WARMUP)})
     store = SQLiteStore(workdir / f"memory-{n}.sqlite")
     persona = Persona("bench", "Bench")
-    runtime = Runtime(
+    runtime = Runtime(RuntimeConfig(
         store,
         ModelSet.single(model),
         tools=list(tools.values()),
         library=OneLibrary(playbook, source),
-        checkpointer=InMemorySaver(),
-    )
+    ), checkpointer=InMemorySaver())
     sea_samples: list[Sample] = []
     hand_samples: list[Sample] = []
     breakdown: list[tuple[float, float]] = []

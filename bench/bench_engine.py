@@ -44,6 +44,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.models import Playbook
 from sea.llm.models import ModelSet
@@ -142,9 +143,9 @@ async def bench(n: int, pulses: int, kind: str, workdir: Path) -> list[float]:
     limits = Limits(max_steps=n + 10, max_visits=10)
     memory_saver = InMemorySaver() if kind == "memory" else None
     runtimes = [
-        Runtime(store, models, library=OneLibrary(playbook, source), limits=limits,
-                checkpointer=memory_saver, checkpoint_path=workdir / f"checkpoints-{kind}.sqlite",
-                keep_checkpoints=keep)
+        Runtime(RuntimeConfig(store, models, library=OneLibrary(playbook, source), limits=limits,
+                              checkpoint_path=workdir / f"checkpoints-{kind}.sqlite",
+                              keep_checkpoints=keep), checkpointer=memory_saver)
         for keep in (False, True)
     ]
 

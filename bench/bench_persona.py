@@ -26,6 +26,7 @@ from langchain_core.messages import HumanMessage
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.providers import resolve_model
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -114,12 +115,12 @@ def run(model_spec: str) -> list[Turn]:
     model.invoke([HumanMessage("Hi")])  # load and warm the model outside the measurements
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteStore(Path(tmp) / "memory.sqlite")
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store,
             ModelSet(normal=model, lightweight=model),
             library=PlaybookLibrary.bundled(),
             checkpoint_path=Path(tmp) / "checkpoints.sqlite",
-        )
+        ))
         try:
             return [_turn(runtime, text, kind, fact) for text, kind, fact in TURNS]
         finally:

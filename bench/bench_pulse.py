@@ -100,6 +100,7 @@ from sea.engine.tools.box import Signature
 from sea.engine.tools.builtin import builtin_tools
 from sea.engine.tools.plan_memory import plan_memory
 from sea.engine.tools.workspace import workspace_tools
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.jsonschemas import validator
@@ -576,12 +577,13 @@ async def bench(
     for store in (sea_store, graph_store, hand_store):
         _seed(store)
     workspace = _workspace(workdir) if playbook == "sub_act" else None
-    checkpoints: dict[str, Any] = (
-        {"checkpointer": InMemorySaver()} if kind == "memory"
-        else {"checkpoint_path": dsn if kind == "postgres" else workdir / "checkpoints.sqlite"})
+    saver = InMemorySaver() if kind == "memory" else None
+    path = None if saver is not None else dsn if kind == "postgres" \
+        else workdir / "checkpoints.sqlite"
     runtime, graphs = (
-        Runtime(store, ModelSet(normal=model, lightweight=model), library=library,
-                workspace=workspace, keep_checkpoints=keep, **checkpoints)
+        Runtime(RuntimeConfig(store, ModelSet(normal=model, lightweight=model), library=library,
+                              workspace=workspace, keep_checkpoints=keep, checkpoint_path=path),
+                checkpointer=saver)
         for store, model, keep in ((sea_store, sea_model, False), (graph_store, graph_model, True)))
     top = "meta_user" if playbook == "sub_act" else playbook
     check = CHECKS[playbook]

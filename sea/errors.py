@@ -171,7 +171,7 @@ class ExecutionError(SeaError, RuntimeError):
 class PersonaBusy(SeaError):
     """Another pulse of the persona is running (in this process or another) and the host
     chose not to wait, or waited past its timeout; this pulse did nothing and stored
-    nothing. Try again later, or let it wait (``Runtime(when_busy="wait")``)."""
+    nothing. Try again later, or let it wait (``RuntimeConfig(when_busy="wait")``)."""
 
     code = "SEA595"
 

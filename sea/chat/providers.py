@@ -67,6 +67,9 @@ def resolve_model(
         factories: Extra or overriding providers, keyed by the part before ``:``. This is
             how a host plugs in model sources this module does not build itself.
 
+    Returns:
+        The chat model.
+
     Raises:
         ModelSpecError: the spec is malformed or names an unknown provider.
         ModelFileNotFound: the file a spec names does not exist.

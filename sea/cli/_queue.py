@@ -44,7 +44,7 @@ def check_playbook(name: str, dirs: list[str]) -> None:
     Raises:
         SeaError: the playbook does not exist or is invalid.
     """
-    from sea.cli.run import search_dirs
+    from sea.cli._runtime import search_dirs
     from sea.lang.library import PlaybookLibrary
 
     PlaybookLibrary.bundled(search_dirs(dirs)).get(name)

@@ -138,7 +138,7 @@ def _ids(text: str) -> list[str]:
 
 
 def _service(args: argparse.Namespace, store: MessageStore) -> PlanService:
-    from sea.cli.run import workspace_dir
+    from sea.cli._runtime import workspace_dir
 
     if args.workspace is None:
         raise UsageError("give the workspace the plan was made for: --workspace DIR (or "

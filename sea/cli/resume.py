@@ -16,22 +16,19 @@ import asyncio
 from typing import Any
 
 from sea.cli._answers import add_answer_arguments, answer_of
-from sea.cli._setup import store_location
+from sea.cli._runtime import runtime_args
 from sea.cli._toolsources import host_tools
 from sea.cli._waiting import check_waiting
 from sea.cli.run import (
     add_runtime_arguments,
     finish,
-    models_of,
     recorded_dirs,
-    runtime_of,
-    search_dirs,
     terminable,
     view_of,
     writable_store,
 )
 from sea.errors import UsageError
-from sea.lang.library import PlaybookLibrary
+from sea.host.runtime import Runtime
 
 
 def register(subparsers: Any) -> None:
@@ -54,18 +51,16 @@ async def _resume(args: argparse.Namespace) -> int:
     if not args.pulse_id.strip():
         raise UsageError("the pulse id is empty (it is printed when the pulse starts waiting)")
     answer = answer_of(args)
-    library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
-    models = models_of(args)
-    location = store_location(args.db)
-    await check_waiting(args.pulse_id, location)
+    setup = runtime_args(args)
+    await check_waiting(args.pulse_id, setup.location)
     async with host_tools(args.tools, args.mcp) as tools:
-        store = writable_store(location)
+        store = writable_store(setup.location)
         view = view_of(args)
         try:
-            runtime = runtime_of(args, store, models, library, location, tools=tools)
+            runtime = Runtime(setup.config(store, tools=tools))
             async for event in runtime.astream_resume(args.pulse_id, answer):
                 view.show(event)
             status = view.finish()
         finally:
             store.close()
-    return finish(args, view, status, recorded_dirs(library))
+    return finish(args, view, status, recorded_dirs(setup.library))

@@ -8,46 +8,29 @@ import shlex
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
-
-import orjson
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 
 from saimemory import MessageStore, Persona, open_store
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.errors import ReadOnlyStoreError
 from saimemory.sqlite import writable
 from sea.cli._answers import Answering, add_answer_arguments, answer_of, terminal_asker
-from sea.cli._budget import (
-    add_budget_arguments,
-    budget_of,
-    budget_words,
-    check_cost_budget,
-    llm_options_of,
-)
-from sea.cli._filelimits import file_limit
-from sea.cli._limits import add_limit_argument, limit_words, limits_of
+from sea.cli._budget import add_budget_arguments, budget_words
+from sea.cli._limits import add_limit_argument, limit_words
 from sea.cli._numbers import seconds
-from sea.cli._setup import (
-    add_db_argument,
-    checkpoint_location,
-    load_persona,
-    store_location,
-)
+from sea.cli._runtime import model_option, runtime_args, search_dirs
+from sea.cli._setup import add_db_argument, checkpoint_location, load_persona
 from sea.cli._text import printable
 from sea.cli._toolsources import add_tool_arguments, host_tools
 from sea.cli._view import JsonLinesView, JsonView, TerminalView, View
 from sea.engine.events import Event
 from sea.errors import UsageError
 from sea.host.runtime import Runtime
-from sea.jsonfile import CONFIG_FILES, TRACE_FILES
 from sea.lang.library import PlaybookLibrary
-from sea.llm.models import ModelSet
-from sea.llm.structured import METHODS, MethodMemory
+from sea.llm.structured import METHODS
 from sea.resources import bundled_playbooks_dir
 from sea.trace.recorder import (
     TraceRecorder,
@@ -207,71 +190,10 @@ def playbook_library(target: str, dirs: list[str]) -> tuple[PlaybookLibrary, str
     return PlaybookLibrary.bundled(search), target
 
 
-def search_dirs(dirs: Sequence[str]) -> list[Path]:
-    """The ``--playbooks`` directories.
-
-    Raises:
-        UsageError: an entry is not a directory.
-    """
-    search = [Path(d) for d in dirs]
-    for directory in search:
-        if not directory.is_dir():
-            raise UsageError(f"--playbooks {directory}: not a directory")
-    return search
-
-
 def _user_input(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("the input is empty; say something (--input TEXT)")
     return text
-
-
-def model_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` → (key, value); VALUE is JSON when it parses (numbers, booleans...)."""
-    key, equals, value = text.partition("=")
-    if not equals or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key.strip(), orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return key.strip(), value
-
-
-def chat_models(
-    model: str,
-    light: str | None,
-    options: Sequence[tuple[str, Any]] = (),
-    light_options: Sequence[tuple[str, Any]] = (),
-    structured_method: str = "auto",
-) -> ModelSet:
-    """The normal and lightweight models; one object when both specs (and options) agree."""
-    from sea.chat.providers import resolve_model
-
-    factories = _model_factories()
-    forced = None if structured_method == "auto" else structured_method
-    memory = MethodMemory(forced)  # type: ignore[arg-type]  # argparse checked the choice
-    normal = resolve_model(model, options=dict(options), factories=factories)
-    if light is None and not light_options or light == model and light_options == options:
-        return ModelSet(normal=normal, lightweight=normal, structured=memory)
-    lightweight = resolve_model(
-        light or model, options=dict(light_options or options), factories=factories
-    )
-    return ModelSet(normal=normal, lightweight=lightweight, structured=memory)
-
-
-def _model_factories() -> dict[str, Callable[[str], BaseChatModel]]:
-    """``replay:TRACE`` (:mod:`sea.trace.replay`) and ``scripted:FILE``, their files read
-    up to the limits the environment sets (``SEA_MAX_TRACE_BYTES``,
-    ``SEA_MAX_CONFIG_BYTES``)."""
-    from sea.chat.scripted import ScriptedChatModel
-    from sea.trace.replay import replay_model
-
-    traces, scripts = file_limit(TRACE_FILES), file_limit(CONFIG_FILES)
-    return {
-        "replay": lambda text: replay_model(text, limit=traces),
-        "scripted": lambda text: ScriptedChatModel.from_file(Path(text).expanduser(),
-                                                             limit=scripts),
-    }
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -281,13 +203,12 @@ async def _run(args: argparse.Namespace) -> int:
         print(printable(f"sea: warning: {left_out.format_human()}"), file=sys.stderr)
     persona = load_persona(args.persona_file, args.persona)
     record = None if args.record is None else record_path(args.record)
-    models = models_of(args)
-    location = store_location(args.db)
+    setup = runtime_args(args, library)
     async with host_tools(args.tools, args.mcp) as tools:
-        store = writable_store(location)
+        store = writable_store(setup.location)
         view = view_of(args)
         try:
-            runtime = runtime_of(args, store, models, library, location, tools=tools)
+            runtime = Runtime(setup.config(store, tools=tools))
             status = await _pulse(runtime, library, persona, name, args.input, view, record,
                                   answering_of(args, view))
         except asyncio.CancelledError:
@@ -299,24 +220,6 @@ async def _run(args: argparse.Namespace) -> int:
     return finish(args, view, status, recorded_dirs(library))
 
 
-def models_of(args: argparse.Namespace) -> ModelSet:
-    """The models the options name; a ``--max-cost`` their prices cannot reach is refused
-    here, before anything runs (:func:`~sea.cli._budget.check_cost_budget`)."""
-    models = chat_models(
-        args.model,
-        args.light_model,
-        args.model_option,
-        args.light_model_option,
-        args.structured_method,
-    )
-    check_cost_budget(args, models, _warn)
-    return models
-
-
-def _warn(text: str) -> None:
-    print(printable(f"sea: warning: {text}"), file=sys.stderr)
-
-
 def view_of(args: argparse.Namespace) -> View:
     """How the pulse is shown: ``--json``, ``--events jsonl``, or live on the terminal."""
     if args.json:
@@ -324,31 +227,6 @@ def view_of(args: argparse.Namespace) -> View:
     if args.events == "jsonl":
         return JsonLinesView()
     return TerminalView(sys.stdout, sys.stderr)
-
-
-def runtime_of(
-    args: argparse.Namespace,
-    store: MessageStore,
-    models: ModelSet,
-    library: PlaybookLibrary,
-    location: str,
-    *,
-    keep_checkpoints: bool = False,
-    tools: Sequence[BaseTool] = (),
-) -> Runtime:
-    """The runtime of a ``sea run``, ``sea resume`` or ``sea worker``: checkpoints beside (or
-    in) the store; a worker's are kept until it has recorded how a pulse ended; ``tools``
-    are the host's (``--tools``, ``--mcp``)."""
-    return Runtime(
-        store, models, tools=tools, library=library,
-        checkpoint_path=checkpoint_location(location),
-        history_budget=DEFAULT_BUDGET,
-        limits=limits_of(args, approval_tools=frozenset(args.ask_before),
-                         budget=budget_of(args), tool_timeout_s=args.tool_timeout),
-        llm=llm_options_of(args),
-        workspace=workspace_dir(args.workspace), when_busy=args.when_busy,
-        busy_timeout=args.busy_timeout, keep_checkpoints=keep_checkpoints,
-    )
 
 
 def answering_of(args: argparse.Namespace, view: View) -> Answering:
@@ -359,20 +237,6 @@ def answering_of(args: argparse.Namespace, view: View) -> Answering:
             and sys.stderr.isatty():
         return Answering(ask=terminal_asker(before=view.pause))
     return Answering(answer)
-
-
-def workspace_dir(given: str | None) -> Path | None:
-    """The ``--workspace`` directory.
-
-    Raises:
-        UsageError: it is not a directory.
-    """
-    if given is None:
-        return None
-    path = Path(given).expanduser()
-    if not path.is_dir():
-        raise UsageError(f"--workspace {given}: not a directory")
-    return path
 
 
 def finish(args: argparse.Namespace, view: View, status: str, dirs: Sequence[str]) -> int:

@@ -16,10 +16,10 @@ from typing import Any
 
 from saimemory import open_store
 from sea.cli._numbers import positive_count, positive_seconds
-from sea.cli._setup import store_location
+from sea.cli._runtime import runtime_args
 from sea.cli._toolsources import host_tools
-from sea.cli.run import add_busy_arguments, add_model_arguments, models_of, runtime_of
-from sea.lang.library import PlaybookLibrary
+from sea.cli.run import add_busy_arguments, add_model_arguments
+from sea.host.runtime import Runtime
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +50,6 @@ def register(subparsers: Any) -> None:
 
 def worker_command(args: argparse.Namespace) -> int:
     """Handler of ``sea worker``."""
-    from sea.cli.run import search_dirs
     from sea.queue import PulseQueue, Worker, WorkerOptions
 
     options = WorkerOptions(
@@ -58,10 +57,8 @@ def worker_command(args: argparse.Namespace) -> int:
         stall_timeout=args.stall_timeout, heartbeat=args.heartbeat,
         retry_wait=args.retry_wait, tick=args.tick,
     )
-    location = store_location(args.db)
-    queue = PulseQueue(location, pool_size=args.concurrency + 4)
-    library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
-    models = models_of(args)
+    setup = runtime_args(args)
+    queue = PulseQueue(setup.location, pool_size=args.concurrency + 4)
 
     def report(line: str) -> None:
         if not args.quiet:
@@ -69,10 +66,9 @@ def worker_command(args: argparse.Namespace) -> int:
 
     async def work() -> None:
         async with host_tools(args.tools, args.mcp) as tools:
-            store = open_store(location)
+            store = open_store(setup.location)
             try:
-                runtime = runtime_of(args, store, models, library, location,
-                                     keep_checkpoints=True, tools=tools)
+                runtime = Runtime(setup.config(store, tools=tools, keep_checkpoints=True))
                 async with queue:
                     worker = Worker(queue, runtime, options, report=report)
                     report(f"{worker.name} runs up to {options.concurrency} pulse(s) at once")

@@ -1,4 +1,4 @@
-"""Waiting for a person: a LangGraph interrupt the host answers with ``Runtime.resume``.
+"""Waiting for a person: a LangGraph interrupt the host answers with ``Runtime.arun_resume``.
 
 :func:`ask` pauses the pulse with a request and returns the host's answer when the pulse is
 resumed; :func:`require_approval` is a yes/no question on top of it. The answer's forms are

@@ -310,7 +310,7 @@ class ToolSettled(NodeEvent):
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequested(NodeEvent):
-    """The pulse waits for a person: answer with ``Runtime.resume(pulse_id, answer)``."""
+    """The pulse waits for a person: answer with ``Runtime.run_resume(pulse_id, answer)``."""
 
     kind: ClassVar[str] = "approval_request"
     request: dict[str, Any]

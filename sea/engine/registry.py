@@ -92,7 +92,14 @@ class NodeKind(ABC, Generic[M]):
 
 
 class Registry:
-    """Node type name → :class:`NodeKind`."""
+    """Node type name → :class:`NodeKind`.
+
+    Args:
+        kinds: The kinds it holds, each under its model's ``type``.
+
+    Raises:
+        UsageError: two kinds share a type.
+    """
 
     def __init__(self, kinds: Iterable[NodeKind[Any]] = ()) -> None:
         self._kinds: dict[str, NodeKind[Any]] = {}
@@ -120,7 +127,17 @@ class Registry:
         self._kinds[name] = kind
 
     def with_kinds(self, *kinds: NodeKind[Any]) -> Registry:
-        """A new registry with this one's kinds and ``kinds``."""
+        """A new registry with this one's kinds and ``kinds``.
+
+        Args:
+            kinds: The host's kinds.
+
+        Returns:
+            The new registry (this one is unchanged).
+
+        Raises:
+            UsageError: a kind's type is taken already.
+        """
         return Registry([*self._kinds.values(), *kinds])
 
     def get(self, type_: str) -> NodeKind[Any]:

@@ -75,7 +75,14 @@ Update = dict[str, Any]
 def variables(state: Mapping[str, Any]) -> ChainMap[str, Any]:
     """The variables templates, expressions and conditions read: ``vars`` plus last/error,
     and SAIVerse's run variables the run was not given (``metadata`` → ``{}``,
-    :func:`sea.lang.variables.run_defaults`). The last map is ``vars`` itself."""
+    :func:`sea.lang.variables.run_defaults`). The last map is ``vars`` itself.
+
+    Args:
+        state: A playbook run's state (:class:`PlaybookState`).
+
+    Returns:
+        Name → value of every variable a template may read.
+    """
     given = state.get("vars") or {}
     top = {k: v for k, v in run_defaults().items() if k not in given}
     top.update({LAST: state.get(LAST), ERROR: state.get(ERROR)})
@@ -83,7 +90,14 @@ def variables(state: Mapping[str, Any]) -> ChainMap[str, Any]:
 
 
 def assign(values: Mapping[str, Any]) -> Update:
-    """The update that sets these variables (``last``/``error`` go to their own channels)."""
+    """The update that sets these variables (``last``/``error`` go to their own channels).
+
+    Args:
+        values: Variable name → value.
+
+    Returns:
+        The partial state a node returns to set them.
+    """
     update: Update = {}
     plain = {k: v for k, v in values.items() if k not in (LAST, ERROR)}
     if plain:

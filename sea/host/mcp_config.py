@@ -44,6 +44,13 @@ Connection = dict[str, Any]
 def read_mcp_config(path: Path, *, limit: ReadLimit = CONFIG_FILES) -> dict[str, Connection]:
     """The servers of configuration file ``path`` (at most ``limit`` bytes), by name.
 
+    Args:
+        path: The configuration file (``{"mcpServers": {...}}``).
+        limit: The largest file read.
+
+    Returns:
+        Server name → connection, for :func:`sea.host.mcp_tools.mcp_tools`.
+
     Raises:
         UsageError: the file cannot be read (not a regular file, larger than ``limit``), is
             not JSON, or is not a configuration.

@@ -44,6 +44,14 @@ async def mcp_tools(
 ) -> AsyncIterator[list[BaseTool]]:
     """The tools of ``servers``, each server started (or connected to) once for the block.
 
+    Args:
+        servers: Server name → connection (:func:`sea.host.mcp_config.read_mcp_config`).
+        source: Where the servers were configured, for messages.
+        start_timeout: The longest wait for a server to start, in seconds.
+
+    Yields:
+        The servers' tools, for the block (an async context manager).
+
     Raises:
         UsageError: the mcp extra is missing, or a server cannot be started, does not
             answer within ``start_timeout`` seconds, or fails while starting.
@@ -82,6 +90,14 @@ def blocking_mcp_tools(
     """:func:`mcp_tools` for hosts without an event loop: the sessions live on a loop
     thread of their own until the block ends, and the tools may be called from any loop
     (the runtime's synchronous methods included).
+
+    Args:
+        servers: Server name → connection (:func:`sea.host.mcp_config.read_mcp_config`).
+        source: Where the servers were configured, for messages.
+        start_timeout: The longest wait for a server to start, in seconds.
+
+    Yields:
+        The servers' tools, for the block.
 
     Raises:
         UsageError: as :func:`mcp_tools`.

@@ -55,14 +55,26 @@ class Run:
         persona: Persona,
         playbook: str,
         input: str,
-        pulse_id: str | None,
-        args: Mapping[str, Any] | None,
+        *,
+        pulse_id: str | None = None,
+        args: Mapping[str, Any] | None = None,
         recover: bool = False,
     ) -> Run:
-        """A new pulse (a fresh id unless the host gives one)."""
-        run = cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
-        run.recover = recover
-        return run
+        """A new pulse (a fresh id unless the host gives one).
+
+        Args:
+            persona: Whose pulse it is.
+            playbook: The top-level playbook's name.
+            input: What the user says.
+            pulse_id: The pulse's id (default: a new one).
+            args: The playbook's arguments beyond ``input``.
+            recover: The pulse may be started again or continued after its process died.
+
+        Returns:
+            The drive that starts the pulse.
+        """
+        return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}),
+                   recover=recover)
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:

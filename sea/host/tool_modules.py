@@ -36,6 +36,12 @@ _HOW = (
 def module_tools(spec: str) -> list[BaseTool]:
     """The tools ``spec`` (``MODULE[:ATTR]``) names.
 
+    Args:
+        spec: A dotted module name or a ``.py`` file, and optionally ``:ATTR``.
+
+    Returns:
+        The langchain-core tools it offers, in order.
+
     Raises:
         UsageError: the module cannot be imported (or raised while importing), the
             attribute is missing, or it is not tools.

@@ -167,7 +167,17 @@ def root_of(path: str) -> str:
 
 
 def template_reads(text: str, pointer: str, node_id: str, prompt: bool = False) -> Iterator[Read]:
-    """The variables a template reads."""
+    """The variables a template reads.
+
+    Args:
+        text: The template.
+        pointer: The JSON pointer of the field that holds it (``f"{base}/text"``).
+        node_id: The node's id.
+        prompt: The template is a model's prompt (its reads are checked as such).
+
+    Yields:
+        One read per variable, for :meth:`NodeModel.field_reads`.
+    """
     for ref in references(text):
         yield Read(ref.root, pointer, node_id, ref.start, prompt, ref.path)
 
@@ -191,7 +201,15 @@ def key_read(path: str | None, pointer: str, node_id: str) -> Iterator[Read]:
 
 
 def keys_defined(node_id: str, *keys: str | None) -> Iterator[Defined]:
-    """The variables a node defines by writing the state keys ``keys`` (``None`` skipped)."""
+    """The variables a node defines by writing the state keys ``keys`` (``None`` skipped).
+
+    Args:
+        node_id: The node's id.
+        keys: The state keys it writes (``output_key``...).
+
+    Yields:
+        One definition per key, for :meth:`NodeModel.defines`.
+    """
     for key in keys:
         if key:
             yield Defined(root_of(key), f"node `{node_id}`")

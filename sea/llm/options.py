@@ -1,5 +1,5 @@
 """The host's settings of the call path: prices, rate-limit backoff, safety rules, short-term
-memory, guidelines and the intent policy (``Runtime(llm=LLMOptions(...))``)."""
+memory, guidelines and the intent policy (``RuntimeConfig(llm=LLMOptions(...))``)."""
 
 from __future__ import annotations
 

@@ -25,5 +25,9 @@ def builtin_kinds() -> list[NodeKind[Any]]:
 
 
 def builtin_registry() -> Registry:
-    """A registry of every built-in node type."""
+    """A registry of every built-in node type.
+
+    Returns:
+        A new registry; ``.with_kinds(...)`` adds a host's kinds to a copy.
+    """
     return Registry(builtin_kinds())

@@ -33,7 +33,6 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,6 +42,7 @@ from sea.errors import ExecutionError, PulseLost, UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.jsontypes import json_text
+from sea.queue.options import WorkerOptions
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
 from sea.queue.records import PulseRecord, due_run, persona_of
 
@@ -78,48 +78,6 @@ _FINAL_CODES = ("SEA0", "SEA1", "SEA3", "SEA570")
 the playbook does not take."""
 
 
-@dataclass(frozen=True, slots=True)
-class WorkerOptions:
-    """How a worker runs.
-
-    Attributes:
-        concurrency: Pulses run at once (of different personas).
-        attempts: Starts of a pulse before it ends ``failed`` (a retry after an error or
-            after its worker died counts).
-        stall_timeout: Seconds without a heartbeat after which a worker is taken for dead
-            and its pulses go to other workers.
-        heartbeat: Seconds between this worker's heartbeats (well under ``stall_timeout``).
-        retry_wait: Seconds before a pulse that ended in error is tried again (doubled
-            at each further attempt).
-        tick: Seconds between looks at the schedules (and at stalled pulses, at most
-            every ``stall_timeout / 2``).
-    """
-
-    concurrency: int = 1
-    attempts: int = 3
-    stall_timeout: float = 30.0
-    heartbeat: float = 5.0
-    retry_wait: float = 1.0
-    tick: float = 1.0
-
-    def __post_init__(self) -> None:
-        checks = {
-            "concurrency": self.concurrency >= 1,
-            "attempts": self.attempts >= 1,
-            "stall_timeout": self.stall_timeout > 0,
-            "heartbeat": 0 < self.heartbeat < self.stall_timeout,
-            "retry_wait": self.retry_wait >= 0,
-            "tick": self.tick > 0,
-        }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise UsageError(
-                f"worker option {bad[0]} = {getattr(self, bad[0])!r} is out of range "
-                "(concurrency and attempts >= 1; 0 < heartbeat < stall_timeout; tick > 0)",
-                code="SEA365",
-            )
-
-
 class PulseRetry(Exception):
     """A pulse that ended in error goes back to the queue (procrastinate retries the job)."""
 
@@ -137,8 +95,10 @@ class Worker:
 
     Args:
         queue: The queue (opened by the caller).
-        runtime: Runs the pulses: ``keep_checkpoints=True`` and checkpoints in the
-            queue's PostgreSQL database (``checkpoint_path=<the DSN>``).
+        runtime: Runs the pulses: its configuration keeps checkpoints
+            (``RuntimeConfig(..., keep_checkpoints=True)``) in the queue's PostgreSQL
+            database (``checkpoint_path=<the DSN>``); ``sea worker`` builds it as ``sea run``
+            does (:mod:`sea.cli._runtime`).
         options: Concurrency, attempts and timings.
         report: Called with one line per pulse that ends (default: nothing).
 
@@ -156,7 +116,7 @@ class Worker:
     ) -> None:
         if not runtime.keeps_checkpoints:
             raise UsageError("a worker's runtime must keep checkpoints "
-                             "(Runtime(..., keep_checkpoints=True))", code="SEA365")
+                             "(RuntimeConfig(..., keep_checkpoints=True))", code="SEA365")
         from procrastinate import BaseRetryStrategy, RetryDecision
 
         self.queue = queue
@@ -279,9 +239,9 @@ class Worker:
         async def run() -> PulseResult:
             result = None
             if attempt > 1:  # its first try may have got the answer through before it died
-                result = await self.runtime.acontinue(pulse_id)
+                result = await self.runtime.arun_continue(pulse_id)
             if result is None or result.status == "waiting":
-                result = await self.runtime.aresume(pulse_id, answer)
+                result = await self.runtime.arun_resume(pulse_id, answer)
             return result
 
         await self._settle(record, await _guarded(record, run), attempt)

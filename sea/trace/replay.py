@@ -35,6 +35,7 @@ from sea.engine.plans.tools import GATED_TOOL
 from sea.engine.pulse import Library
 from sea.engine.tools.signatures import PLAN_ARGUMENTS
 from sea.errors import ReplayError, SeaError, ToolArgumentError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.jsonfile import TRACE_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
@@ -296,7 +297,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             for text in trace.pins:
                 store.pin(trace.persona.id, text)
             model = scripted_model(trace)
-            runtime = Runtime(
+            runtime = Runtime(RuntimeConfig(
                 store,
                 ModelSet(normal=model, lightweight=model),
                 tools=replay_tools(trace.tool_calls, trace.tools, plan_tools(trace)),
@@ -304,7 +305,7 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
                 checkpoint_path=Path(tmp) / "checkpoints.sqlite",
                 history_budget=budget,
                 gates=replay_gates(trace.settled),
-            )
+            ))
             recorder = TraceRecorder(
                 persona, trace.playbook, trace.input, trace.pulse_id, trace.history,
                 args=dict(trace.args), pins=list(trace.pins), short_term=trace.short_term,

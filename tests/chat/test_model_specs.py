@@ -270,7 +270,7 @@ def test_cli_model_options_parse_json_values_and_reach_each_model(
 ) -> None:
     import argparse
 
-    from sea.cli.run import chat_models, model_option
+    from sea.cli._runtime import chat_models, model_option
 
     assert model_option("temperature=0.2") == ("temperature", 0.2)
     assert model_option("base_url=http://h/v1") == ("base_url", "http://h/v1")

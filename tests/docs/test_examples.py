@@ -91,6 +91,7 @@ def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -
     from saimemory.records import Persona
     from saimemory.sqlite import SQLiteStore
     from sea.chat.scripted import ScriptedChatModel
+    from sea.host.config import RuntimeConfig
     from sea.host.runtime import Runtime
     from sea.lang.loader import check_document
     from sea.llm.models import ModelSet
@@ -118,7 +119,7 @@ def test_the_node_type_example_validates_and_runs_its_new_type(tmp_path: Path) -
     (folder / "shouting.json").write_bytes(orjson.dumps(document))
     store = SQLiteStore(str(tmp_path / "memory.sqlite"))
     model = ModelSet.single(ScriptedChatModel.from_mapping({}))
-    with Runtime(store, model, library=folder, registry=registry) as runtime:  # type: ignore[arg-type]
+    with Runtime(RuntimeConfig(store, model, library=folder, registry=registry)) as runtime:  # type: ignore[arg-type]
         result = asyncio.run(runtime.arun_pulse(Persona("aoi", "Aoi", ""), "shouting", "hi"))
     assert result.status == "ok" and result.spoken == ["HI"]
 

@@ -12,6 +12,7 @@ from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -32,13 +33,13 @@ def make_runtime(store: SQLiteStore, tmp_path: Path) -> Iterator[MakeRuntime]:
         limits: Limits | None = None,
     ) -> Runtime:
         model = ScriptedChatModel(responses=responses)
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store,
             ModelSet(normal=model, lightweight=model),
             library=PlaybookLibrary.bundled(list(dirs)),
             limits=limits,
             checkpoint_path=tmp_path / f"checkpoints{len(made)}.sqlite",
-        )
+        ))
         made.append(runtime)
         return runtime
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -123,12 +124,12 @@ def make(store: SQLiteStore, tmp_path: Path, workspace: Path) -> Iterator[Any]:
     def build(responses: dict[str, list[Any]], *, limits: Limits | None = None,
               with_workspace: bool = True) -> Runtime:
         model = ScriptedChatModel(responses=responses)
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store, ModelSet.single(model), tools=HOST_TOOLS,
             library=PlaybookLibrary.bundled([books]),
             checkpoint_path=tmp_path / "checkpoints.sqlite", limits=limits,
             workspace=workspace if with_workspace else None,
-        )
+        ))
         made.append(runtime)
         return runtime
 
@@ -361,7 +362,7 @@ def test_a_plan_needing_approval_is_shown_once_and_a_resume_runs_that_plan(
                                               if e.kind == "tool_call"]
     # another runtime, whose model has no plan left to give: the shown plan runs
     second = make({"sub_speak.compose": ["Answered."]}, limits=limits)
-    done = second.resume(waiting.pulse_id, True)
+    done = second.run_resume(waiting.pulse_id, True)
     assert done.status == "ok", done.error
     assert [c.node for c in done.llm_calls] == ["compose"]
     assert [o["status"] for o in outcomes_of(done)] == ["ok", "ok"]
@@ -375,7 +376,7 @@ def test_a_denied_plan_runs_nothing(make: Any) -> None:
                  limits=limits)
     waiting = first.run_pulse(PERSONA, "pipeline", "Read and answer")
     second = make({"sub_speak.compose": ["I did not do it."]}, limits=limits)
-    done = second.resume(waiting.pulse_id, False)
+    done = second.run_resume(waiting.pulse_id, False)
     assert done.status == "ok", done.error
     assert [e["code"] for e in done.handled_errors] == ["SEA575"]
     assert not [e for e in done.events if e.kind == "tool_call"]

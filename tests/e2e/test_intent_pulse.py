@@ -15,6 +15,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.cli import main
 from sea.engine.events import LLMCalled, Spoken, ToolCalled
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.intent import IntentPolicy
@@ -35,9 +36,9 @@ def make(
 ) -> Runtime:
     big = ScriptedChatModel(model_name="normal", responses=normal)
     small = ScriptedChatModel(model_name="light", responses=light or {})
-    return Runtime(store, ModelSet(normal=big, lightweight=small),
+    return Runtime(RuntimeConfig(store, ModelSet(normal=big, lightweight=small),
                    library=PlaybookLibrary.bundled(list(dirs)), llm=llm,
-                   checkpoint_path=tmp_path / "checkpoints.sqlite")
+                   checkpoint_path=tmp_path / "checkpoints.sqlite"))
 
 
 def test_an_unsure_intent_makes_the_persona_ask_back(store: SQLiteStore, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from saimemory.sqlite import SQLiteStore
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.intent import ACTION_TYPES, COMPLEXITIES, select_prompt_pattern
@@ -32,8 +33,9 @@ def test_smollm2_analyzes_an_intent_within_the_seed_schema(tmp_path: Path) -> No
 
     model = resolve_model("local")
     store = SQLiteStore(tmp_path / "memory.sqlite")
-    runtime = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled(),
-                      checkpoint_path=tmp_path / "checkpoints.sqlite")
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
+                                    library=PlaybookLibrary.bundled(),
+                                    checkpoint_path=tmp_path / "checkpoints.sqlite"))
     try:
         result = runtime.run_pulse(PERSONA, "sub_intent",
                                    "Please summarize what we talked about yesterday.")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from saimemory.sqlite import SQLiteStore
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -28,12 +29,12 @@ def test_meta_user_pulse_on_the_local_model_speaks_and_remembers(tmp_path: Path)
 
     model = resolve_model("local")
     store = SQLiteStore(tmp_path / "memory.sqlite")
-    runtime = Runtime(
+    runtime = Runtime(RuntimeConfig(
         store,
         ModelSet(normal=model, lightweight=model),
         library=PlaybookLibrary.bundled(),
         checkpoint_path=tmp_path / "checkpoints.sqlite",
-    )
+    ))
     try:
         first = runtime.run_pulse(PERSONA, "meta_user", "Hi! My name is Ken.")
         assert first.status == "ok", first.error

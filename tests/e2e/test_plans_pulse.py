@@ -17,6 +17,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.plans import PlanPolicy, PlanService
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -57,12 +58,12 @@ class Make:
     def __call__(self, responses: dict[str, list[Any]], *, policy: PlanPolicy | None = None,
                  workspace: bool = True) -> Runtime:
         model = ScriptedChatModel(responses=responses)
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             self.store, ModelSet(normal=model, lightweight=model),
             library=PlaybookLibrary.bundled([self.books]),
             checkpoint_path=self.tmp_path / "checkpoints.sqlite",
             workspace=self.workspace if workspace else None, plan_policy=policy,
-        )
+        ))
         self.made.append(runtime)
         self.models.append(model)
         return runtime
@@ -112,7 +113,7 @@ def test_propose_approve_execute_end_to_end_across_two_runtimes(
     assert waiting.spoken == []
 
     second = make({"sub_speak.compose": ["I wrote the outline."]})  # no plan left to make
-    done = second.resume(waiting.pulse_id, {"all": True, "approver": "ken"})
+    done = second.run_resume(waiting.pulse_id, {"all": True, "approver": "ken"})
     assert done.status == "ok", done.error
     assert [c.node for c in done.llm_calls] == ["compose"]  # no model call is repeated
     assert plan_events(done) == ["approved", "executed", "completed"]
@@ -136,7 +137,7 @@ def test_a_partial_selection_runs_only_the_approved_spec(
     make: Make, store: SQLiteStore, workspace: Path
 ) -> None:
     waiting = make(script()).run_pulse(PERSONA, "meta_user", TASK)
-    done = make({"sub_speak.compose": ["Made the folder only."]}).resume(
+    done = make({"sub_speak.compose": ["Made the folder only."]}).run_resume(
         waiting.pulse_id, {"ids": ["1"]})
     assert done.status == "ok", done.error
     assert (workspace / "notes").is_dir() and not (workspace / "notes" / "outline.md").exists()
@@ -150,7 +151,7 @@ def test_a_refusal_sends_the_plan_back_and_changes_nothing(
     make: Make, store: SQLiteStore, workspace: Path
 ) -> None:
     waiting = make(script()).run_pulse(PERSONA, "meta_user", TASK)
-    done = make({"sub_speak.compose": ["All right, what should change?"]}).resume(
+    done = make({"sub_speak.compose": ["All right, what should change?"]}).run_resume(
         waiting.pulse_id, {"approved": False, "reason": "use a docs folder"})
     assert done.status == "ok", done.error
     assert list(workspace.iterdir()) == []
@@ -227,7 +228,7 @@ def test_plan_memory_reaches_router_and_planner_prompts_across_runtimes(
     make: Make, store: SQLiteStore
 ) -> None:
     waiting = make(script()).run_pulse(PERSONA, "meta_user", TASK)
-    make({"sub_speak.compose": ["OK."]}).resume(waiting.pulse_id, False)  # sent back
+    make({"sub_speak.compose": ["OK."]}).run_resume(waiting.pulse_id, False)  # sent back
     later = make(script(step="continue", speak="Here is the plan again."))  # a new process
     again = later.run_pulse(PERSONA, "meta_user", "Put the outline in docs/ instead")
     assert again.status == "waiting", again.error
@@ -297,7 +298,7 @@ def test_an_actions_pipeline_waits_at_the_approval_and_resumes_without_repeating
     assert waiting.status == "waiting", waiting.error
     assert waiting.approval is not None and waiting.approval["action_id"] == "ask"
     assert [o["action_id"] for o in waiting.approval["done"]] == ["plan", "specs"]
-    done = make({}).resume(waiting.pulse_id, True)  # its model has nothing to answer
+    done = make({}).run_resume(waiting.pulse_id, True)  # its model has nothing to answer
     assert done.status == "ok", done.error
     assert done.llm_calls == []
     outcomes = done.outputs["outcomes"]
@@ -335,7 +336,7 @@ def test_a_tool_call_node_runs_the_gated_tool_and_the_answer_settles_it(
               "content": ""}
     waiting = make({"plan_by_call.think": [chosen]}).run_pulse(PERSONA, "plan_by_call", "go")
     assert waiting.status == "waiting", waiting.error
-    done = make({}).resume(waiting.pulse_id, {"up_to": "low"})
+    done = make({}).run_resume(waiting.pulse_id, {"up_to": "low"})
     assert done.status == "ok", done.error
     assert done.outputs["approval"]["approved"] is True
     assert done.outputs["approval"]["spec_ids"] == ["1", "2"]
@@ -348,19 +349,19 @@ def test_a_runtime_without_the_workspace_cannot_take_the_answer(
     asked = {"sub_plan.decide": [{"step": "new"}], "sub_plan.draft": [DRAFT]}
     waiting = make(asked).run_pulse(PERSONA, "sub_plan", TASK)
     assert waiting.status == "waiting", waiting.error
-    done = make({}, workspace=False).resume(waiting.pulse_id, True)
+    done = make({}, workspace=False).run_resume(waiting.pulse_id, True)
     assert done.status == "error" and done.error is not None
     assert done.error["code"] == UsageError.code
     assert "resume it with --workspace" in done.error["message"]
     assert str(workspace.resolve()) in done.error["message"]
     via_router = make(script()).run_pulse(PERSONA, "meta_user", TASK)
-    later = make({"sub_speak.compose": ["I could not."]}, workspace=False).resume(
+    later = make({"sub_speak.compose": ["I could not."]}, workspace=False).run_resume(
         via_router.pulse_id, True)
     assert later.status == "error" and later.error is not None
     assert "resume it with --workspace" in later.error["message"]
     assert [p.state.status for p in store.list_plans(PERSONA.id)] == ["pending_review"] * 2
     assert list(workspace.iterdir()) == []  # nothing approved, nothing written
     # neither answer was taken: both pulses still wait for one in their workspace
-    assert make({}).resume(waiting.pulse_id, True).status == "ok"
-    assert make({"sub_speak.compose": ["Done."]}).resume(via_router.pulse_id, True).status \
+    assert make({}).run_resume(waiting.pulse_id, True).status == "ok"
+    assert make({"sub_speak.compose": ["Done."]}).run_resume(via_router.pulse_id, True).status \
         == "ok"

@@ -131,7 +131,7 @@ def test_a_variable_only_a_chosen_callee_returns_is_set_when_it_ran(make: Make) 
         PERSONA, "meta_research", "old maps", args={"chosen": "deep_notes"}
     )
     assert waiting.status == "waiting", waiting.error
-    done = runtime.resume(waiting.pulse_id, {"approved": True})
+    done = runtime.run_resume(waiting.pulse_id, {"approved": True})
     assert done.status == "ok", done.error
     (kept,) = [w for w in done.memory_writes if w.playbook == "meta_research"]
     assert kept.content == "Found: A deep note about old maps"

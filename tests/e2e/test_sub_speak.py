@@ -14,6 +14,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Spoken
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.lang.trust import has_marker
@@ -46,10 +47,10 @@ def run(store: SQLiteStore, tmp_path: Path) -> Iterator[Any]:
         text: str = "Show me Tama.",
     ) -> tuple[Any, ScriptedChatModel]:
         model = ScriptedChatModel(responses={"sub_speak.compose": replies})
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store, ModelSet.single(model), library=PlaybookLibrary.bundled([books]),
             limits=limits, checkpoint_path=tmp_path / f"cp{len(runtimes)}.sqlite",
-        )
+        ))
         runtimes.append(runtime)
         args = {} if attached is None else {"attached": attached}
         return runtime.run_pulse(PERSONA, "show_picture", text, args=args), model

@@ -13,6 +13,7 @@ from saimemory.records import NewMessage
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.errors import CallTargetError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -32,10 +33,10 @@ def run(store: SQLiteStore, tmp_path: Path) -> Iterator[Any]:
         args: dict[str, Any] | None = None, workspace: Path | None = None,
     ) -> Any:
         model = ScriptedChatModel(responses=responses)
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store, ModelSet.single(model), library=PlaybookLibrary.bundled(),
             workspace=workspace, checkpoint_path=tmp_path / f"cp{len(runtimes)}.sqlite",
-        )
+        ))
         runtimes.append(runtime)
         return runtime.run_pulse(PERSONA, playbook, text, args=args or {})
 

@@ -12,6 +12,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -47,7 +48,7 @@ def make_runtime(
         keep_checkpoints: bool = False,
     ) -> tuple[Runtime, ScriptedChatModel]:
         model = ScriptedChatModel.from_mapping(script or {})
-        runtime = Runtime(
+        runtime = Runtime(RuntimeConfig(
             store,
             ModelSet.single(model),
             tools=tools,
@@ -55,7 +56,7 @@ def make_runtime(
             limits=limits,
             checkpoint_path=checkpoint or tmp_path / "checkpoints.sqlite",
             keep_checkpoints=keep_checkpoints,
-        )
+        ))
         made.append(runtime)
         return runtime, model
 

@@ -18,6 +18,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 from tests.engine.conftest import PLAYBOOKS
@@ -67,12 +68,12 @@ SCRIPT = {
 
 
 def _runtime(store: SQLiteStore, tmp_path: Path, model: ScriptedChatModel) -> Runtime:
-    return Runtime(
+    return Runtime(RuntimeConfig(
         store,
         ModelSet.single(model),
         library=[PLAYBOOKS],
         checkpoint_path=tmp_path / "checkpoints.sqlite",
-    )
+    ))
 
 
 def test_a_loop_bound_client_works_across_sync_calls(store: SQLiteStore, tmp_path: Path) -> None:

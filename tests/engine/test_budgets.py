@@ -16,6 +16,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.budget import Budget, Meter, Spent, add_spent
@@ -98,8 +99,8 @@ def runtime(store: SQLiteStore, library: PlaybookLibrary, tmp_path: Path, budget
             answers: list[Any], **kwargs: Any) -> Runtime:
     model = ScriptedChatModel(default=answers)
     limits = Limits(budget=budget, approval_tools=frozenset({"send_mail"}))
-    return Runtime(store, ModelSet.single(model), tools=[send_mail], library=library,
-                   limits=limits, checkpoint_path=tmp_path / "checkpoints.sqlite", **kwargs)
+    return Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[send_mail], library=library,
+                   limits=limits, checkpoint_path=tmp_path / "checkpoints.sqlite", **kwargs))
 
 
 def test_the_call_budget_holds_across_an_approval_wait_and_a_resume(
@@ -110,7 +111,7 @@ def test_the_call_budget_holds_across_an_approval_wait_and_a_resume(
         waiting = first.run_pulse(PERSONA, "budgeted", "go")
     assert waiting.status == "waiting"
     with runtime(store, library, tmp_path, budget, ["never used"]) as second:
-        done = second.resume(waiting.pulse_id, True)  # a fresh runtime: its meter is new
+        done = second.run_resume(waiting.pulse_id, True)  # a fresh runtime: its meter is new
     assert done.status == "ok", done.error
     outcome = done.outputs["outcome"]
     assert outcome.startswith("SEA566: budget max_calls exceeded: the pulse has made 1 model")
@@ -130,13 +131,13 @@ def test_a_plan_made_before_the_wait_still_counts_after_the_resume(
     assert waiting.status == "waiting" and waiting.approval is not None
     assert waiting.approval["spent"]["calls"] == 1  # the plan's call, carried by the request
     with runtime(store, library, tmp_path, Budget(max_calls=1), ["never used"]) as second:
-        done = second.resume(waiting.pulse_id, True)
+        done = second.run_resume(waiting.pulse_id, True)
     assert done.status == "ok", done.error
     assert "budget max_calls exceeded" in done.outputs["outcome"]
     with runtime(store, library, tmp_path, Budget(max_calls=2), [PLAN]) as third:
         again = third.run_pulse(PERSONA, "planner", "go")
     with runtime(store, library, tmp_path, Budget(max_calls=2), ["yes"]) as fourth:
-        assert fourth.resume(again.pulse_id, True).outputs["outcome"] == "within budget"
+        assert fourth.run_resume(again.pulse_id, True).outputs["outcome"] == "within budget"
 
 
 def test_with_room_left_the_resumed_pulse_goes_on(
@@ -146,7 +147,7 @@ def test_with_room_left_the_resumed_pulse_goes_on(
     with runtime(store, library, tmp_path, budget, ["first"]) as first:
         waiting = first.run_pulse(PERSONA, "budgeted", "go")
     with runtime(store, library, tmp_path, budget, ["second"]) as second:
-        done = second.resume(waiting.pulse_id, True)
+        done = second.run_resume(waiting.pulse_id, True)
     assert done.outputs["outcome"] == "within budget" and done.outputs["second"] == "second"
 
 
@@ -167,8 +168,8 @@ def test_each_budget_stops_the_pulse_naming_itself(
             return "priced"  # not a model of the host: it costs what the table says
 
     model = Priced(default=answers)
-    rt = Runtime(store, ModelSet.single(model), library=library, llm=prices,
-                 limits=Limits(budget=budget), checkpoint_path=tmp_path / "c.sqlite")
+    rt = Runtime(RuntimeConfig(store, ModelSet.single(model), library=library, llm=prices,
+                 limits=Limits(budget=budget), checkpoint_path=tmp_path / "c.sqlite"))
     with rt:
         result = rt.run_pulse(PERSONA, "chatty", "go")
     assert result.status == "ok", result.error

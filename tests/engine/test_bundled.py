@@ -7,6 +7,7 @@ from typing import Any
 
 from saimemory.records import NewMessage, Persona
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -23,12 +24,12 @@ def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: P
         }
     }
     model = ScriptedChatModel.from_mapping(script)
-    runtime = Runtime(
+    runtime = Runtime(RuntimeConfig(
         store,
         ModelSet.single(model),
         library=PlaybookLibrary.bundled(),
         checkpoint_path=tmp_path / "cp.sqlite",
-    )
+    ))
     try:
         result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
     finally:
@@ -55,12 +56,12 @@ def test_meta_agentic_loops_until_the_router_is_done(
         }
     }
     model = ScriptedChatModel.from_mapping(script)
-    with Runtime(
+    with Runtime(RuntimeConfig(
         store,
         ModelSet.single(model),
         library=PlaybookLibrary.bundled(),
         checkpoint_path=tmp_path / "cp.sqlite",
-    ) as runtime:
+    )) as runtime:
         result = runtime.run_pulse(persona, "meta_agentic", "What tea do I like?")
     assert result.status == "ok", result.error
     assert result.spoken == ["Here is what I remember."]

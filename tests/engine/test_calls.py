@@ -15,6 +15,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.calls import bind_args
 from sea.engine.limits import Limits
 from sea.errors import CallArgumentError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.models import Playbook
 from sea.llm.models import ModelSet
@@ -167,9 +168,9 @@ def test_a_pulse_calls_each_playbook_as_it_was_when_first_called(
         callee.write_text(json.dumps(document))
         return "edited"
 
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
                       tools=[edit_callee], library=folder,
-                      checkpoint_path=tmp_path / "checkpoints.sqlite")
+                      checkpoint_path=tmp_path / "checkpoints.sqlite"))
     try:
         first = runtime.run_pulse(persona, "calls_twice", "")
         assert first.status == "ok", first.error

@@ -16,6 +16,7 @@ from saimemory.records import Persona
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Event, LLMCalled, NodeEnded, PulseEnded, TokenChunk
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -102,8 +103,8 @@ def test_sync_stream_yields_typed_events_and_closing_it_cancels_the_pulse(
     # The pulse runs on the runtime's loop thread while the host reads; a model that takes
     # its time (300 chunks, 3 s) is still streaming when the host closes the stream.
     model = SlowStream.from_mapping({"responses": {"sub_speak.compose": ["Hi there.", WORDS]}})
-    runtime = Runtime(
-        store, ModelSet.single(model), library=library, checkpoint_path=tmp_path / "c.sqlite"
+    runtime = Runtime(RuntimeConfig(
+        store, ModelSet.single(model), library=library, checkpoint_path=tmp_path / "c.sqlite")
     )
     whole = list(runtime.stream_pulse(persona, "speak_long", "hi", pulse_id="s1"))
     assert isinstance(whole[-1], PulseEnded) and whole[-1].status == "ok"

@@ -12,6 +12,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.host.checkpoints import SqliteCheckpoints
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -139,8 +140,8 @@ def test_the_checkpoint_file_gives_back_the_space_of_ended_pulses(
     path = tmp_path / "checkpoints.sqlite"
     store = SQLiteStore(tmp_path / "memory.sqlite")
     model = ModelSet.single(ScriptedChatModel.from_mapping({}))
-    with Runtime(store, model, tools=[big], library=PlaybookLibrary([books]),
-                 checkpoint_path=path) as runtime:
+    with Runtime(RuntimeConfig(store, model, tools=[big], library=PlaybookLibrary([books]),
+                 checkpoint_path=path)) as runtime:
         for _ in range(3):
             result = runtime.run_pulse(persona, "heavy", "go")
             assert result.status == "ok", result.error

@@ -24,6 +24,7 @@ from sea.engine.pulse import Frame
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import ALWAYS, NEVER, Policy, Waits, may_wait
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -81,9 +82,9 @@ def _pulse(
 ) -> dict[str, Any]:
     playbook, text, script, limits = CASES[case]
     store = SQLiteStore(tmp_path / f"{kept}.sqlite")
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
-                      library=library, limits=limits, checkpointer=CountingSaver(),
-                      keep_checkpoints=kept)
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
+                      library=library, limits=limits,
+                      keep_checkpoints=kept), checkpointer=CountingSaver())
     try:
         return _seen(runtime.run_pulse(persona, playbook, text, pulse_id="p"), store, persona)
     finally:
@@ -116,7 +117,7 @@ def test_a_callee_that_cannot_wait_leaves_no_checkpoint_and_one_that_can_still_w
         # the pulse's graph and approval_tool's (node `ask`); echo_topic (node `first`) ran
         # without a graph of its own
         assert _namespaces(saver) == {"", "ask"}
-        resumed = runtime.resume(waiting.pulse_id, "approve")
+        resumed = runtime.run_resume(waiting.pulse_id, "approve")
         assert resumed.status == "ok", resumed.error
         assert resumed.outputs == {"result": "topic=dave depth=1", "outcome": "sent"}
     finally:
@@ -141,8 +142,8 @@ def test_a_tool_the_policy_does_not_ask_about_lets_its_callee_run_directly(
     store: SQLiteStore, library: PlaybookLibrary, persona: Persona
 ) -> None:
     saver = CountingSaver()
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      tools=[send_mail], library=library, checkpointer=saver)
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      tools=[send_mail], library=library), checkpointer=saver)
     try:
         done = runtime.run_pulse(persona, "direct_then_wait", "erin")
         assert done.status == "ok", done.error
@@ -177,10 +178,11 @@ def test_a_playbook_runs_in_a_graph_of_its_own_only_where_a_checkpoint_may_be_re
     playbook: str, options: dict[str, Any], tasks: list[str],
 ) -> None:
     asks = frozenset({"send_mail"}) if options.get("asks") else frozenset()
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
                       tools=[where_am_i, send_mail], library=library,
-                      limits=Limits(approval_tools=asks), checkpointer=CountingSaver(),
-                      keep_checkpoints=options.get("keep_checkpoints", False))
+                      limits=Limits(approval_tools=asks),
+                      keep_checkpoints=options.get("keep_checkpoints", False)),
+                      checkpointer=CountingSaver())
     try:
         done = runtime.run_pulse(persona, playbook, "", pulse_id="w",
                                  recover=options.get("recover", False))
@@ -206,7 +208,7 @@ def test_after_a_wait_a_callee_that_cannot_wait_runs_in_its_callers_task(
         waiting = runtime.run_pulse(persona, "ask_then_probe", "", pulse_id="a")
         assert waiting.status == "waiting", waiting.error
         assert _probes(waiting) == []  # nothing ran before the wait
-        resumed = runtime.resume("a", "approve")
+        resumed = runtime.run_resume("a", "approve")
         assert resumed.status == "ok", resumed.error
         assert _probes(resumed) == [["call", "probe"]]
         assert resumed.outputs == {"seen": ["call", "probe"], "outcome": "mailed dave"}
@@ -226,7 +228,7 @@ def test_the_graph_takes_over_before_the_node_that_may_wait_and_goes_on_after_it
         assert waiting.status == "waiting", waiting.error
         assert _probes(waiting) == [[]]
         assert _namespaces(saver) == {""}  # the pulse's graph only
-        resumed = runtime.resume("b", "approve")
+        resumed = runtime.run_resume("b", "approve")
         assert resumed.status == "ok", resumed.error
         assert _probes(resumed) == []  # `call` is not run again
         assert resumed.outputs == {"seen": []}
@@ -259,7 +261,7 @@ def test_an_exec_node_waits_where_the_playbook_it_runs_can(
         assert _probes(done) == probes
         assert {n.split(":")[0] for _, n in saver.wrote} == namespaces
         if status == "waiting":
-            resumed = runtime.resume("c", "approve")
+            resumed = runtime.run_resume("c", "approve")
             assert resumed.status == "ok", resumed.error
             assert _probes(resumed) == []
     finally:
@@ -306,8 +308,8 @@ def test_a_node_that_asks_where_no_pause_can_be_kept_fails_saying_so(
     document = {"name": "asks", "description": "d", "start_node": "q",
                 "nodes": [{"id": "q", "type": "host_ask"}]}
     (folder / "asks.json").write_text(json.dumps(document))
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      library=folder, registry=builtin_registry().with_kinds(MisdeclaredKind()),
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      library=folder, registry=builtin_registry().with_kinds(MisdeclaredKind())),
                       checkpointer=CountingSaver())
     try:
         failed = runtime.run_pulse(persona, "asks", "")

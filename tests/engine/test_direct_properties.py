@@ -20,6 +20,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.loader import check_document
 from sea.llm.models import ModelSet
@@ -108,16 +109,16 @@ def _pulse(folder: Path, playbook: str, kept: bool) -> list[dict[str, Any]]:
     persona = Persona("aiko", "Aiko", "")
     store = SQLiteStore(folder / f"{kept}.sqlite")
     limits = Limits(max_steps=25, max_visits=4, approval_tools=frozenset({"send_mail"}))
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
                       tools=[send_mail, refuse], library=folder, limits=limits,
-                      checkpointer=InMemorySaver(), keep_checkpoints=kept)
+                      keep_checkpoints=kept), checkpointer=InMemorySaver())
     try:
         result = runtime.run_pulse(persona, playbook, "", pulse_id="p")
         seen = [_seen(result, store, persona)]
         for _ in range(RESUMES):
             if result.status != "waiting":
                 break
-            result = runtime.resume("p", "approve")
+            result = runtime.run_resume("p", "approve")
             seen.append(_seen(result, store, persona))
         return seen
     finally:

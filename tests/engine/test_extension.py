@@ -22,6 +22,7 @@ from sea.engine.pulse import Frame
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.errors import NodeFailed, UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.loader import check_document
 from sea.lang.node import (
@@ -162,13 +163,13 @@ def test_it_runs_and_its_failures_are_routed(tmp_path: Path, store: SQLiteStore)
     folder = tmp_path / "playbooks"
     folder.mkdir()
     (folder / "shouting.json").write_text(json.dumps(_playbook()))
-    runtime = Runtime(
+    runtime = Runtime(RuntimeConfig(
         store,
         ModelSet.single(ScriptedChatModel.from_mapping({})),
         library=folder,
         registry=REGISTRY,
         checkpoint_path=tmp_path / "checkpoints.sqlite",
-    )
+    ))
     with runtime:
         persona = Persona("aiko", "Aiko", "")
         done = runtime.run_pulse(persona, "shouting", "hello there")
@@ -186,12 +187,12 @@ def test_a_runtime_without_the_kind_rejects_the_playbook(
     folder = tmp_path / "playbooks"
     folder.mkdir()
     (folder / "shouting.json").write_text(json.dumps(_playbook()))
-    runtime = Runtime(
+    runtime = Runtime(RuntimeConfig(
         store,
         ModelSet.single(ScriptedChatModel.from_mapping({})),
         library=folder,
         checkpoint_path=tmp_path / "checkpoints.sqlite",
-    )
+    ))
     with runtime:
         result = runtime.run_pulse(Persona("aiko", "Aiko", ""), "shouting", "hello")
     assert result.status == "error"

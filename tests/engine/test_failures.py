@@ -110,7 +110,7 @@ def test_approval_denied_routes_to_error_next(
     runtime, _ = make_runtime(tools=[send_mail], limits=limits)
     waiting = runtime.run_pulse(persona, "approval_tool", "eve")
     assert waiting.status == "waiting"
-    result = runtime.resume(waiting.pulse_id, "no")
+    result = runtime.run_resume(waiting.pulse_id, "no")
     assert result.status == "ok", result.error
     assert result.outputs["outcome"] == "denied: SEA575"
 

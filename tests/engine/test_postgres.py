@@ -13,6 +13,7 @@ import pytest
 from saimemory.records import Persona
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -50,21 +51,20 @@ def test_result_flow_and_resume_on_postgres(pg_store: Any, persona: Persona) -> 
 
     def runtime(saver: Any) -> Runtime:
         model = ScriptedChatModel.from_mapping(script)
-        return Runtime(
+        return Runtime(RuntimeConfig(
             pg_store,
             ModelSet.single(model),
             tools=[send_mail],
             library=PlaybookLibrary([PLAYBOOKS]),
-            checkpointer=saver,
             limits=limits,
-        )
+        ), checkpointer=saver)
 
     async def go() -> tuple[Any, Any, Any]:
         async with AsyncPostgresSaver.from_conn_string(DSN) as saver:
             await saver.setup()
             spoke = await runtime(saver).arun_pulse(persona, "flow_main", "cats")
             waiting = await runtime(saver).arun_pulse(persona, "approval_tool", "pg")
-            done = await runtime(saver).aresume(waiting.pulse_id, True)
+            done = await runtime(saver).arun_resume(waiting.pulse_id, True)
             return spoke, waiting, done
 
     spoke, waiting, done = asyncio.run(go())
@@ -89,21 +89,21 @@ def test_checkpoint_path_may_be_a_postgresql_dsn(pg_store: Any, persona: Persona
     limits = Limits(approval_tools=frozenset({"send_mail"}))
 
     def runtime() -> Runtime:
-        return Runtime(
+        return Runtime(RuntimeConfig(
             pg_store,
             ModelSet.single(ScriptedChatModel.from_mapping({})),
             tools=[send_mail],
             library=PlaybookLibrary([PLAYBOOKS]),
             checkpoint_path=location,
             limits=limits,
-        )
+        ))
 
     try:
         with runtime() as first:
             waiting = first.run_pulse(persona, "approval_tool", "pg-dsn")
         assert waiting.status == "waiting", waiting.error
         with runtime() as second:
-            done = second.resume(waiting.pulse_id, True)
+            done = second.run_resume(waiting.pulse_id, True)
         assert done.status == "ok", done.error
         assert done.outputs["sent"] == "mailed pg-dsn"
         with psycopg.connect(DSN, autocommit=True) as conn:

@@ -13,6 +13,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
+from sea.host.config import RuntimeConfig
 from sea.host.pulse_savers import FreshPulse, HeldPulse
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -82,8 +83,8 @@ def test_a_nested_pulse_starts_without_reading_checkpoints_and_still_waits_and_r
 ) -> None:
     saver = CountingSaver()
     limits = Limits(approval_tools=frozenset({"send_mail"}))
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      tools=[send_mail], library=library, limits=limits, checkpointer=saver)
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      tools=[send_mail], library=library, limits=limits), checkpointer=saver)
     try:
         done = runtime.run_pulse(persona, "nest_a", "")
         assert done.status == "ok", done.error
@@ -91,7 +92,7 @@ def test_a_nested_pulse_starts_without_reading_checkpoints_and_still_waits_and_r
         waiting = runtime.run_pulse(persona, "approval_nested", "dave")
         assert waiting.status == "waiting", waiting.error
         assert saver.reads == []
-        resumed = runtime.resume(waiting.pulse_id, "approve")
+        resumed = runtime.run_resume(waiting.pulse_id, "approve")
         assert resumed.status == "ok", resumed.error
         assert resumed.outputs == {"outcome": "sent", "after": "saw sent"}
         assert len(saver.reads) >= 2  # the resumed graphs read what the wait wrote
@@ -154,8 +155,8 @@ def _counting_runtime(
 ) -> Runtime:
     limits = Limits(approval_tools=frozenset({"send_mail"}))
     options.setdefault("tools", [send_mail])
-    return Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                   library=library, limits=limits, checkpointer=saver, **options)
+    return Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                   library=library, limits=limits, **options), checkpointer=saver)
 
 
 def test_a_pulse_that_does_not_wait_writes_and_removes_no_checkpoint(
@@ -185,7 +186,7 @@ def test_a_pulse_that_waits_writes_what_it_held_and_is_resumed_from_it(
         namespaces = {namespace for _, namespace in saver.wrote}
         assert "" in namespaces and len(namespaces) >= 2  # the pulse's graph and the callee's
         assert saver.removed == []
-        resumed = runtime.resume(waiting.pulse_id, "approve")
+        resumed = runtime.run_resume(waiting.pulse_id, "approve")
         assert resumed.status == "ok", resumed.error
         assert resumed.outputs == {"outcome": "sent", "after": "saw sent"}
         assert saver.removed == [waiting.pulse_id]  # ended: its checkpoints are removed

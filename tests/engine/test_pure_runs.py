@@ -16,6 +16,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeEnded, NodeStarted
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 
@@ -40,8 +41,8 @@ PLAYBOOK: dict[str, Any] = {
 def _runtime(tmp_path: Path, saver: InMemorySaver) -> tuple[Runtime, SQLiteStore]:
     (tmp_path / "pure.json").write_text(json.dumps(PLAYBOOK))
     store = SQLiteStore(tmp_path / "memory.sqlite")
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      library=tmp_path, checkpointer=saver, keep_checkpoints=True)
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                      library=tmp_path, keep_checkpoints=True), checkpointer=saver)
     return runtime, store
 
 
@@ -103,7 +104,7 @@ def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Pat
     try:
         asyncio.run(stop_in_n4())
         assert _graph_tasks(saver, "p") == {"n0", "n3"}
-        result = runtime.continue_pulse("p")
+        result = runtime.run_continue("p")
         written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
     finally:
         runtime.close()

@@ -13,6 +13,7 @@ from langchain_core.tools import tool
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -58,8 +59,8 @@ def test_the_list_tool_offers_what_the_router_was_offered_after_a_file_changes(
     assert [p.name for p in library.router_callable()] == ["echo_topic"]
     model = ScriptedChatModel.from_mapping(
         {"responses": {"offer_probe.route": [{"playbook": "echo_topic", "reason": "r"}]}})
-    with Runtime(store, ModelSet.single(model), tools=[spoil_echo], library=library,
-                 checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
+    with Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[spoil_echo], library=library,
+                 checkpoint_path=tmp_path / "checkpoints.sqlite")) as runtime:
         result = runtime.run_pulse(persona, "offer_probe", "go")
     assert result.status == "ok", result.error
     # the router was offered echo_topic (an answer outside its list would be refused) ...

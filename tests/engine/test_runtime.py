@@ -11,6 +11,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeEnded, NodeStarted
 from sea.engine.limits import Limits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 from tests.engine.conftest import PLAYBOOKS, MakeRuntime
@@ -35,7 +36,7 @@ def test_waiting_pulse_resumes_in_fresh_runtime(
     assert result.approval is not None and result.approval["tool"] == "send_mail"
     second, _ = make_runtime(tools=[send_mail], limits=limits)
     assert "bob" not in sent  # nothing ran before the approval
-    resumed = second.resume(result.pulse_id, True)
+    resumed = second.run_resume(result.pulse_id, True)
     assert resumed.status == "ok", resumed.error
     assert resumed.outputs["outcome"] == "sent"
     assert resumed.outputs["sent"] == "mailed bob"
@@ -50,7 +51,7 @@ def test_a_denial_holds_when_the_resuming_runtime_would_not_have_asked(
     waiting = asking.run_pulse(persona, "approval_tool", "carol")
     assert waiting.status == "waiting", waiting.error
     lenient, _ = make_runtime(tools=[send_mail])  # its own policy asks about nothing
-    denied = lenient.resume(waiting.pulse_id, False)
+    denied = lenient.run_resume(waiting.pulse_id, False)
     assert denied.status == "ok", denied.error
     assert denied.outputs["outcome"] == "denied: SEA575"
     assert "carol" not in sent
@@ -58,7 +59,7 @@ def test_a_denial_holds_when_the_resuming_runtime_would_not_have_asked(
 
 def test_resume_of_unknown_pulse_is_a_usage_error(make_runtime: MakeRuntime) -> None:
     runtime, _ = make_runtime()
-    result = runtime.resume("never-ran", True)
+    result = runtime.run_resume("never-ran", True)
     assert result.status == "error"
     assert result.error is not None and "is not waiting" in result.error["message"]
 
@@ -72,7 +73,7 @@ def test_exec_of_unlisted_playbook_can_ask_for_approval(
     assert waiting.status == "waiting"
     assert waiting.approval is not None and waiting.approval["playbook_name"] == "gather"
     fresh, _ = make_runtime(limits=limits)
-    done = fresh.resume(waiting.pulse_id, {"approved": True})
+    done = fresh.run_resume(waiting.pulse_id, {"approved": True})
     assert done.status == "ok", done.error
     assert done.outputs["error"] is None
     assert [w.playbook for w in done.memory_writes] == ["gather"]
@@ -109,7 +110,7 @@ def test_approval_inside_subplay_resumes_in_fresh_runtime(
     assert waiting.approval is not None
     assert (waiting.approval["playbook"], waiting.approval["node"]) == ("approval_tool", "send")
     second, _ = make_runtime(tools=[send_mail], limits=limits)
-    done = second.resume(waiting.pulse_id, "approve")
+    done = second.run_resume(waiting.pulse_id, "approve")
     assert done.status == "ok", done.error
     assert done.outputs == {"outcome": "sent", "after": "saw sent"}
     assert sent.count("carol") == 1
@@ -122,7 +123,7 @@ def test_resume_of_a_finished_pulse_is_refused(
         runtime, _ = make_runtime(keep_checkpoints=keep)
         done = runtime.run_pulse(persona, "counter_loop", "")
         assert done.status == "ok"
-        again = runtime.resume(done.pulse_id, True)
+        again = runtime.run_resume(done.pulse_id, True)
         assert again.status == "error"
         assert again.error is not None and "is not waiting" in again.error["message"]
 
@@ -169,7 +170,7 @@ def test_a_runtime_built_from_playbook_directories(
     store: Any, persona: Persona, tmp_path: Path
 ) -> None:
     model = ScriptedChatModel.from_mapping({"default": ["Hello!"]})
-    with Runtime(store, ModelSet.single(model), library=[PLAYBOOKS]) as runtime:
+    with Runtime(RuntimeConfig(store, ModelSet.single(model), library=[PLAYBOOKS])) as runtime:
         result = runtime.run_pulse(persona, "echo_topic", "", args={"topic": "owls"})
         assert result.status == "ok", result.error
         assert result.outputs == {"result": "topic=owls depth=1"}
@@ -177,4 +178,4 @@ def test_a_runtime_built_from_playbook_directories(
         assert bundled.status == "ok", bundled.error
         assert bundled.spoken == ["Hello!"]
     with pytest.raises(UsageError, match="playbook directory not found: .*nowhere"):
-        Runtime(store, ModelSet.single(model), library=tmp_path / "nowhere")
+        Runtime(RuntimeConfig(store, ModelSet.single(model), library=tmp_path / "nowhere"))

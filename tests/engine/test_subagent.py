@@ -23,6 +23,7 @@ from sea.engine.subagent import (
     TRANSCRIPT_MAX_CHARS,
     transcript,
 )
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.lang.loader import check_document
@@ -174,8 +175,8 @@ def make(store: SQLiteStore, library: PlaybookLibrary, tmp_path: Path) -> Iterat
         script: dict[str, list[Any]], limits: Limits | None = None, tools: Any = ()
     ) -> tuple[Runtime, ScriptedChatModel]:
         model = ScriptedChatModel.from_mapping({"responses": script})
-        built = Runtime(store, ModelSet.single(model), library=library, limits=limits,
-                        tools=tools, checkpoint_path=tmp_path / "checkpoints.sqlite")
+        built = Runtime(RuntimeConfig(store, ModelSet.single(model), library=library, limits=limits,
+                        tools=tools, checkpoint_path=tmp_path / "checkpoints.sqlite"))
         made.append(built)
         return built, model
 
@@ -407,7 +408,7 @@ def test_a_pulse_waiting_inside_a_subagent_leaves_the_thread_closed_and_resumes_
     assert store.active_thread(PERSONA.id) == store.main_thread(PERSONA.id)
     assert not [e for e in waiting.events if isinstance(e, SubagentEnded)]
     second, _ = make({}, limits, [send_mail])
-    done = second.resume("w1", True)
+    done = second.run_resume("w1", True)
     assert done.status == "ok", done.error
     [again] = _sub_threads(store)  # the same thread, opened again and closed
     assert again.id == thread.id and not again.open

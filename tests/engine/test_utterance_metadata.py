@@ -13,6 +13,7 @@ from saimemory.records import ENGINE_MEMO, Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Spoken
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -38,9 +39,9 @@ def run(store: SQLiteStore, persona: Persona, tmp_path: Path) -> Iterator[Any]:
         books = tmp_path / f"books{len(runtimes)}"
         books.mkdir()
         (books / "attach.json").write_text(json.dumps(_playbook(node)), encoding="utf-8")
-        runtime = Runtime(store, ModelSet.single(ScriptedChatModel(responses={})),
+        runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel(responses={})),
                           library=PlaybookLibrary([books]),
-                          checkpoint_path=tmp_path / f"cp{len(runtimes)}.sqlite")
+                          checkpoint_path=tmp_path / f"cp{len(runtimes)}.sqlite"))
         runtimes.append(runtime)
         return runtime.run_pulse(persona, "attach", "hi", args={"meta": meta})
 

@@ -27,6 +27,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang import codes, expressions, loader
@@ -109,8 +110,8 @@ def run(store: SQLiteStore, persona: Persona, books: Path, tmp_path: Path) -> It
                 tools: Any = (), limits: Limits | None = None) -> PulseResult:
         _write(books, playbook)
         model = ScriptedChatModel.from_mapping(script or {})
-        runtime = Runtime(store, ModelSet.single(model), tools=tools, library=[books],
-                          limits=limits, checkpoint_path=tmp_path / "checkpoints.sqlite")
+        runtime = Runtime(RuntimeConfig(store, ModelSet.single(model), tools=tools, library=[books],
+                          limits=limits, checkpoint_path=tmp_path / "checkpoints.sqlite"))
         made.append(runtime)
         return runtime.run_pulse(persona, playbook["name"], "go")
 
@@ -260,8 +261,9 @@ def test_a_huge_typed_input_is_refused_before_it_is_stored(
     _write(books, {"name": "hush", "description": "Does nothing.", "start_node": "s",
                    "nodes": [{"id": "s", "type": "pass"}]})
     model = ModelSet.single(ScriptedChatModel.from_mapping({}))
-    with Runtime(store, model, library=[books], limits=Limits(max_message_chars=1_000),
-                 checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
+    with Runtime(RuntimeConfig(store, model, library=[books],
+                               limits=Limits(max_message_chars=1_000),
+                               checkpoint_path=tmp_path / "checkpoints.sqlite")) as runtime:
         result = runtime.run_pulse(persona, "hush", "y" * 5_000)
     assert result.status == "error" and result.error is not None
     assert result.error["code"] == "SEA565" and "max_message_chars" in result.error["message"]

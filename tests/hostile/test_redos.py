@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from saimemory import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang import codes
@@ -105,8 +106,8 @@ def runtime(store: SQLiteStore, books: Path, tmp_path: Path) -> Iterator[Runtime
         "guarded.ask": [{"word": HOSTILE}] * 3,  # the first answer and both retries
         "calm.ask": [{"ok": True}],
     }})
-    with Runtime(store, ModelSet.single(model), library=[books],
-                 checkpoint_path=tmp_path / "checkpoints.sqlite") as made:
+    with Runtime(RuntimeConfig(store, ModelSet.single(model), library=[books],
+                 checkpoint_path=tmp_path / "checkpoints.sqlite")) as made:
         yield made
 
 
@@ -173,8 +174,8 @@ def test_a_tool_argument_against_a_backtracking_pattern_is_judged_at_once(
                    "args": {"word": "{input}"}, "output_key": "loud"}],
     }), encoding="utf-8")
     model = ModelSet.single(ScriptedChatModel.from_mapping({}))
-    with Runtime(store, model, tools=[shout], library=[books],
-                 checkpoint_path=tmp_path / "checkpoints.sqlite") as runtime:
+    with Runtime(RuntimeConfig(store, model, tools=[shout], library=[books],
+                 checkpoint_path=tmp_path / "checkpoints.sqlite")) as runtime:
         result = within(BOUND_S, lambda: runtime.run_pulse(persona, "loud", "a" * 32 + "!"))
         assert result.status == "error" and result.error is not None
         assert result.error["code"] == "SEA531" and EVIL in result.error["message"]

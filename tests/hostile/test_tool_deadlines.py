@@ -32,6 +32,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.cli import main
 from sea.engine.limits import Limits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
@@ -101,9 +102,9 @@ def run(store: SQLiteStore, persona: Persona, tmp_path: Path) -> Iterator[Any]:
     def run_one(playbook: dict[str, Any], tools: list[BaseTool],
                 limits: Limits | None = None) -> PulseResult:
         (books / f"{playbook['name']}.json").write_text(json.dumps(playbook))
-        runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+        runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
                           tools=tools, library=[books], limits=limits,
-                          checkpoint_path=tmp_path / "checkpoints.sqlite")
+                          checkpoint_path=tmp_path / "checkpoints.sqlite"))
         made.append(runtime)
         return runtime.run_pulse(persona, playbook["name"], "go")
 

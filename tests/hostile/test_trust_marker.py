@@ -19,6 +19,7 @@ from saimemory.jsonl import import_jsonl
 from saimemory.records import ENGINE_MEMO
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.lang.trust import find_tags, has_marker, neutralize
@@ -82,9 +83,9 @@ def books(tmp_path: Path) -> Path:
 
 def runtime_for(store: SQLiteStore, books: Path, model: ScriptedChatModel, tmp: Path,
                 **options: Any) -> Runtime:
-    return Runtime(store, ModelSet.single(model), tools=[echo],
+    return Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[echo],
                    library=PlaybookLibrary.bundled([books]),
-                   checkpoint_path=tmp / "checkpoints.sqlite", **options)
+                   checkpoint_path=tmp / "checkpoints.sqlite", **options))
 
 
 def test_typed_input_never_reaches_a_model_as_a_memo_now_or_later(

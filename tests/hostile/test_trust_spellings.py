@@ -26,6 +26,7 @@ from saimemory.plans import ActionSpec, ActionSpecExt, Plan, PlanState
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.subagent import CHRONICLE_NODE
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.lang.templates import render
@@ -263,9 +264,9 @@ def books(tmp_path: Path) -> Path:
 
 def runtime_for(store: SQLiteStore, books: Path, model: ScriptedChatModel, tmp: Path,
                 **options: Any) -> Runtime:
-    return Runtime(store, ModelSet.single(model), tools=[echo, HOSTILE_TOOL],
+    return Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[echo, HOSTILE_TOOL],
                    library=PlaybookLibrary.bundled([books]),
-                   checkpoint_path=tmp / "checkpoints.sqlite", **options)
+                   checkpoint_path=tmp / "checkpoints.sqlite", **options))
 
 
 def test_typed_input_in_any_spelling_reaches_no_model_as_a_tag(

@@ -21,6 +21,7 @@ from saimemory import Message, Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.cli import main
+from sea.host.config import RuntimeConfig
 from sea.host.mcp_config import read_mcp_config
 from sea.host.mcp_tools import blocking_mcp_tools
 from sea.host.runtime import Runtime
@@ -148,8 +149,8 @@ def test_the_blocking_facade_calls_mcp_tools(tmp_path: Path, store: SQLiteStore)
     servers = read_mcp_config(notes_server(tmp_path))
     model = ModelSet.single(ScriptedChatModel.from_mapping({}))
     persona = Persona(id="mika", name="Mika", system_prompt="You are Mika.")
-    with blocking_mcp_tools(servers) as tools, Runtime(
-        store, model, tools=tools, library=PlaybookLibrary([books])
+    with blocking_mcp_tools(servers) as tools, Runtime(RuntimeConfig(
+        store, model, tools=tools, library=PlaybookLibrary([books]))
     ) as runtime:
         result = runtime.run_pulse(persona, "notes", "one two")
     assert result.status == "ok", result.error

@@ -23,6 +23,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Frame
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
+from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.node import FallibleNode
@@ -73,9 +74,9 @@ def runtime(directory: Path) -> tuple[Runtime, SQLiteStore]:
     """The runtime both processes use: store and checkpoints in ``directory``."""
     store = SQLiteStore(directory / "memory.sqlite")
     registry = builtin_registry().with_kinds(NoteThenDieKind(directory / "killed"))
-    made = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+    made = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
                    library=[str(directory)], registry=registry,
-                   checkpoint_path=directory / "checkpoints.sqlite", keep_checkpoints=True)
+                   checkpoint_path=directory / "checkpoints.sqlite", keep_checkpoints=True))
     return made, store
 
 

@@ -19,6 +19,7 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import TokenChunk
 from sea.engine.pulse import write_uid
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -31,9 +32,9 @@ AOI = Persona("aoi", "Aoi", "You are Aoi.")
 def _runtime(store: SQLiteStore, tmp_path: Path, **kwargs: Any) -> tuple[Runtime, Any]:
     script = json.loads(chat_script(tmp_path / "s.json", 3, delay=0.05).read_text())
     model = ScriptedChatModel.from_mapping(script)
-    made = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
+    made = Runtime(RuntimeConfig(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
                    checkpoint_path=tmp_path / "checkpoints.sqlite", keep_checkpoints=True,
-                   **kwargs)
+                   **kwargs))
     return made, model
 
 
@@ -55,7 +56,7 @@ def test_a_stopped_pulse_goes_on_from_its_last_checkpoint(store: SQLiteStore,
         assert [m.role for m in store.pulse_messages("aoi", "p1")] == ["user"]
         result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", "hello", pulse_id="p1",
                                                 recover=True))
-        again = runtime.continue_pulse("p1")  # it ended: its end again, nothing re-run
+        again = runtime.run_continue("p1")  # it ended: its end again, nothing re-run
     finally:
         runtime.close()
     assert result.status == "ok", result.error
@@ -85,7 +86,7 @@ def test_an_input_stored_before_a_crash_is_not_stored_again(store: SQLiteStore,
 def test_continue_needs_checkpoints(store: SQLiteStore, tmp_path: Path) -> None:
     runtime, _ = _runtime(store, tmp_path)
     try:
-        result = runtime.continue_pulse("nowhere")
+        result = runtime.run_continue("nowhere")
         runtime.forget("nowhere")  # nothing to remove: no error
     finally:
         runtime.close()
@@ -170,8 +171,9 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
     for die_at in range(2, 40):
         saver = _DyingSaver(die_at)
         model = ScriptedChatModel.from_mapping(script)
-        runtime = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
-                          checkpointer=saver, keep_checkpoints=True)
+        runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
+                                        library=PlaybookLibrary.bundled([]),
+                                        keep_checkpoints=True), checkpointer=saver)
         pulse_id = f"d{die_at}"
 
         try:

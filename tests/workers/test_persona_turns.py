@@ -17,6 +17,7 @@ from saimemory import MessageStore, Persona, open_store
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.errors import PersonaBusy
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.host.turns import BusyPolicy
 from sea.lang.library import PlaybookLibrary
@@ -30,8 +31,8 @@ def _runtime(store: MessageStore, tmp_path: Path, pulses: int, **kwargs: Any) ->
     script = json.loads(chat_script(tmp_path / f"s{uuid.uuid4().hex}.json", pulses,
                                     delay=0.02).read_text())
     model = ScriptedChatModel.from_mapping(script)
-    return Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
-                   checkpoint_path=tmp_path / "checkpoints.sqlite", **kwargs)
+    return Runtime(RuntimeConfig(store, ModelSet.single(model), library=PlaybookLibrary.bundled([]),
+                   checkpoint_path=tmp_path / "checkpoints.sqlite", **kwargs))
 
 
 def _turns(store: MessageStore, persona: str) -> list[str | None]:

@@ -14,6 +14,7 @@ from saimemory import Persona
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -63,8 +64,8 @@ async def _with_worker(dsn: str, tmp_path: Path, script: dict[str, Any], work: W
 
     store = PostgresStore(dsn)
     runtime.setdefault("library", PlaybookLibrary.bundled([PLAYBOOKS]))
-    made = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
-                   checkpoint_path=dsn, keep_checkpoints=True, **runtime)
+    made = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
+                   checkpoint_path=dsn, keep_checkpoints=True, **runtime))
     try:
         async with PulseQueue(dsn) as queue:
             worker = Worker(queue, made, options, report=print)

@@ -263,6 +263,9 @@ def check_document(
         file: The file name shown in diagnostics.
         context: What else the checks may consult (the playbook library, a tool catalogue).
         types: The node types the document may use (a registry's ``node_types()``).
+
+    Returns:
+        The playbook (None when it has errors) and every diagnostic, best first.
     """
     text, diagnostics = _decode(data, file)
     if text is None:
@@ -312,6 +315,14 @@ def load_playbook_file(
     path: Path, *, context: CheckContext | None = None, types: NodeTypes = BUILTIN_NODE_TYPES
 ) -> Playbook:
     """Load and check one playbook file.
+
+    Args:
+        path: The playbook's file.
+        context: What else the checks may consult (the playbook library, a tool catalogue).
+        types: The node types the document may use (a registry's ``node_types()``).
+
+    Returns:
+        The validated playbook.
 
     Raises:
         PlaybookError: The file is missing, unreadable, not a regular file, too large
