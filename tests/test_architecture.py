@@ -19,14 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 500
 """The most lines a module of ``sea/`` or ``saimemory/`` may have."""
 
-OVERSIZED_FOR_NOW = {
-    "sea/host/runtime.py",
-    "sea/cli/run.py",
-    "sea/queue/worker.py",
-}
-"""Modules still over :data:`MAX_LINES` while issue 42's other items split them. This set
-must be empty: whoever merges that work empties it, and no module is ever added to it."""
-
 SHARED_ROOT_MODULES = {"__init__", "__main__", "errors", "jsonfile", "jsontypes", "resources"}
 """The root of ``sea/``: the package's face and the few modules every layer shares."""
 
@@ -150,12 +142,8 @@ def _oversized() -> dict[str, int]:
 
 
 def test_no_module_exceeds_the_line_limit() -> None:
-    oversized = _oversized()
-    assert {name: n for name, n in oversized.items() if name not in OVERSIZED_FOR_NOW} == {}, (
+    assert _oversized() == {}, (
         f"split these modules where their responsibilities divide (at most {MAX_LINES} lines)"
-    )
-    assert set(oversized) >= OVERSIZED_FOR_NOW, (
-        "a module of OVERSIZED_FOR_NOW is small enough now: take it off the list"
     )
 
 

@@ -28,6 +28,7 @@ from sea.engine.registry import NodeKind, Registry
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
 from sea.errors import UsageError
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.checks import CheckContext, Signature, ToolCatalogue
 from sea.lang.loader import check_document
@@ -230,9 +231,9 @@ def _runtime(tmp_path: Path, registry: Registry, *documents: dict[str, Any],
     for document in documents:
         (tmp_path / f"{document['name']}.json").write_text(json.dumps(document))
     store = SQLiteStore(tmp_path / "memory.sqlite")
-    runtime = Runtime(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
-                      library=tmp_path, registry=registry,
-                      checkpointer=saver or InMemorySaver(), keep_checkpoints=True)
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                                    library=tmp_path, registry=registry, keep_checkpoints=True),
+                      checkpointer=saver or InMemorySaver())
     return runtime, store
 
 
@@ -274,12 +275,12 @@ def test_a_kind_that_may_wait_pauses_its_pulse_and_resumes(
         assert waiting.status == "waiting", waiting.error
         assert waiting.approval is not None
         assert waiting.approval["action"] == "launch the probe?"
-        resumed = runtime.resume(waiting.pulse_id, "approve")
+        resumed = runtime.run_resume(waiting.pulse_id, "approve")
         assert resumed.status == "ok", resumed.error
         assert resumed.outputs == {"confirmed": "launch the probe?"}
         assert resumed.spoken == ["launched: launch the probe?"]
         refused = runtime.run_pulse(AIKO, playbook, "the rocket")
-        denied = runtime.resume(refused.pulse_id, "deny")
+        denied = runtime.run_resume(refused.pulse_id, "deny")
         assert denied.status == "error"
         assert denied.error is not None and "was not approved" in denied.error["message"]
     finally:
