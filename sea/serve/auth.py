@@ -10,9 +10,10 @@ A key is read from ``Authorization: Bearer <key>`` or ``x-api-key: <key>`` (what
 LangGraph's SDKs send). Without any key in the store the server runs in dev mode: it accepts
 one random token made for the process (:func:`auth_for`), printed once at start, and
 listens on loopback only (:func:`sea.serve.security.check_bind`).
-"""
 
-from __future__ import annotations
+(No ``from __future__ import annotations`` here: FastAPI reads the signature of the
+dependency :func:`require` makes, whose annotations name the role it was made for.)
+"""
 
 import hmac
 import time
@@ -76,7 +77,7 @@ class Principal:
             fnmatchcase(persona_id, pattern) for pattern in self.personas)
 
     @classmethod
-    def of_key(cls, key: ApiKey) -> Principal:
+    def of_key(cls, key: ApiKey) -> "Principal":
         """The principal of a stored key."""
         return cls(name=key.name, roles=frozenset(key.roles), tenant=key.tenant,
                    personas=key.personas, key_id=key.id)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from fastapi import Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from sea.errors import ResourceNotFoundError, ServeError
@@ -44,10 +44,15 @@ def server_db(backend: str, tmp_path: Path) -> Iterator[ServerDB]:
         opened.close()
 
 
-PERSONAS = {"acme-aoi": "acme", "acme-ren": "acme", "globex-kai": "globex"}
+PERSONAS = {"acme-aoi": "acme", "acme-ren": "acme", "globex-kai": "globex", "aoi": "default"}
 """The demo app's personas and their tenants."""
 THREADS = {"t-acme-1": "acme-aoi", "t-globex-1": "globex-kai"}
 """Its threads (conversations) and their personas."""
+
+Reader = Annotated[Principal, Depends(require("read"))]
+Runner = Annotated[Principal, Depends(require("run"))]
+Approver = Annotated[Principal, Depends(require("approve"))]
+Admin = Annotated[Principal, Depends(require("admin"))]
 
 
 def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False) -> FastAPI:
@@ -67,57 +72,62 @@ def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False) -> Fas
         return JSONResponse(error_body(exc), status_code=exc.status,
                             headers=getattr(exc, "headers", None))
 
-    def persona(principal: Principal, persona_id: str) -> str:
-        tenant = PERSONAS.get(persona_id)
-        if tenant is None or not principal.sees(persona_id, tenant):
-            raise ResourceNotFoundError(f"no persona {persona_id!r}")
-        return persona_id
-
-    def thread(principal: Principal, thread_id: str) -> str:
-        owner = THREADS.get(thread_id)
-        if owner is None or not principal.sees(owner, PERSONAS[owner]):
-            raise ResourceNotFoundError(f"no thread {thread_id!r}")
-        return thread_id
-
-    Reader = Annotated[Principal, Depends(require("read"))]
-    Runner = Annotated[Principal, Depends(require("run"))]
-    Approver = Annotated[Principal, Depends(require("approve"))]
-    Admin = Annotated[Principal, Depends(require("admin"))]
-
-    @app.get("/ok")
-    async def ok() -> dict[str, bool]:
-        return {"ok": True}
-
-    @app.get("/v1/personas")
-    async def personas(who: Reader) -> list[str]:
-        return [pid for pid, tenant in PERSONAS.items() if who.sees(pid, tenant)]
-
-    @app.get("/v1/personas/{persona_id}")
-    async def get_persona(persona_id: str, who: Reader) -> dict[str, str]:
-        return {"id": persona(who, persona_id)}
-
-    @app.post("/v1/personas/{persona_id}/pulses")
-    async def start(persona_id: str, body: dict[str, Any], who: Runner) -> dict[str, str]:
-        if leaky:
-            return {"persona": persona_id, "input": str(body.get("input"))}
-        return {"persona": persona(who, persona_id), "input": str(body.get("input"))}
-
-    @app.post("/threads/{thread_id}/runs/{run_id}/cancel")
-    async def cancel(thread_id: str, run_id: str, who: Runner) -> dict[str, str]:
-        return {"cancelled": f"{thread(who, thread_id)}/{run_id}"}
-
-    @app.post("/v1/approvals/{thread_id}")
-    async def approve(thread_id: str, body: dict[str, Any], who: Approver) -> dict[str, Any]:
-        return {"thread": thread(who, thread_id), "approver": who.name,
-                "approve": bool(body.get("approve"))}
-
-    @app.delete("/v1/personas/{persona_id}")
-    async def delete(persona_id: str, who: Admin) -> dict[str, str]:
-        return {"deleted": persona(who, persona_id)}
-
+    app.include_router(_routes(leaky))
     if unguarded:
         @app.get("/v1/personas/{persona_id}/memory")
         async def memory(persona_id: str) -> dict[str, str]:
             return {"persona": persona_id}
 
     return app
+
+
+def persona(principal: Principal, persona_id: str) -> str:
+    """The persona's id, if the principal sees it; else 404, as for an unknown one."""
+    tenant = PERSONAS.get(persona_id)
+    if tenant is None or not principal.sees(persona_id, tenant):
+        raise ResourceNotFoundError(f"no persona {persona_id!r}")
+    return persona_id
+
+
+def thread(principal: Principal, thread_id: str) -> str:
+    """The thread's id, if the principal sees its persona; else 404."""
+    owner = THREADS.get(thread_id)
+    if owner is None or not principal.sees(owner, PERSONAS[owner]):
+        raise ResourceNotFoundError(f"no thread {thread_id!r}")
+    return thread_id
+
+
+def _routes(leaky: bool) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/ok")
+    async def ok() -> dict[str, bool]:
+        return {"ok": True}
+
+    @router.get("/v1/personas")
+    async def personas(who: Reader) -> list[str]:
+        return [pid for pid, tenant in PERSONAS.items() if who.sees(pid, tenant)]
+
+    @router.get("/v1/personas/{persona_id}")
+    async def get_persona(persona_id: str, who: Reader) -> dict[str, str]:
+        return {"id": persona(who, persona_id)}
+
+    @router.post("/v1/personas/{persona_id}/pulses")
+    async def start(persona_id: str, body: dict[str, Any], who: Runner) -> dict[str, str]:
+        checked = persona_id if leaky else persona(who, persona_id)
+        return {"persona": checked, "input": str(body.get("input"))}
+
+    @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+    async def cancel(thread_id: str, run_id: str, who: Runner) -> dict[str, str]:
+        return {"cancelled": f"{thread(who, thread_id)}/{run_id}"}
+
+    @router.post("/v1/approvals/{thread_id}")
+    async def approve(thread_id: str, body: dict[str, Any], who: Approver) -> dict[str, Any]:
+        return {"thread": thread(who, thread_id), "approver": who.name,
+                "approve": bool(body.get("approve"))}
+
+    @router.delete("/v1/personas/{persona_id}")
+    async def delete(persona_id: str, who: Admin) -> dict[str, str]:
+        return {"deleted": persona(who, persona_id)}
+
+    return router
