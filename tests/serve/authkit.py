@@ -55,7 +55,8 @@ Approver = Annotated[Principal, Depends(require("approve"))]
 Admin = Annotated[Principal, Depends(require("admin"))]
 
 
-def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False) -> FastAPI:
+def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False,
+             tattling: bool = False, hidden: bool = False) -> FastAPI:
     """A small app guarded as the real server is: every route depends on ``require(role)``
     and answers 404 for a persona the key does not see.
 
@@ -63,6 +64,10 @@ def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False) -> Fas
         auth: The app's :class:`Auth`.
         leaky: One route forgets the tenant check (the isolation checker must notice).
         unguarded: One route has no role at all (the checker must notice).
+        tattling: One route answers another tenant's persona with its own message (the
+            checker must notice that it tells the persona exists).
+        hidden: One route is left out of the OpenAPI document (the checker, given the app,
+            must notice).
     """
     app = FastAPI()
     app.state.auth = auth
@@ -77,6 +82,18 @@ def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False) -> Fas
         @app.get("/v1/personas/{persona_id}/memory")
         async def memory(persona_id: str) -> dict[str, str]:
             return {"persona": persona_id}
+
+    if tattling:
+        @app.get("/v1/personas/{persona_id}/stats")
+        async def stats(persona_id: str, who: Reader) -> dict[str, str]:
+            if PERSONAS.get(persona_id) not in (None, who.tenant):
+                raise ResourceNotFoundError("that persona belongs to another tenant")
+            return {"id": persona(who, persona_id)}
+
+    if hidden:
+        @app.get("/v1/secret", include_in_schema=False)
+        async def secret() -> dict[str, str]:
+            return {"secret": "s"}
 
     return app
 
