@@ -94,6 +94,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def served_hosts(bind: str, given: Sequence[str] = ()) -> tuple[str, ...]:
+    """The host names to answer besides the loopback ones: the names given
+    (``--allow-host``) and the address the server listens on, unless it listens on every
+    address (``0.0.0.0``, ``::``: then only the names given)."""
+    names = list(given)
+    address = bind.strip("[]").lower()
+    if address not in ("0.0.0.0", "::", "") and address not in names:
+        names.append(address)
+    return tuple(names)
+
+
 def check_bind(host: str, has_keys: bool) -> None:
     """Refuse to listen beyond this machine while the store holds no API key.
 

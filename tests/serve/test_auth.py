@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.testclient import TestClient
 
 from sea.errors import KeySpecError
@@ -170,6 +170,21 @@ def test_the_principal_is_kept_on_the_request(keys: KeyStore) -> None:
 
     answer = TestClient(app).get("/whoami", headers={"x-api-key": secret})
     assert answer.json() == "alice" and seen[0].tenant == "acme" and seen[0].key_id
+
+
+def test_the_auth_itself_is_a_dependency(keys: KeyStore) -> None:
+    _, secret = keys.add("alice", ["read"], tenant="acme")
+    auth = Auth(keys)
+    app = demo_app(auth)
+
+    @app.get("/me")
+    async def me(who: Principal = Depends(auth)) -> dict[str, str]:  # noqa: B008
+        return {"name": who.name, "tenant": who.tenant}
+
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.get("/me", headers={"x-api-key": secret}).json() == {
+        "name": "alice", "tenant": "acme"}
+    assert client.get("/me").status_code == 401
 
 
 def test_an_unknown_role_is_refused_when_the_route_is_declared() -> None:

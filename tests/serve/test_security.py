@@ -13,7 +13,14 @@ from fastapi.responses import StreamingResponse
 from fastapi.testclient import TestClient
 
 from sea.errors import BindRefusedError, SecurityOptionError
-from sea.serve.security import SecurityOptions, check_bind, host_name, install, is_loopback
+from sea.serve.security import (
+    SecurityOptions,
+    check_bind,
+    host_name,
+    install,
+    is_loopback,
+    served_hosts,
+)
 
 URL = "http://127.0.0.1:2024"
 ORIGIN = "http://localhost:3000"
@@ -92,6 +99,16 @@ def test_only_loopback_names_and_the_names_given_are_answered() -> None:
         answer = client.post("/echo", content=b"x", headers={"host": host})
         assert answer.status_code == 400, host
         assert error_code(answer) == "SEA871" and "--allow-host" in answer.json()["error"]["hint"]
+
+
+def test_the_listening_address_is_answered_unless_it_is_every_address() -> None:
+    assert served_hosts("192.168.1.5", ["sea.lan"]) == ("sea.lan", "192.168.1.5")
+    assert served_hosts("0.0.0.0", ["sea.lan"]) == ("sea.lan",)
+    assert served_hosts("::") == ()
+    assert served_hosts("[fd00::5]") == ("fd00::5",)
+    client, _ = guarded(hosts=served_hosts("192.168.1.5"))
+    assert client.post("/echo", content=b"x",
+                       headers={"host": "192.168.1.5:2024"}).status_code == 200
 
 
 def test_a_star_host_answers_every_name() -> None:
