@@ -211,3 +211,23 @@ def test_streams_and_waits_are_not_timed() -> None:
 def test_no_time_limit_when_it_is_zero() -> None:
     client, _ = guarded(timeout=0, untimed_paths=())
     assert client.get("/threads/t1/runs/r1/wait").status_code == 200
+
+
+def test_the_serve_command_s_guard_options() -> None:
+    import argparse
+
+    from sea.cli import _guards
+    from sea.serve import security
+
+    assert (_guards.DEFAULT_MAX_BODY, _guards.DEFAULT_TIMEOUT) == (
+        security.DEFAULT_MAX_BODY, security.DEFAULT_TIMEOUT)
+    parser = argparse.ArgumentParser()
+    _guards.add_guard_arguments(parser)
+    args = parser.parse_args(["--allow-host", "sea.lan", "--cors-origin", ORIGIN,
+                              "--max-body", "2048", "--request-timeout", "5"])
+    assert _guards.guard_options(args, "10.0.0.2") == SecurityOptions(
+        hosts=("sea.lan", "10.0.0.2"), cors_origins=(ORIGIN,), max_body_bytes=2048, timeout=5.0)
+    defaults = _guards.guard_options(parser.parse_args([]), "127.0.0.1")
+    assert defaults == SecurityOptions(hosts=("127.0.0.1",))
+    with pytest.raises(SecurityOptionError, match="not an origin"):
+        _guards.guard_options(parser.parse_args(["--cors-origin", "localhost:3000"]), "::1")
