@@ -112,7 +112,13 @@ class Auth:
         Raises:
             AuthenticationError: no key, two different keys, or a key not accepted.
         """
-        principal = await self.principal_of(presented_key(request))
+        try:
+            principal = await self.principal_of(presented_key(request))
+        except AuthenticationError as refused:
+            if self.dev_token is not None:
+                refused.hint = ("send the token sea serve printed at start (dev mode) as "
+                                "'Authorization: Bearer <token>' or 'x-api-key: <token>'")
+            raise
         request.state.principal = principal
         return principal
 

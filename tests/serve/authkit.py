@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 import pytest
 from fastapi import APIRouter, Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from sea.errors import ResourceNotFoundError, ServeError
 from sea.serve.auth import Auth, Principal, require
@@ -55,19 +56,18 @@ Approver = Annotated[Principal, Depends(require("approve"))]
 Admin = Annotated[Principal, Depends(require("admin"))]
 
 
-def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False,
-             tattling: bool = False, hidden: bool = False) -> FastAPI:
+def demo_app(auth: Auth, *, leaky: bool = False, **flaws: bool) -> FastAPI:
     """A small app guarded as the real server is: every route depends on ``require(role)``
     and answers 404 for a persona the key does not see.
 
     Args:
         auth: The app's :class:`Auth`.
         leaky: One route forgets the tenant check (the isolation checker must notice).
-        unguarded: One route has no role at all (the checker must notice).
-        tattling: One route answers another tenant's persona with its own message (the
-            checker must notice that it tells the persona exists).
-        hidden: One route is left out of the OpenAPI document (the checker, given the app,
-            must notice).
+        flaws: More routes, each with a flaw the checker must notice: ``unguarded`` (no
+            role at all), ``tattling`` (another tenant's persona answered with a message
+            of its own: it tells the persona exists), ``hidden`` (left out of the OpenAPI
+            document), ``streaming`` (an event stream that never ends forgets the tenant
+            check: the checker must not wait for its end).
     """
     app = FastAPI()
     app.state.auth = auth
@@ -78,24 +78,63 @@ def demo_app(auth: Auth, *, leaky: bool = False, unguarded: bool = False,
                             headers=getattr(exc, "headers", None))
 
     app.include_router(_routes(leaky))
-    if unguarded:
-        @app.get("/v1/personas/{persona_id}/memory")
-        async def memory(persona_id: str) -> dict[str, str]:
-            return {"persona": persona_id}
-
-    if tattling:
-        @app.get("/v1/personas/{persona_id}/stats")
-        async def stats(persona_id: str, who: Reader) -> dict[str, str]:
-            if PERSONAS.get(persona_id) not in (None, who.tenant):
-                raise ResourceNotFoundError("that persona belongs to another tenant")
-            return {"id": persona(who, persona_id)}
-
-    if hidden:
-        @app.get("/v1/secret", include_in_schema=False)
-        async def secret() -> dict[str, str]:
-            return {"secret": "s"}
-
+    for flaw, wanted in flaws.items():
+        if wanted:
+            app.include_router(FLAWED[flaw]())
     return app
+
+
+def _unguarded() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/v1/personas/{persona_id}/memory")
+    async def memory(persona_id: str) -> dict[str, str]:
+        return {"persona": persona_id}
+
+    return router
+
+
+def _tattling() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/v1/personas/{persona_id}/stats")
+    async def stats(persona_id: str, who: Reader) -> dict[str, str]:
+        if PERSONAS.get(persona_id) not in (None, who.tenant):
+            raise ResourceNotFoundError("that persona belongs to another tenant")
+        return {"id": persona(who, persona_id)}
+
+    return router
+
+
+def _hidden() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/v1/secret", include_in_schema=False)
+    async def secret() -> dict[str, str]:
+        return {"secret": "s"}
+
+    return router
+
+
+def _streaming() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/threads/{thread_id}/stream")
+    async def follow(thread_id: str, who: Reader) -> StreamingResponse:
+        async def forever() -> AsyncIterator[bytes]:
+            number = 0
+            while True:
+                yield f"id: {number}\nevent: values\ndata: {{}}\n\n".encode()
+                number += 1
+                await anyio.sleep(0.05)
+
+        return StreamingResponse(forever(), media_type="text/event-stream")
+
+    return router
+
+
+FLAWED = {"unguarded": _unguarded, "tattling": _tattling, "hidden": _hidden,
+          "streaming": _streaming}
 
 
 def persona(principal: Principal, persona_id: str) -> str:

@@ -30,6 +30,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from sea.serve.auth import ROLES
 from sea.serve.keys import KeyStore
 
@@ -73,8 +75,8 @@ def check_isolation(client: Any, isolation: Isolation, *, app: Any = None,
     """Call every operation of the app's OpenAPI document as (a), (b) and (c) above.
 
     Args:
-        client: An HTTP client of the app (``httpx.Client`` or Starlette's ``TestClient``)
-            whose ``request(method, url, json=, params=, headers=)`` answers responses.
+        client: An HTTP client of the app: an ``httpx.Client`` with the server's
+            ``base_url``, or Starlette's ``TestClient``.
         isolation: The ids, keys and bodies to call with.
         app: The app itself, if at hand: its routes left out of the document fail too.
         document: The OpenAPI document (default: ``GET /openapi.json``).
@@ -147,6 +149,22 @@ def _check_operation(client: Any, isolation: Isolation, method: str, path: str,
                 _same_answer(name, seen, foreign, absent, unknown, tenant_params, report)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A response's status and text."""
+
+    status_code: int
+    text: str
+
+    def json(self) -> Any:
+        """The body as JSON.
+
+        Raises:
+            ValueError: it is not JSON.
+        """
+        return orjson.loads(self.text)
+
+
 @dataclass
 class _Call:
     client: Any
@@ -155,14 +173,22 @@ class _Call:
     path: str
     name: str
 
-    def __call__(self, ids: Mapping[str, str], key: str | None) -> Any:
+    def __call__(self, ids: Mapping[str, str], key: str | None) -> Answer:
         url = self.path.format(**ids)
         body = _fill(self.isolation.bodies.get(self.name), ids)
         query = _fill(self.isolation.queries.get(self.name), ids)
         headers = {"x-api-key": key} if key is not None else {}
-        return self.client.request(self.method, url, json=body, params=query, headers=headers)
+        request = self.client.build_request(self.method, url, json=body, params=query,
+                                            headers=headers)
+        response = self.client.send(request, stream=True)
+        try:  # a stream that should not have started is not followed, only noted
+            streaming = response.headers.get("content-type", "").startswith("text/event-stream")
+            text = "<an event stream>" if streaming else response.read().decode("utf-8", "replace")
+        finally:
+            response.close()
+        return Answer(response.status_code, text)
 
-    def expect(self, answer: Any, status: int, how: str, report: Report) -> bool:
+    def expect(self, answer: Answer, status: int, how: str, report: Report) -> bool:
         if answer.status_code == status:
             return True
         hint = " (give its body or query in Isolation.bodies/queries)" \
@@ -172,9 +198,9 @@ class _Call:
         return False
 
 
-def _same_answer(name: str, seen: Any, foreign: Mapping[str, str], absent: Any,
+def _same_answer(name: str, seen: Answer, foreign: Mapping[str, str], absent: Answer,
                  unknown: Mapping[str, str], params: list[str], report: Report) -> None:
-    def shape(answer: Any, ids: Mapping[str, str]) -> tuple[Any, str]:
+    def shape(answer: Answer, ids: Mapping[str, str]) -> tuple[Any, str]:
         try:
             body = answer.json()
         except ValueError:
@@ -202,13 +228,24 @@ def _fill(value: Any, ids: Mapping[str, str]) -> Any:
 
 
 def _hidden_routes(app: Any, public: Collection[str]) -> list[str]:
-    from fastapi.routing import APIRoute
+    """The app's routes that the OpenAPI document leaves out (so the check cannot call
+    them), unless listed as public: ``METHOD /path``, or ``MOUNT /path`` for a mount."""
+    from fastapi import routing
+    from starlette.routing import Mount
 
+    iterate = getattr(routing, "iter_route_contexts", None)  # FastAPI >= 0.16x nests routers
     found = []
-    for route in app.routes:
-        if isinstance(route, APIRoute) and not route.include_in_schema:
-            for method in sorted(route.methods or ()):
-                name = f"{method} {route.path}"
-                if name not in public:
-                    found.append(f"{name}: left out of the OpenAPI document, so unchecked")
+    for route in iterate(app.routes) if iterate is not None else app.routes:
+        original = getattr(route, "original_route", route)
+        if isinstance(original, Mount):
+            if f"MOUNT {original.path}" not in public:
+                found.append(f"MOUNT {original.path}: a mount the OpenAPI document leaves out, "
+                             "so unchecked (list it as public if it needs no key)")
+            continue
+        if getattr(route, "include_in_schema", True):
+            continue
+        path = getattr(route, "path_format", None) or getattr(route, "path", "?")
+        for method in sorted(set(getattr(route, "methods", None) or ()) - {"HEAD"}):
+            if f"{method} {path}" not in public:
+                found.append(f"{method} {path}: left out of the OpenAPI document, so unchecked")
     return found

@@ -149,7 +149,9 @@ def test_dev_mode_only_without_keys(keys: KeyStore) -> None:
                          headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 404  # acme's personas are not the default tenant's
     assert client.get("/v1/personas", headers={"x-api-key": token}).json() == ["aoi"]
-    assert client.get("/v1/personas", headers={"x-api-key": token + "x"}).status_code == 401
+    refused = client.get("/v1/personas", headers={"x-api-key": token + "x"})
+    assert refused.status_code == 401
+    assert "the token sea serve printed at start" in refused.json()["error"]["hint"]
     assert token in dev_banner(token, "http://127.0.0.1:2024")
     _, other = auth_for(keys)
     assert other != token  # one token per process
