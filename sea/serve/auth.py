@@ -152,27 +152,30 @@ class Auth:
 
 
 def presented_key(request: Request) -> str:
-    """The key a request presents in ``Authorization: Bearer`` or ``x-api-key``.
+    """The key a request presents in ``Authorization: Bearer`` or ``x-api-key``; an
+    ``Authorization`` of another scheme (a proxy's ``Basic``) is left to its owner when
+    ``x-api-key`` is there.
 
     Raises:
-        AuthenticationError: no key, another authorization scheme, or two different keys.
+        AuthenticationError: no key, or two different keys.
     """
     header = request.headers.get("authorization")
     bearer = None
     if header is not None:
         scheme, _, value = header.strip().partition(" ")
-        if scheme.lower() != "bearer" or not value.strip():
-            raise AuthenticationError("the Authorization header must be 'Bearer <key>'")
-        bearer = value.strip()
-    api_key = request.headers.get("x-api-key")
-    api_key = api_key.strip() if api_key is not None else None
+        if scheme.lower() == "bearer" and value.strip():
+            bearer = value.strip()
+    api_key = (request.headers.get("x-api-key") or "").strip() or None
     if bearer and api_key and bearer != api_key:
         raise AuthenticationError("the request carries two different keys (Authorization "
                                   "and x-api-key); send one")
     secret = bearer or api_key
-    if not secret:
-        raise AuthenticationError("the request carries no API key")
-    return secret
+    if secret:
+        return secret
+    if header is not None:
+        raise AuthenticationError("the request carries no API key (its Authorization header "
+                                  "is not 'Bearer <key>')")
+    raise AuthenticationError("the request carries no API key")
 
 
 def require(role: str) -> Callable[..., Awaitable[Principal]]:

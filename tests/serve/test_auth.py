@@ -52,7 +52,8 @@ def test_a_key_is_read_from_either_header(keys: KeyStore) -> None:
     client = client_of(Auth(keys))
     for headers in ({"Authorization": f"Bearer {secret}"}, {"authorization": f"bearer {secret}"},
                     {"x-api-key": secret},
-                    {"x-api-key": secret, "Authorization": f"Bearer {secret}"}):
+                    {"x-api-key": secret, "Authorization": f"Bearer {secret}"},
+                    {"x-api-key": secret, "Authorization": "Basic YWxpY2U6c2VjcmV0"}):
         answer = client.get("/v1/personas", headers=headers)
         assert answer.status_code == 200, (headers, answer.text)
         assert answer.json() == ["acme-aoi", "acme-ren"]
