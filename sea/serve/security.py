@@ -134,7 +134,8 @@ def install(app: Any, options: SecurityOptions) -> None:
         app.add_middleware(TimeLimit, seconds=options.timeout, untimed=options.untimed_paths)
     app.add_middleware(BodyLimit, max_bytes=options.max_body_bytes)
     if options.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(options.cors_origins),
+        app.add_middleware(CORSMiddleware,  # browsers send origins in lower case
+                           allow_origins=[origin.lower() for origin in options.cors_origins],
                            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                            allow_headers=list(CORS_ALLOW_HEADERS),
                            expose_headers=list(CORS_EXPOSE_HEADERS),

@@ -142,6 +142,12 @@ def test_cors_for_the_origins_given() -> None:
     assert "access-control-allow-credentials" not in simple.headers
 
 
+def test_an_origin_given_in_capitals_matches_what_browsers_send() -> None:
+    client, _ = guarded(cors_origins=("http://LocalHost:3000",))
+    simple = client.post("/echo", content=b"x", headers={"origin": ORIGIN})
+    assert simple.headers["access-control-allow-origin"] == ORIGIN
+
+
 def test_cors_refuses_other_origins() -> None:
     client, _ = guarded(cors_origins=(ORIGIN,))
     preflight = client.options("/echo", headers={
