@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from sea.errors import KeyNameTakenError, KeyNotFoundError, KeySpecError
+from sea.errors import KeyNameTakenError, KeyNotFoundError, KeySpecError, ServerDatabaseError
 from sea.serve.db import Row, ServerDB
 
 ROLES = ("read", "run", "approve", "author", "memory", "admin")
@@ -138,15 +138,25 @@ class KeyStore:
         key = ApiKey(id=f"key_{secrets.token_hex(6)}", name=name, roles=checked_roles,
                      tenant=tenant, personas=patterns, shown=secret[:_SHOWN_CHARS],
                      created=self._now())
-        with self.db.transaction():
-            if self.db.fetch_one("SELECT id FROM sea_api_keys WHERE name = ? AND revoked IS NULL",
-                                 [name]):
-                raise KeyNameTakenError(f"a key named {name!r} exists already")
-            self.db.execute(
-                f"INSERT INTO sea_api_keys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [key.id, name, digest(secret), key.shown, ",".join(checked_roles), tenant,
-                 orjson.dumps(list(patterns)).decode(), key.created.isoformat(), None, None])
+        taken = KeyNameTakenError(f"a key named {name!r} exists already")
+        try:
+            with self.db.transaction():
+                if self._active_named(name):
+                    raise taken
+                self.db.execute(
+                    f"INSERT INTO sea_api_keys ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [key.id, name, digest(secret), key.shown, ",".join(checked_roles), tenant,
+                     orjson.dumps(list(patterns)).decode(), key.created.isoformat(), None,
+                     None])
+        except ServerDatabaseError:
+            if self._active_named(name):  # another process made it in between
+                raise taken from None
+            raise
         return key, secret
+
+    def _active_named(self, name: str) -> bool:
+        return self.db.fetch_one("SELECT id FROM sea_api_keys WHERE name = ? AND revoked IS NULL",
+                                 [name]) is not None
 
     def list(self, *, include_revoked: bool = True) -> builtins.list[ApiKey]:
         """The keys, oldest first (revoked ones too, unless ``include_revoked`` is false)."""

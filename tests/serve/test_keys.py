@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sea.errors import KeyNameTakenError, KeyNotFoundError, KeySpecError
+from sea.errors import KeyNameTakenError, KeyNotFoundError, KeySpecError, ServerDatabaseError
 from sea.serve.db import ServerDB
 from sea.serve.keys import KEY_PREFIX, KeyStore, digest, looks_like_key, new_secret
 from tests.serve.authkit import BACKENDS, server_db
@@ -158,3 +158,17 @@ def test_two_connections_to_one_database_share_the_keys(db: ServerDB, clock: Clo
         assert first.verify(secret) is None
     finally:
         other.close()
+
+
+
+def test_the_database_itself_keeps_one_active_key_per_name(keys: KeyStore, db: ServerDB) -> None:
+    """What refuses a name two processes give at once: the table's unique index (add maps
+    the refusal to KeyNameTakenError)."""
+    keys.add("alice", ["read"])
+    row = db.fetch_one("SELECT * FROM sea_api_keys")
+    assert row is not None
+    twin = ("key_000000000000", "alice", "0" * 64, *row[3:])
+    with pytest.raises(ServerDatabaseError):
+        db.execute("INSERT INTO sea_api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", twin)
+    db.execute("UPDATE sea_api_keys SET revoked = ? WHERE name = ?", ["2026-01-01", "alice"])
+    db.execute("INSERT INTO sea_api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", twin)
