@@ -363,3 +363,105 @@ class ServerDatabaseError(ServeError):
     code = "SEA801"
     status = 503
 
+
+
+# -- keys, roles, tenants and request limits of the server: SEA860-SEA889 --------------------
+
+
+class AuthenticationError(ServeError):
+    """The request carries no API key, or one the server does not know or that was revoked
+    (``Authorization: Bearer <key>`` or ``x-api-key: <key>``)."""
+
+    code = "SEA860"
+    status = 401
+    hint = ("send the key as 'Authorization: Bearer <key>' or 'x-api-key: <key>'; "
+            "an administrator creates one with: sea keys add NAME --role read")
+    headers = {"WWW-Authenticate": 'Bearer realm="sea"'}
+
+
+class PermissionDeniedError(ServeError):
+    """The request's API key lacks the role the route needs (read, run, approve, author,
+    memory or admin)."""
+
+    code = "SEA861"
+    status = 403
+    hint = "ask an administrator for a key with that role (sea keys add NAME --role ROLE)"
+
+
+class ResourceNotFoundError(ServeError, LookupError):
+    """No such persona, thread, run or pulse, or one of another tenant or outside the
+    key's personas: both answer the same, so that no key learns what another tenant has."""
+
+    code = "SEA862"
+    status = 404
+    hint = None
+
+
+class KeySpecError(ServeError, UsageError):
+    """An API key cannot be made as asked: an empty or malformed name, an unknown role, a
+    malformed tenant or persona pattern."""
+
+    code = "SEA865"
+    status = 422
+    hint = None
+
+
+class KeyNotFoundError(ServeError, LookupError):
+    """``sea keys revoke`` names no key (neither an id nor the name of a key)."""
+
+    code = "SEA866"
+    status = 404
+    hint = "sea keys list shows the keys, their ids and names"
+
+
+class KeyNameTakenError(ServeError, UsageError):
+    """A key that is not revoked already has this name (the name is what approvals record,
+    so it names one key at a time)."""
+
+    code = "SEA867"
+    status = 409
+    hint = "choose another name, or revoke the old key first (sea keys revoke NAME)"
+
+
+class BindRefusedError(ServeError, UsageError):
+    """``sea serve`` was asked to listen on an address other machines can reach while the
+    store holds no API key: everyone could use the server."""
+
+    code = "SEA870"
+    status = 400
+    hint = None
+
+
+class HostNotAllowedError(ServeError):
+    """The request's ``Host`` header names a host the server does not serve (a guard
+    against DNS rebinding: a web page of another site reaching a local server)."""
+
+    code = "SEA871"
+    status = 400
+    hint = "give the name with sea serve --allow-host NAME (or call the server by 127.0.0.1)"
+
+
+class BodyTooLargeError(ServeError):
+    """The request's body is larger than the server accepts."""
+
+    code = "SEA872"
+    status = 413
+    hint = "send less (a playbook, a message or an answer fits well within the limit)"
+
+
+class RequestTimeoutError(ServeError):
+    """The server did not finish the request within its time limit (streams and waits
+    are not limited)."""
+
+    code = "SEA873"
+    status = 503
+    hint = "try again; stream long work (runs/stream) instead of waiting for it in one request"
+
+
+class SecurityOptionError(ServeError, UsageError):
+    """An option of the server's request guards is malformed: a CORS origin that is not
+    ``scheme://host[:port]``, an empty host name, a limit below one."""
+
+    code = "SEA874"
+    status = 400
+    hint = None
