@@ -46,6 +46,9 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "tools": ("--tools",), "trace": ("TRACE",), "until": ("--until",),
     "when_busy": ("--when-busy",), "words": ("COMMAND [OPTION...]",),
     "workspace": ("--workspace",), "write": ("--write",), "yes": ("--yes",),
+    # sea keys
+    "key_name": ("NAME",), "role": ("--role",), "tenant": ("--tenant",),
+    "personas": ("--personas",), "active": ("--active",), "key": ("ID|NAME",),
 }
 """Each option's meaning (its destination) and its one spelling; a positional argument by
 its metavar. A new option is added here, with the spelling the other commands use."""

@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         "keys", help="the API keys of sea serve: add (printed once), list, revoke")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser("add", help="make a key and print it, once")
-    add.add_argument("name", metavar="NAME",
+    add.add_argument("key_name", metavar="NAME",
                      help="who or what uses the key; approvals record it as the approver")
     add.add_argument("--role", action="append", default=[], required=True, metavar="ROLE",
                      help=f"what the key may do (repeatable): {ROLE_HELP} (admin: all)")
@@ -69,7 +69,7 @@ def opened_keys(db: str | None) -> Iterator[KeyStore]:
 def add_command(args: argparse.Namespace) -> int:
     """Handler of ``sea keys add``."""
     with opened_keys(args.db) as keys:
-        key, secret = keys.add(args.name, args.role, tenant=args.tenant,
+        key, secret = keys.add(args.key_name, args.role, tenant=args.tenant,
                                personas=args.personas)
     if args.json:
         print(json_text({**key.to_json(), "secret": secret}))

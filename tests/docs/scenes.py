@@ -298,6 +298,9 @@ SCENES: tuple[Scene, ...] = (
                   "sea plan show": _said('"Game outline": completed (current)')}),
     Scene("guides/recording.md", "sea run", checks={"sea replay": _said("replay matched")}),
     Scene("guides/writing-playbooks.md", "sea run meta_intent"),
+    Scene("guides/serving-security.md", "sea keys add", checks={
+        "sea keys list": _said("alice"),
+        "sea keys revoke": _said("alice")}),
 )
 
 
