@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "config": "show a command's settings and where each comes from",
     "graph": "print a playbook as a Mermaid flowchart",
     "init": "start a project: sea.toml, a persona, a first playbook, a README",
+    "lsp": "serve the playbook language to an editor (Language Server Protocol, stdio)",
     "memory": "inspect, search, export and import SAIMemory",
     "migrate": "rewrite SAIVerse-format playbooks into explicit SEA form",
     "plan": "list, show, preview, approve, reject, execute and export plans",
