@@ -7,6 +7,8 @@ check; a request about a document that is not a playbook answers nothing.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -32,6 +34,40 @@ class SeaServer(LanguageServer):
         super().__init__("sea", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         self.sea = workspace
         self._analyses: dict[str, tuple[str, Analysis]] = {}
+        self._latest: dict[str, tuple[str, int | None]] = {}
+        self._running: set[str] = set()
+        self._closed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _update(self, uri: str, text: str, version: int | None) -> list[str]:
+        with self._lock:  # one check at a time: the workspace is not shared between threads
+            if uri in self._closed:
+                return []
+            return self.sea.update(uri, text, version)
+
+    async def refresh(self, uri: str, text: str, version: int | None) -> None:
+        """Check a document off the protocol's thread, so that the editor's other requests
+        are answered meanwhile; changes that arrive during a check are coalesced (only the
+        last text is checked next)."""
+        self._closed.discard(uri)
+        self._latest[uri] = (text, version)
+        if uri in self._running:
+            return
+        self._running.add(uri)
+        try:
+            while uri in self._latest:
+                text, version = self._latest.pop(uri)
+                self.publish(await asyncio.to_thread(self._update, uri, text, version))
+        finally:
+            self._running.discard(uri)
+
+    def forget(self, uri: str) -> list[str]:
+        """A document was closed: drop it; the documents re-checked without it."""
+        self._closed.add(uri)
+        self._latest.pop(uri, None)
+        self._analyses.pop(uri, None)
+        with self._lock:
+            return self.sea.close(uri)
 
     def analysis(self, document: Document) -> Analysis:
         """The document's analysis (of its last text that parsed), computed once a text."""
@@ -73,14 +109,14 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
     server = SeaServer(workspace)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: SeaServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    async def did_open(ls: SeaServer, params: lsp.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.publish(ls.sea.update(item.uri, item.text, item.version))
+        await ls.refresh(item.uri, item.text, item.version)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: SeaServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    async def did_change(ls: SeaServer, params: lsp.DidChangeTextDocumentParams) -> None:
         text = ls.workspace.get_text_document(params.text_document.uri).source
-        ls.publish(ls.sea.update(params.text_document.uri, text, params.text_document.version))
+        await ls.refresh(params.text_document.uri, text, params.text_document.version)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SeaServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -89,7 +125,7 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SeaServer, params: lsp.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        again = ls.sea.close(uri)
+        again = ls.forget(uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
         ls.publish(again)
 

@@ -106,6 +106,8 @@ class Workspace:
         self.tools = tools
         self.types = types
         self.documents: dict[str, Document] = {}
+        self._opened_dirs: list[Path] = []
+        """The directories of the files opened so far (a library directory each)."""
         self._library: PlaybookLibrary | None = None
         self.index = _Overlay(self)
 
@@ -113,9 +115,9 @@ class Workspace:
     def library(self) -> PlaybookLibrary:
         """The playbooks on disk: the given directories, the open files', the bundled."""
         if self._library is None:
-            opened = [d.path.parent for d in self.documents.values() if d.path is not None]
             self._library = PlaybookLibrary.bundled(
-                dict.fromkeys([*self.dirs, *opened]), tools=self.tools, types=self.types)
+                dict.fromkeys([*self.dirs, *self._opened_dirs]), tools=self.tools,
+                types=self.types)
         return self._library
 
     def context(self) -> CheckContext:
@@ -138,13 +140,13 @@ class Workspace:
         before = self.documents.get(uri)
         old = (before.name, read_signature(before.name, before.raw)) \
             if before is not None and before.name is not None else None
-        new_directory = before is None and uri_path(uri) is not None and \
-            uri_path(uri).parent not in self.library.dirs  # type: ignore[union-attr]
-        document = Document(uri, text, version)
-        self.documents[uri] = document
-        if new_directory:
+        path = uri_path(uri)
+        if path is not None and path.parent not in self._opened_dirs:
+            self._opened_dirs.append(path.parent)
             self._library = None
+        document = Document(uri, text, version)
         self._check(document)
+        self.documents[uri] = document
         changed = [uri]
         name = document.name
         now = (name, read_signature(name, document.raw)) if name is not None else None
