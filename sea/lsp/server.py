@@ -33,7 +33,7 @@ class SeaServer(LanguageServer):
     def __init__(self, workspace: Workspace) -> None:
         super().__init__("sea", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         self.sea = workspace
-        self._analyses: dict[str, tuple[str, Analysis]] = {}
+        self._analyses: dict[str, tuple[Any, Analysis]] = {}
         self._latest: dict[str, tuple[str, int | None]] = {}
         self._running: set[str] = set()
         self._closed: set[str] = set()
@@ -72,12 +72,10 @@ class SeaServer(LanguageServer):
     def analysis(self, document: Document) -> Analysis:
         """The document's analysis (of its last text that parsed), computed once a text."""
         cached = self._analyses.get(document.uri)
-        if document.raw is None and cached is not None:
+        if cached is not None and cached[0] is document.last_raw:
             return cached[1]
-        if cached is not None and cached[0] == document.text:
-            return cached[1]
-        found = Analysis.of(document.raw, self.sea.types, self.sea.index)
-        self._analyses[document.uri] = (document.text, found)
+        found = Analysis.of(document.last_raw, self.sea.types, self.sea.index)
+        self._analyses[document.uri] = (document.last_raw, found)
         return found
 
     def publish(self, uris: list[str]) -> None:

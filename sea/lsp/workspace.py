@@ -57,6 +57,9 @@ class Document:
     version: int | None = None
     raw: Any = None
     """The parsed JSON (``None`` when the text is not JSON)."""
+    last_raw: Any = None
+    """The last text's parse that succeeded (this one's, or an earlier version's): what
+    completion and navigation read while the text is half typed."""
     result: LoadResult = field(default_factory=lambda: LoadResult(None))
     playbook: bool = False
     """Whether the document is a playbook (other JSON files get no diagnostics)."""
@@ -146,6 +149,8 @@ class Workspace:
             self._library = None
         document = Document(uri, text, version)
         self._check(document)
+        document.last_raw = document.raw if document.raw is not None or before is None \
+            else before.last_raw
         self.documents[uri] = document
         changed = [uri]
         name = document.name
