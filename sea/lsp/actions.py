@@ -123,7 +123,8 @@ def code_actions(workspace: Workspace, document: Document,
     migration = migrate_text(document.text, context=workspace.context())
     if migration.changed and migration.migrated is not None:
         actions.append(_whole(document.text, migration.migrated,
-                              f"Apply `sea migrate` ({len(migration.changes)} changes)",
+                              f"Apply `sea migrate` ({len(migration.changes)} change"
+                              f"{'s' if len(migration.changes) != 1 else ''})",
                               document.uri))
     return actions
 
