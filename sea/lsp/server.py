@@ -8,6 +8,7 @@ check; a request about a document that is not a playbook answers nothing.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from typing import Any
 
@@ -38,6 +39,7 @@ class SeaServer(LanguageServer):
         self._running: set[str] = set()
         self._closed: set[str] = set()
         self._lock = threading.Lock()
+        self._frozen = False
 
     def _update(self, uri: str, text: str, version: int | None) -> list[str]:
         with self._lock:  # one check at a time: the workspace is not shared between threads
@@ -58,6 +60,11 @@ class SeaServer(LanguageServer):
             while uri in self._latest:
                 text, version = self._latest.pop(uri)
                 self.publish(await asyncio.to_thread(self._update, uri, text, version))
+                if not self._frozen:
+                    # what the first check built (modules, models, schemas) lives as long as
+                    # the server: the collector need not walk it at every later check
+                    gc.freeze()
+                    self._frozen = True
         finally:
             self._running.discard(uri)
 
