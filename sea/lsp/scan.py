@@ -58,6 +58,15 @@ class Scan:
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)
     cursor: Cursor = field(default_factory=Cursor)
     """Where the scan ended (the end of the text, or where it could not continue)."""
+    checkpoint: tuple[int, str] = (0, "")
+    """The last place the text could have ended well: the offset after the last value or
+    opening bracket, and the brackets that would close what is open there."""
+
+    def repaired(self, text: str) -> str | None:
+        """The longest prefix of ``text`` that ends well, closed: a half-typed document's
+        part that can be checked (``None`` when nothing is open: no prefix to close)."""
+        end, closers = self.checkpoint
+        return text[:end] + closers if closers else None
 
     def at(self, offset: int) -> tuple[str, bool] | None:
         """The innermost member name or scalar value containing ``offset``: its pointer,
@@ -98,12 +107,16 @@ def scan(text: str) -> Scan:  # noqa: C901, PLR0915 - one tokenizer loop
                 f"{top.pointer}/{escape_pointer(top.key)}")
         return None if top.expecting != "value" else f"{top.pointer}/{top.index}"
 
-    def finished() -> None:
+    def closers() -> str:
+        return "".join("}" if frame.is_object else "]" for frame in reversed(stack))
+
+    def finished(end: int) -> None:
         nonlocal done
         if not stack:
             done = True
             return
         stack[-1].expecting = "comma"
+        found.checkpoint = (end, closers())
 
     while i < n:
         i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
@@ -133,7 +146,7 @@ def scan(text: str) -> Scan:  # noqa: C901, PLR0915 - one tokenizer loop
                 found.cursor = Cursor(pointer, "value", _decode(literal), True, i)
                 return found
             found.values[pointer] = (i, end)
-            finished()
+            finished(end)
             i = end
             continue
         if char in "{[":
@@ -143,13 +156,14 @@ def scan(text: str) -> Scan:  # noqa: C901, PLR0915 - one tokenizer loop
             stack.append(_Frame(pointer, char == "{", expecting="key" if char == "{" else "value"))
             opened.append(i)
             i += 1
+            found.checkpoint = (i, closers())
             continue
         if char in "}]":
             if top is None or top.is_object != (char == "}"):
                 break
             found.values[top.pointer] = (opened.pop(), i + 1)
             stack.pop()
-            finished()
+            finished(i + 1)
             i += 1
             continue
         if char == ":":
@@ -172,7 +186,7 @@ def scan(text: str) -> Scan:  # noqa: C901, PLR0915 - one tokenizer loop
         if match is None or pointer is None:
             break
         found.values[pointer] = (i, match.end())
-        finished()
+        finished(match.end())
         i = match.end()
     if stack:
         top = stack[-1]

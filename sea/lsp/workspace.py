@@ -26,8 +26,21 @@ from sea.lang.files import MAX_PLAYBOOK_BYTES
 from sea.lang.library import PlaybookLibrary, read_signature
 from sea.lang.loader import LoadResult, check_document
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
+from sea.lsp.scan import scan
 
 _LOOKS_LIKE_PLAYBOOK = re.compile(r'"(?:start_node|nodes)"\s*:')
+
+LOCAL_CODES = frozenset({
+    codes.DUPLICATE_KEY, codes.INVALID_VALUE, codes.UNKNOWN_FIELD, codes.WRONG_TYPE,
+    codes.UNKNOWN_NODE_TYPE, codes.UNSUPPORTED_NODE_TYPE, codes.BAD_PATTERN, codes.BAD_ENUM,
+    codes.CONDITIONAL_NEXT_LIST, codes.ERROR_NEXT_NOT_FALLIBLE, codes.BAD_RESPONSE_SCHEMA,
+    codes.RESERVED_ID, codes.EXPRESSION_SYNTAX, codes.RESERVED_TAG, codes.TOOLS_WITH_SCHEMA,
+    codes.EXPRESSION_TOO_LARGE, codes.UNSUPPORTED_PATTERN, codes.PYTHON_BOOLEAN_KEY,
+    codes.UNKNOWN_PLAYBOOK, codes.UNKNOWN_ARGUMENT, codes.MISSING_ARGUMENT, codes.UNKNOWN_TOOL,
+    codes.UNKNOWN_TOOL_ARGUMENT, codes.MISSING_TOOL_ARGUMENT, codes.BAD_TOOL_ARGUMENT,
+})
+"""The codes a part of a document can be judged by alone: what the text after it (not
+written yet) cannot change."""
 
 
 def uri_path(uri: str) -> Path | None:
@@ -199,6 +212,27 @@ class Workspace:
             return
         document.result = check_document(document.text, file=file, context=self.context(),
                                          types=self.types)
+        if document.raw is None:
+            found = [*document.result.diagnostics, *self._before_the_error(document.text, file)]
+            document.result = LoadResult(None, found)
+
+    def _before_the_error(self, text: str, file: str) -> list[Diagnostic]:
+        """The diagnostics of a text that is not JSON (yet) that can be found: the checks of
+        its longest prefix that ends well, closed, kept for the members complete in it and
+        only of the kinds that the rest of the text cannot change (a field's name or value,
+        a template, a callee's or a tool's arguments; not a missing node or variable)."""
+        found = scan(text)
+        repaired = found.repaired(text)
+        if repaired is None:
+            return []
+        result = check_document(repaired, file=file, context=self.context(), types=self.types)
+        kept = []
+        for diagnostic in result.diagnostics:
+            parts = diagnostic.pointer.split("/")
+            whole = "/".join(parts[:3]) if parts[1:2] == ["nodes"] else "/".join(parts[:2])
+            if diagnostic.code in LOCAL_CODES and len(parts) > 1 and whole in found.values:
+                kept.append(diagnostic)
+        return kept
 
     def diagnostics(self, uri: str) -> list[Diagnostic]:
         """The last check's diagnostics of an open document."""

@@ -7,10 +7,11 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 WAIT = 60.0
 """Seconds a test waits for an answer (the machine is shared; the server answers in ms)."""
@@ -47,9 +48,24 @@ class Session:
     def __init__(self, *args: str, cwd: Path | None = None) -> None:
         self.args = ["--no-project", *args]
         self.cwd = cwd
-        self.client: LanguageClient = make_test_lsp_client()
+        self.client = LanguageClient(converter_factory=default_converter)
+
+        def got(client: LanguageClient, params: lsp.PublishDiagnosticsParams) -> None:
+            self._got(params)
+
+        register_lsp_features(self.client, {**DEFAULT_CLIENT_FEATURES,
+                                            lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: got})
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
+        self.published: list[lsp.PublishDiagnosticsParams] = []
+        """Every diagnostics notification, in the order received (none is missed between
+        two waits)."""
+        self._read = 0
+        self._arrived = asyncio.Event()
+
+    def _got(self, params: lsp.PublishDiagnosticsParams) -> None:
+        self.published.append(params)
+        self._arrived.set()
 
     async def __aenter__(self) -> Session:
         await self.client.start_io(sys.executable, "-m", "sea", "lsp", *self.args,
@@ -63,11 +79,16 @@ class Session:
         await asyncio.wait_for(self.client.shutdown_session(), WAIT)
 
     async def _published(self, uri: str) -> list[lsp.Diagnostic]:
+        """The diagnostics of the next notification for ``uri`` at its current version (the
+        notifications of other documents on the way are passed over)."""
         while True:
-            params: Any = await asyncio.wait_for(
-                self.client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), WAIT)
-            if params.uri == uri and params.version == self.versions.get(uri):
-                return list(params.diagnostics)
+            while self._read < len(self.published):
+                params = self.published[self._read]
+                self._read += 1
+                if params.uri == uri and params.version == self.versions.get(uri):
+                    return list(params.diagnostics)
+            self._arrived.clear()
+            await asyncio.wait_for(self._arrived.wait(), WAIT)
 
     async def open(self, path: Path, text: str | None = None) -> list[lsp.Diagnostic]:
         """Open a file (its text as given, else as on disk); its diagnostics."""

@@ -150,6 +150,15 @@ def test_a_file_of_invalid_json_is_located_and_still_completes(tmp_path: Path) -
                 lsp.CompletionParams(session.doc(uri), where))
             assert completion is not None and not isinstance(completion, list)
             assert {"compose", "say_it"} <= {item.label for item in completion.items}
+            # what can be found before the error is reported with it; what the rest of the
+            # text would decide (a node or variable defined further on) is not
+            mistaken = json.loads(json.dumps(CALLEE))
+            mistaken["nodes"][0]["colour"] = "red"
+            half = text_of(mistaken).replace('"action": "{greeting}"', '"action": "{greet', 1)
+            found = await session.change(uri, half)
+            assert codes(found) == ["SEA003", "SEA011"]
+            unknown = next(d for d in found if d.code == "SEA011")
+            assert unknown.range.start == position(half, '"colour"')
 
     run(scenario)
 
