@@ -17,7 +17,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from sea.errors import UsageError
-from sea.lang.locate import Locator, escape_pointer
+from sea.lang.locate import Locator
 from sea.lang.node import Read
 from sea.lsp.analysis import Analysis, node_targets, raw_nodes
 from sea.lsp.features import PLAYBOOK_FIELDS, split
@@ -125,12 +125,11 @@ def _definition_spans(analysis: Analysis, spans: Spans, name: str) -> list[tuple
             rest = split(pointer[len(base):])
             if index != -1 and rest[0] in _NOT_A_DEFINITION:
                 continue
-            literal = spans.text[span[0]:span[1]]
-            if literal == json.dumps(name) and (index != -1 or True):
-                is_key = spans.found.keys.get(pointer) == span
-                if index == -1 and not is_key and rest[-1] != "name":
-                    continue
-                found.append(span)
+            if spans.text[span[0]:span[1]] != json.dumps(name):
+                continue
+            if index == -1 and rest[-1] != "name":  # a parameter is defined by its `name`
+                continue
+            found.append(span)
     return sorted(set(found))
 
 
@@ -277,6 +276,3 @@ def symbols(spans: Spans, raw: Any) -> list[lsp.DocumentSymbol]:
             range=spans.lines.range(*whole), selection_range=spans.lines.range(*selection)))
     return found
 
-
-__all__ = ["Spans", "Target", "definition", "escape_pointer", "occurrences", "rename",
-           "symbols", "target_at"]
