@@ -21,7 +21,8 @@ MAX_SCAN_DEPTH: Final = 64
 """Nesting deeper than this stops the scan (the loader reports such documents: SEA0xx)."""
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*')
-_SCALAR = re.compile(r"-?[0-9][0-9.eE+\-]*|true|false|null|[A-Za-z_][A-Za-z0-9_]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+"""A JSON number or literal (a half-typed one, ``tru``, stops the scan there)."""
 _SPACE = re.compile(r"[ \t\r\n]*")
 
 
