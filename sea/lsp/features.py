@@ -23,7 +23,14 @@ _NODE = re.compile(r"^/nodes/(\d+)(?:/(.*))?$")
 _OPEN_TEMPLATE = re.compile(r"\{([A-Za-z0-9_.]*)$")
 _EXPRESSION_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)?$")
 PLAYBOOK_FIELDS = ("playbook", "allowed_playbooks")
-TOOL_FIELDS = ("action", "available_tools", "tool")
+TOOL_FIELDS = ("available_tools", "tool")
+"""The fields that name tools on any node type; a ``tool`` node's ``action`` does too."""
+
+
+def names_tool(kind: str | None, field: str | None) -> bool:
+    """Whether a node's field names a tool (``action`` only on a ``tool`` node: elsewhere it
+    is the text to say or the prompt)."""
+    return field in TOOL_FIELDS or (field == "action" and kind == "tool")
 BRANCH_FIELDS = {
     "field": "The state variable (a dotted path) whose value chooses the case.",
     "operator": "How the value is compared with each case key (default `equals`).",
@@ -177,7 +184,7 @@ def complete(workspace: Workspace, analysis: Analysis, cursor: Cursor,
     if field in PLAYBOOK_FIELDS and kind in ("subplay", "exec"):
         return [_item(name, lsp.CompletionItemKind.Module, playbook_doc(workspace, name))
                 for name in workspace.index.names()]
-    if field in TOOL_FIELDS:
+    if names_tool(kind, field):
         return [_item(name, lsp.CompletionItemKind.Function, tool_doc(name, schema))
                 for name, schema in tool_schemas(workspace).items()]
     return []
@@ -213,7 +220,7 @@ def hover_text(workspace: Workspace, analysis: Analysis, pointer: str, is_key: b
         return None
     if field in PLAYBOOK_FIELDS and kind in ("subplay", "exec"):
         return playbook_doc(workspace, value)
-    if field in TOOL_FIELDS:
+    if names_tool(kind, field):
         tools = tool_schemas(workspace)
         return tool_doc(value, tools[value]) if value in tools else f"unknown tool `{value}`"
     if field == "type" and len(segments) == 3 and value in workspace.types:
