@@ -13,9 +13,11 @@ import threading
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from sea import __version__
+from sea.errors import SeaError
 from sea.lsp.actions import code_actions, graph, to_lsp
 from sea.lsp.analysis import Analysis
 from sea.lsp.features import complete, hover_text
@@ -199,7 +201,10 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
         target = target_at(analysis, spans, spans.lines.offset(params.position))
         if target is None:
             return None
-        return rename(ls.sea, document, analysis, spans, target, params.new_name)
+        try:
+            return rename(ls.sea, document, analysis, spans, target, params.new_name)
+        except SeaError as exc:  # the editor shows the message, not a traceback
+            raise JsonRpcInvalidParams(str(exc), data={"code": exc.code}) from None
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def outline(ls: SeaServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
@@ -221,9 +226,10 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
         uri = args[0] if args else ""
         document = ls.document(str(uri))
         if document is None:
-            from sea.errors import UsageError
-
-            raise UsageError(f"{uri} is not an open playbook")
-        return graph(document, ls.analysis(document).playbook)
+            raise JsonRpcInvalidParams(f"{uri} is not an open playbook")
+        try:
+            return graph(document, ls.analysis(document).playbook)
+        except SeaError as exc:
+            raise JsonRpcInvalidParams(str(exc), data={"code": exc.code}) from None
 
     return server
