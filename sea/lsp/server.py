@@ -211,7 +211,7 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
         document = ls.document(params.text_document.uri)
         if document is None:
             return []
-        return symbols(Spans.of(document.text), document.raw)
+        return symbols(Spans.of(document.text), document.known)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))

@@ -83,10 +83,17 @@ class Document:
         return uri_path(self.uri)
 
     @property
+    def known(self) -> Any:
+        """The parse of this text, else of the last text that parsed (a callee half typed
+        keeps, for its callers, the signature it last had)."""
+        return self.raw if self.raw is not None else self.last_raw
+
+    @property
     def name(self) -> str | None:
         """The playbook's name as written (the file's stem when it has none)."""
-        if isinstance(self.raw, dict) and isinstance(self.raw.get("name"), str):
-            return str(self.raw["name"])
+        known = self.known
+        if isinstance(known, dict) and isinstance(known.get("name"), str):
+            return str(known["name"])
         path = self.path
         return path.stem if path is not None and self.playbook else None
 
@@ -103,7 +110,7 @@ class _Overlay:
     def signature(self, name: str) -> Signature | None:
         document = self._workspace.open_playbook(name)
         if document is not None:
-            return read_signature(name, document.raw)
+            return read_signature(name, document.known)
         return self._workspace.library.signature(name)
 
 
@@ -154,20 +161,19 @@ class Workspace:
         """A document was opened or changed: check it, and again the open playbooks that
         call it when what callers see of it changed. Returns the documents re-checked."""
         before = self.documents.get(uri)
-        old = (before.name, read_signature(before.name, before.raw)) \
+        old = (before.name, read_signature(before.name, before.known)) \
             if before is not None and before.name is not None else None
         path = uri_path(uri)
         if path is not None and path.parent not in self._opened_dirs:
             self._opened_dirs.append(path.parent)
             self._library = None
-        document = Document(uri, text, version)
+        document = Document(uri, text, version,
+                            last_raw=before.known if before is not None else None)
         self._check(document)
-        document.last_raw = document.raw if document.raw is not None or before is None \
-            else before.last_raw
         self.documents[uri] = document
         changed = [uri]
         name = document.name
-        now = (name, read_signature(name, document.raw)) if name is not None else None
+        now = (name, read_signature(name, document.known)) if name is not None else None
         if now != old:
             names = {n for n in (old[0] if old else None, name) if n is not None}
             changed += self._recheck_callers(names, skip=uri)
@@ -203,7 +209,7 @@ class Workspace:
                 hint="split it into playbooks that call each other (subplay)")])
             return
         try:
-            document.raw = orjson.loads(document.text)
+            document.raw = document.last_raw = orjson.loads(document.text)
         except orjson.JSONDecodeError:
             document.raw = None
         document.playbook = is_playbook(document.text, document.raw)

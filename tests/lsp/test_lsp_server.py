@@ -128,6 +128,11 @@ def test_a_callee_changed_in_one_window_rechecks_its_caller_in_another(tmp_path:
             assert fix.edit is not None and fix.edit.changes is not None
             fixed = apply(session.texts[caller], list(fix.edit.changes[caller]))
             assert await session.change(caller, fixed) == []
+            # a callee half typed keeps, for its callers, the parameters it last had
+            half = text_of(changed)[:-20]
+            assert codes(await session.change(callee, half)) == ["SEA003"]
+            (tmp_path / "again.json").write_text(fixed.replace('"caller"', '"again"'))
+            assert await session.open(tmp_path / "again.json") == []
 
     run(scenario)
 
