@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "graph": "print a playbook as a Mermaid flowchart",
     "init": "start a project: sea.toml, a persona, a first playbook, a README",
     "keys": "the API keys of sea serve: add (printed once), list, revoke",
+    "lsp": "serve the playbook language to an editor (Language Server Protocol, stdio)",
     "memory": "inspect, search, export and import SAIMemory",
     "migrate": "rewrite SAIVerse-format playbooks into explicit SEA form",
     "plan": "list, show, preview, approve, reject, execute and export plans",

@@ -46,7 +46,7 @@ Everything public is listed in ``__all__``; the names are stable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -310,14 +310,18 @@ def provided_names(node: Any) -> Iterator[str]:
             yield rule.name
 
 
-def rule_for(variable: str, nodes: Any = ()) -> ProvidedVariable | None:
+def rule_for(variable: str, nodes: Any = (), *,
+             provided: Sequence[ProvidedVariable] | None = None) -> ProvidedVariable | None:
     """The rule that defines ``variable``: a run variable, else a rule of one of ``nodes``
-    (of every node type when ``nodes`` is empty); None when no SAIVerse rule defines it."""
+    (of every node type when ``nodes`` is empty); None when no SAIVerse rule defines it.
+    ``provided``: the rules of ``nodes`` already gathered (:func:`provided_by` of each), for
+    a caller that asks about many variables of one playbook."""
     for rule in RUN_VARIABLES:
         if rule.matches(variable):
             return rule
-    candidates = (
-        (rule for node in nodes for rule in provided_by(node))
+    candidates: Iterable[ProvidedVariable] = (
+        provided if provided is not None
+        else (rule for node in nodes for rule in provided_by(node))
         if nodes
         else (rule for rules in NODE_VARIABLES.values() for rule in rules)
     )

@@ -212,13 +212,18 @@ def _salvage(
     if not isinstance(nodes, list) or not nodes:
         return SchemaValidation(issues, partial=True)
     bad = {i.pointer for i in issues}
-    bad_nodes = {int(p.split("/")[2]) for p in bad if p.startswith("/nodes/") and p.count("/") >= 2}
+    by_node: dict[int, set[str]] = {}  # each node's bad pointers, grouped once (not per node)
+    for pointer in bad:
+        parts = pointer.split("/")
+        if len(parts) > 2 and parts[1] == "nodes" and parts[2].isdigit():
+            by_node.setdefault(int(parts[2]), set()).add(pointer)
+    bad_nodes = set(by_node)
     salvaged: list[dict[str, Any]] = []
     origin: list[int] = []
     trimmed: set[int] = set()
     stubbed = False
     for index, node in enumerate(nodes):
-        kept = _repair(node, index, bad, validators) if index in bad_nodes else node
+        kept = _repair(node, index, by_node[index], validators) if index in bad_nodes else node
         if kept is not None:
             salvaged.append(kept)
             origin.append(index)

@@ -8,6 +8,7 @@ spelling of a boolean key, ``"True"``/``"False"``, matches a boolean (a warning 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,28 +85,31 @@ def _answer_products(answer: Answer, root: str, rest: list[str]) -> list[dict[st
 
 
 def producers(
-    playbook: Playbook, defs: Definitions, others: set[str], field: str
+    playbook: Playbook, defs: Definitions, others: set[str], field: str,
+    provided: Sequence[saiverse.ProvidedVariable] | None = None,
+    answers: Sequence[tuple[str, str, Answer]] | None = None,
 ) -> list[_Produced] | None:
     """What ``field`` can hold, if only response schemas define its root (else None).
 
-    ``others`` are the roots something else defines (parameters, set, tool outputs).
+    ``others`` are the roots something else defines (parameters, set, tool outputs);
+    ``provided`` the SAIVerse rules of the playbook's nodes and ``answers`` their
+    ``(type, id, answer)``, when the caller gathered them (once for every branch).
     """
     root, *rest = field.split(".")
     if root in others or root in defs.dynamic:
         return None
     produced: list[_Produced] = []
-    rule = saiverse.rule_for(root, playbook.nodes)
+    rule = saiverse.rule_for(root, playbook.nodes, provided=provided)
     if rule is not None and rule.condition is not saiverse.Condition.ALWAYS:
         if rest:
             return None
         types = frozenset(rule.types)
         produced.append(_Produced(types, None, "set implicitly, as SAIVerse did"))
-    for node in playbook.nodes:
-        answer = node.answer()
-        if answer is None:
-            continue
+    if answers is None:
+        answers = _answers(playbook)
+    for node_type, node_id, answer in answers:
         for schema in _answer_products(answer, root, rest):
-            source = f"{answer.schema_field} of {node.node_type()} node `{node.id}`"
+            source = f"{answer.schema_field} of {node_type} node `{node_id}`"
             described = _describe(schema, source) if schema else None
             if described is None:
                 return None
@@ -113,6 +117,12 @@ def producers(
     if not produced or defs.names.get(root, "").startswith("the output_schema"):
         return None
     return produced
+
+
+def _answers(playbook: Playbook) -> list[tuple[str, str, Answer]]:
+    """``(type, id, answer)`` of every node that asks a model for a structured answer."""
+    return [(node.node_type(), node.id, answer) for node in playbook.nodes
+            if (answer := node.answer()) is not None]
 
 
 def _other_roots(playbook: Playbook) -> set[str]:
@@ -227,13 +237,18 @@ def check_cases(playbook: Playbook, context: CheckContext) -> list[Issue]:
     issues: list[Issue] = []
     defs: Definitions | None = None
     others: set[str] = set()
+    provided: tuple[saiverse.ProvidedVariable, ...] = ()
+    answers: list[tuple[str, str, Answer]] = []
     for index, node in indexed(playbook):
         cond = node.conditional_next
         if cond is None:
             continue
-        if defs is None:
+        if defs is None:  # once a playbook, not once a branch
             defs, others = definitions(playbook, context), _other_roots(playbook)
-        produced = producers(playbook, defs, others, cond.field)
+            provided = tuple(rule for each in playbook.nodes
+                             for rule in saiverse.provided_by(each))
+            answers = _answers(playbook)
+        produced = producers(playbook, defs, others, cond.field, provided, answers)
         if produced:
             issues.extend(_check_node(index, node.id, cond, produced))
     return issues

@@ -53,9 +53,17 @@ def _parse(data: bytes) -> Any:
         return None
 
 
-def _signature(name: str, raw: Any) -> Signature:
+def read_signature(name: str, raw: Any) -> Signature:
     """What callers need from a file's parsed JSON, read defensively: the file is not
-    validated yet, so any field may hold any JSON value (its own check reports it)."""
+    validated yet, so any field may hold any JSON value (its own check reports it).
+
+    Args:
+        name: The playbook's name.
+        raw: The file's parsed JSON (any value).
+
+    Returns:
+        Its parameters (name → required), outputs and whether a router may call it.
+    """
     params: dict[str, bool] = {}
     outputs: tuple[str, ...] = ()
     router = False
@@ -127,7 +135,7 @@ class PlaybookLibrary:
                     self._shadowed.append((name, path))
                     continue
                 entries[name] = _Entry(
-                    path, hashlib.sha256(data).hexdigest(), _signature(name, raw)
+                    path, hashlib.sha256(data).hexdigest(), read_signature(name, raw)
                 )
         self._entries = entries
         return entries
