@@ -16,7 +16,7 @@ $(BIN)/python:
 # change to the code needs none.
 venv-test: $(VENV)/.installed-test
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[test,workers,mcp,docs,serve]'
+	$(PIP) -e '.[test,workers,mcp,docs,serve,otel]'
 	@touch $@
 
 # The local model: llama-cpp-python compiles from source the first time (about 7 minutes),

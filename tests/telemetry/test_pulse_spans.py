@@ -1,0 +1,127 @@
+"""A pulse as an OpenTelemetry span tree (issue 39): the in-memory SDK receives what a real
+runtime's pulses made from their events, with the scripted chat model and a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from saimemory.records import NewMessage, Persona
+from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from tests.telemetry.conftest import Otel
+
+SECRET = "My cat is called Mochi."
+MOCHI = {
+    "responses": {
+        "sub_router_user.decide": [
+            {"playbook": "memory_recall", "args": {"query": "Mochi"}, "reason": "asked"}
+        ],
+        "sub_speak.compose": ["Your cat is Mochi!"],
+    }
+}
+
+
+def _meta_user(otel: Otel, store: Any, persona: Persona, tmp_path: Path,
+               **options: Any) -> Any:
+    store.append(NewMessage(persona.id, "user", SECRET, ("conversation",)))
+    model = ScriptedChatModel.from_mapping(MOCHI)
+    config = RuntimeConfig(store, ModelSet.single(model), library=PlaybookLibrary.bundled(),
+                           checkpoint_path=tmp_path / "cp.sqlite",
+                           telemetry=otel.telemetry(**options))
+    with Runtime(config) as runtime:
+        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+    assert result.status == "ok", result.error
+    return result
+
+
+def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    result = _meta_user(otel, store, persona, tmp_path)
+    spans = otel.finished()
+    assert len({s.context.trace_id for s in spans if s.context}) == 1
+    [root] = otel.named("sea.pulse")
+    assert root.parent is None
+    assert root.name == "sea.pulse meta_user"
+    attrs = root.attributes or {}
+    assert attrs["sea.pulse.id"] == result.pulse_id and attrs["sea.persona"] == persona.id
+    assert attrs["sea.pulse.status"] == "ok" and attrs["sea.pulse.model_calls"] == 2
+    [top] = [s for s in otel.children(root) if s.name.startswith("sea.playbook")]
+    assert top.name == "sea.playbook meta_user"
+    [stored] = [s for s in otel.children(root) if s.name == "sea.memory.write"]
+    assert (stored.attributes or {})["sea.memory.role"] == "user"  # the input, first
+    nodes = [s for s in otel.children(top) if s.name.startswith("sea.node")]
+    assert nodes, "the top playbook's nodes are its children"
+    # each called playbook hangs under the node that called it
+    called = otel.named("sea.playbook sub_speak")
+    assert len(called) == 1
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    assert called[0].parent is not None
+    caller = by_id[called[0].parent.span_id]
+    assert caller.name.startswith("sea.node ") and (caller.attributes or {})["sea.depth"] == 0
+    # the model calls follow the GenAI conventions, under the node that made them
+    chats = otel.named("chat ")
+    assert len(chats) == 2
+    for chat in chats:
+        a = chat.attributes or {}
+        assert a["gen_ai.operation.name"] == "chat"
+        assert a["gen_ai.response.finish_reasons"] == ("stop",)
+        assert "gen_ai.usage.input_tokens" in a and "gen_ai.usage.output_tokens" in a
+        assert chat.parent is not None
+        parent = by_id[chat.parent.span_id]
+        assert (parent.attributes or {})["sea.node"] == a["sea.node"]
+    tools = [(s.attributes or {})["gen_ai.tool.name"] for s in otel.named("execute_tool ")]
+    assert tools == ["list_available_playbooks", "plan_memory", "memory_search"]
+    assert otel.named("sea.memory.write")  # the input and the reply
+    # every node span ended inside its playbook's span, every span ended
+    for span in spans:
+        assert span.end_time is not None and span.start_time is not None
+
+
+def test_prompts_and_answers_are_absent_unless_the_host_opts_in(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    _meta_user(otel, store, persona, tmp_path)
+    dumped = json.dumps([dict(s.attributes or {}) for s in otel.finished()], default=str)
+    dumped += json.dumps([[dict(e.attributes or {}) for e in s.events]
+                          for s in otel.finished()], default=str)
+    assert "Mochi" not in dumped and "gen_ai.input.messages" not in dumped
+    assert "What is my cat called" not in dumped
+
+
+def test_with_capture_content_the_prompts_and_answers_are_in_the_spans(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    _meta_user(otel, store, persona, tmp_path, capture_content=True)
+    [speak] = [s for s in otel.named("chat ")
+               if (s.attributes or {})["sea.node"] == "compose"]
+    a = speak.attributes or {}
+    assert SECRET in str(a["gen_ai.input.messages"])
+    assert "Your cat is Mochi!" in str(a["gen_ai.output.messages"])
+
+
+def test_the_metrics_count_pulses_calls_tokens_and_node_durations(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    _meta_user(otel, store, persona, tmp_path)
+    points = otel.metric_points()
+    [pulses] = points["sea.pulses"]
+    assert pulses.value == 1  # type: ignore[attr-defined]
+    assert dict(pulses.attributes) == {  # type: ignore[attr-defined]
+        "sea.playbook": "meta_user", "sea.persona": persona.id, "sea.pulse.status": "ok"}
+    calls = points["sea.model.calls"]
+    assert sum(p.value for p in calls) == 2  # type: ignore[attr-defined]
+    assert points["sea.node.duration"] and points["gen_ai.client.operation.duration"]
+
+
+def test_personas_past_the_bound_are_counted_as_other(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    _meta_user(otel, store, persona, tmp_path, max_personas=0)
+    [pulses] = otel.metric_points()["sea.pulses"]
+    assert pulses.attributes["sea.persona"] == "_other"  # type: ignore[attr-defined]
