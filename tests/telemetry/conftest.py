@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 
 from sea.telemetry import Telemetry
+from tests.workers.conftest import queue_dsn as queue_dsn  # the queue tests' fixture
 
 
 @dataclass
