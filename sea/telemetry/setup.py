@@ -57,8 +57,8 @@ def from_environment(environ: Mapping[str, str], *, service_name: str = "sea") -
                          "'sea-runtime[otel]'", code=MISSING_EXTRA) from None
     resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME")
                                 or service_name})
-    tracer_provider = _tracer_provider(resource, traces)
-    meter_provider = _meter_provider(resource, metrics)
+    tracer_provider = _tracer_provider(resource, traces, _endpoint(environ, "traces"))
+    meter_provider = _meter_provider(resource, metrics, _endpoint(environ, "metrics"))
 
     def shutdown() -> None:
         tracer_provider.shutdown()
@@ -77,7 +77,18 @@ def _choice(environ: Mapping[str, str], name: str) -> str:
     return value
 
 
-def _tracer_provider(resource: Any, exporter: str) -> Any:
+def _endpoint(environ: Mapping[str, str], signal: str) -> str | None:
+    """Where a signal is sent: ``OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`` as it is, else
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` with ``/v1/<signal>`` (None: the exporter's default,
+    ``http://localhost:4318/v1/<signal>``)."""
+    own = environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
+    if own:
+        return own
+    base = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    return f"{base.rstrip('/')}/v1/{signal}" if base else None
+
+
+def _tracer_provider(resource: Any, exporter: str, endpoint: str | None) -> Any:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import (
         BatchSpanProcessor,
@@ -89,13 +100,13 @@ def _tracer_provider(resource: Any, exporter: str) -> Any:
     if exporter == "otlp":
         _otlp = _exporter("opentelemetry.exporter.otlp.proto.http.trace_exporter",
                           "OTLPSpanExporter")
-        provider.add_span_processor(BatchSpanProcessor(_otlp()))
+        provider.add_span_processor(BatchSpanProcessor(_otlp(endpoint=endpoint)))
     elif exporter == "console":
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
     return provider
 
 
-def _meter_provider(resource: Any, exporter: str) -> Any:
+def _meter_provider(resource: Any, exporter: str, endpoint: str | None) -> Any:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import (
         ConsoleMetricExporter,
@@ -106,17 +117,17 @@ def _meter_provider(resource: Any, exporter: str) -> Any:
     if exporter == "otlp":
         _otlp = _exporter("opentelemetry.exporter.otlp.proto.http.metric_exporter",
                           "OTLPMetricExporter")
-        readers.append(PeriodicExportingMetricReader(_otlp()))
+        readers.append(PeriodicExportingMetricReader(_otlp(endpoint=endpoint)))
     elif exporter == "console":
         readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
     return MeterProvider(resource=resource, metric_readers=readers)
 
 
-def _exporter(module: str, name: str) -> Callable[[], Any]:
+def _exporter(module: str, name: str) -> Callable[..., Any]:
     import importlib
 
     try:
-        found: Callable[[], Any] = getattr(importlib.import_module(module), name)
+        found: Callable[..., Any] = getattr(importlib.import_module(module), name)
     except ImportError:
         raise UsageError("--otel needs the OTLP exporter: pip install 'sea-runtime[otel]'",
                          code=MISSING_EXTRA) from None
