@@ -48,20 +48,15 @@ def call_attributes(record: LLMCallRecord, capture_content: bool) -> Attributes:
         "gen_ai.usage.output_tokens": max(0, record.tokens_out),
         "gen_ai.response.finish_reasons": (finish_reason(record),),
         "openinference.span.kind": "LLM",
-        "llm.model_name": record.model,
-        "llm.token_count.prompt": max(0, record.tokens_in),
-        "llm.token_count.completion": max(0, record.tokens_out),
-        "sea.playbook": record.playbook,
         "sea.node": record.node,
         "sea.llm.retries": max(0, record.retries),
-        "sea.llm.rate_limited": max(0, record.rate_limited),
         "sea.llm.cost": max(0.0, record.cost),
-        "sea.llm.structured_output": record.response is not None
-        and isinstance(record.response, dict | list) and "tool_calls" not in record.response,
-        "sea.llm.messages": len(record.messages),
+        "sea.llm.structured_output": isinstance(record.response, dict | list)
+        and "tool_calls" not in record.response,
         "sea.llm.prompt_chars": sum(len(str(m.get("content", ""))) for m in record.messages),
-        "sea.llm.answer_chars": len(_text(record.response)),
     }
+    if record.rate_limited:
+        attrs["sea.llm.rate_limited"] = record.rate_limited
     optional = {
         "sea.llm.pattern": record.pattern,
         "sea.llm.model_kind": record.model_kind,

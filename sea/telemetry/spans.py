@@ -151,9 +151,8 @@ class PulseTrace:
 
     def _node_started(self, event: NodeStarted) -> None:
         call = self._call_at(event.depth, event.playbook)
-        attrs: dict[str, Any] = {
-            "sea.playbook": event.playbook, "sea.node": event.node,
-            "sea.node.type": event.node_type, "sea.depth": event.depth,
+        attrs: dict[str, Any] = {  # its playbook and depth are its parent's
+            "sea.node": event.node, "sea.node.type": event.node_type,
             "openinference.span.kind": "CHAIN",
         }
         if call.last is not None:
@@ -220,17 +219,14 @@ class PulseTrace:
 
     def _memory_written(self, event: MemoryWritten) -> None:
         attrs: dict[str, Any] = {
-            "sea.memory.operation": "write", "sea.memory.message_id": event.message_id,
-            "sea.memory.role": event.role, "sea.memory.tags": event.tags,
-            "sea.memory.chars": len(event.content),
+            "sea.memory.message_id": event.message_id, "sea.memory.role": event.role,
+            "sea.memory.tags": event.tags, "sea.memory.chars": len(event.content),
         }
         if event.thread is not None:
             attrs["sea.memory.thread"] = event.thread
         if self._content:
             attrs["sea.memory.content"] = event.content
-        span = self._timed("sea.memory.write", event.playbook, event.node, 0.0, attrs,
-                           SpanKind.INTERNAL)
-        span.end()
+        self._span_of(event.playbook, event.node).add_event("sea.memory.write", attrs)
 
     def _approval(self, event: ApprovalRequested) -> None:
         attrs: dict[str, Any] = {"sea.playbook": event.playbook, "sea.node": event.node}

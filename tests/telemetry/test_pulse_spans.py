@@ -53,7 +53,7 @@ def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
     assert attrs["sea.pulse.status"] == "ok" and attrs["sea.pulse.model_calls"] == 2
     [top] = [s for s in otel.children(root) if s.name.startswith("sea.playbook")]
     assert top.name == "sea.playbook meta_user"
-    [stored] = [s for s in otel.children(root) if s.name == "sea.memory.write"]
+    [stored] = [e for e in root.events if e.name == "sea.memory.write"]
     assert (stored.attributes or {})["sea.memory.role"] == "user"  # the input, first
     nodes = [s for s in otel.children(top) if s.name.startswith("sea.node")]
     assert nodes, "the top playbook's nodes are its children"
@@ -63,7 +63,8 @@ def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
     by_id = {s.context.span_id: s for s in spans if s.context}
     assert called[0].parent is not None
     caller = by_id[called[0].parent.span_id]
-    assert caller.name.startswith("sea.node ") and (caller.attributes or {})["sea.depth"] == 0
+    assert caller.name.startswith("sea.node ") and caller.parent is not None
+    assert by_id[caller.parent.span_id].name == "sea.playbook meta_user"
     # the model calls follow the GenAI conventions, under the node that made them
     chats = otel.named("chat ")
     assert len(chats) == 2
@@ -77,7 +78,8 @@ def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
         assert (parent.attributes or {})["sea.node"] == a["sea.node"]
     tools = [(s.attributes or {})["gen_ai.tool.name"] for s in otel.named("execute_tool ")]
     assert tools == ["list_available_playbooks", "plan_memory", "memory_search"]
-    assert otel.named("sea.memory.write")  # the input and the reply
+    [compose] = [s for s in otel.named("sea.node compose")]
+    assert [e.name for e in compose.events] == ["sea.memory.write"]  # the reply, stored
     # every node span ended inside its playbook's span, every span ended
     for span in spans:
         assert span.end_time is not None and span.start_time is not None

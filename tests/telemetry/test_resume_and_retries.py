@@ -58,7 +58,7 @@ def test_a_pulse_resumed_by_another_process_links_to_the_span_that_waited(
     store.close()
     assert waiting.status == "waiting", waiting.error
     [first] = otel.named("sea.pulse")
-    assert [e.name for e in first.events] == ["sea.approval.requested"]
+    assert [e.name for e in first.events] == ["sea.memory.write", "sea.approval.requested"]
     assert (first.attributes or {})["sea.pulse.status"] == "waiting"
 
     env = {**os.environ, "OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
