@@ -689,9 +689,9 @@ def _otel(playbooks: list[str], pulses: int) -> None:
 
     print(f"\nthe cost of tracing, {pulses} pulses per side, ms median / p90 (sqlite)")
     print(f"{'pulse':<13} {'side':<9} {'wall':>15} {'engine':>15}  cost")
+    library = PlaybookLibrary.bundled([])
     for playbook in playbooks:
         top = "meta_user" if playbook == "sub_act" else playbook
-        library = PlaybookLibrary.bundled([])
 
         def make(telemetry: Any, workdir: Path, playbook: str = playbook) -> Runtime:
             store = _store("sqlite", workdir, playbook, "engine", None)

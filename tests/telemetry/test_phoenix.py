@@ -46,7 +46,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (loopback)
+    with urllib.request.urlopen(url, timeout=10) as answer:
         return json.loads(answer.read())
 
 
