@@ -8,6 +8,12 @@ that made them, timed from what their event says; plan events, warnings, errors 
 approval a pulse waits for are span events. A resumed pulse's root span links to the span
 that waited (its ``traceparent`` is kept in the pulse's checkpointed origin, so the link
 crosses processes).
+
+While a node runs, its span is the current span (of the task that runs it): what the node
+does under OpenTelemetry's own context, such as a LangChain tracer's span for the model
+call (a host's callbacks on its models still run), nests under it. Node starts and ends
+are told by the task that runs the node, so each task's current span moves with them;
+the drive's end puts back the context the drive began in.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
@@ -84,6 +91,7 @@ class PulseTrace:
                         "openinference.span.kind": "AGENT"})
         self.traceparent = traceparent(self.root)
         """The root span's W3C ``traceparent`` (kept in the pulse's origin)."""
+        self._outer = otel_context.get_current()
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
@@ -160,6 +168,7 @@ class PulseTrace:
         span = self._tracer.start_span(f"sea.node {event.node}", _under(call.span),
                                        attributes=attrs)
         call.nodes[event.node] = span
+        otel_context.attach(_under(span))  # current in the node's task until it ends
 
     def _node_ended(self, event: NodeEnded) -> None:
         self._close_below(event.depth)
@@ -168,6 +177,7 @@ class PulseTrace:
         if span is None or call is None:
             return
         call.last = event.node
+        otel_context.attach(_under(self._innermost()))
         span.set_attribute("sea.node.outcome", event.outcome)
         if event.outcome != "ok":
             span.set_status(Status(StatusCode.ERROR, event.outcome))
@@ -271,6 +281,7 @@ class PulseTrace:
         elif event.status == "ok":
             self.root.set_status(Status(StatusCode.OK))
         self.root.end()
+        otel_context.attach(self._outer)
         self._meters.pulse_ended(self._metric_attrs, event.status, event.duration_s)
 
     # -- the tree -------------------------------------------------------------------------

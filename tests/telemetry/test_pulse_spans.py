@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
+from opentelemetry import trace
+
 from saimemory.records import NewMessage, Persona
 from sea.chat.scripted import ScriptedChatModel
 from sea.host.config import RuntimeConfig
@@ -127,3 +130,35 @@ def test_personas_past_the_bound_are_counted_as_other(
     _meta_user(otel, store, persona, tmp_path, max_personas=0)
     [pulses] = otel.metric_points()["sea.pulses"]
     assert pulses.attributes["sea.persona"] == "_other"  # type: ignore[attr-defined]
+
+
+class _SeesTheSpan(BaseCallbackHandler):
+    """A LangChain callback on the host's model: which OpenTelemetry span is current when
+    the model is called (where an OpenTelemetry-based LangChain tracer puts its span)."""
+
+    def __init__(self) -> None:
+        self.current: list[str] = []
+        self.ended = 0
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        span = trace.get_current_span()
+        self.current.append(getattr(span, "name", "?"))
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.ended += 1
+
+
+def test_langchain_callbacks_run_inside_the_model_calls_nested_under_the_node_span(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    seen = _SeesTheSpan()
+    model = ScriptedChatModel.from_mapping(MOCHI)
+    model.callbacks = [seen]
+    config = RuntimeConfig(store, ModelSet.single(model), library=PlaybookLibrary.bundled(),
+                           telemetry=otel.telemetry())
+    with Runtime(config) as runtime:
+        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+    assert result.status == "ok", result.error
+    assert seen.current == ["sea.node decide", "sea.node compose"]
+    assert seen.ended == 2
+    assert not trace.get_current_span().get_span_context().is_valid  # nothing left behind
