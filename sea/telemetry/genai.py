@@ -41,7 +41,6 @@ def call_attributes(record: LLMCallRecord, capture_content: bool) -> Attributes:
     """
     attrs: Attributes = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "sea",
         "gen_ai.request.model": record.model,
         "gen_ai.response.model": record.fallback or record.model,
         "gen_ai.usage.input_tokens": max(0, record.tokens_in),

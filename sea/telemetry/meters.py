@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.metrics import Meter
+from opentelemetry.metrics import Meter, NoOpMeter
 
 _SECONDS = "s"
 
@@ -24,14 +24,14 @@ class Meters:
     """
 
     def __init__(self, meter: Meter) -> None:
+        self.noop = isinstance(meter, NoOpMeter)
+        """The meter records nothing (a no-op provider): the instruments are not used."""
         self.pulses = meter.create_counter(
             "sea.pulses", unit="{pulse}", description="Pulse drives that ended, by status")
         self.pulse_duration = meter.create_histogram(
             "sea.pulse.duration", unit=_SECONDS, description="How long a pulse drive took")
         self.node_duration = meter.create_histogram(
             "sea.node.duration", unit=_SECONDS, description="How long a node ran")
-        self.model_calls = meter.create_counter(
-            "sea.model.calls", unit="{call}", description="Model calls, by outcome")
         self.operation_duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit=_SECONDS,
             description="GenAI operation duration")
@@ -65,7 +65,8 @@ class Meters:
 
 def model_call(meters: Meters, attrs: dict[str, Any], model: str, outcome: str,
                latency_s: float, tokens: tuple[int, int], cost: float) -> None:
-    """Record one model call's count, duration, tokens (input and output) and cost.
+    """Record one model call's duration (its count is the histogram's: the calls, by
+    ``error.type``), tokens (input and output) and cost.
 
     Args:
         meters: The instruments.
@@ -77,7 +78,6 @@ def model_call(meters: Meters, attrs: dict[str, Any], model: str, outcome: str,
         cost: What it cost.
     """
     base = {**attrs, "gen_ai.operation.name": "chat", "gen_ai.request.model": model}
-    meters.model_calls.add(1, {**base, "sea.outcome": outcome})
     timed = base if outcome == "ok" else {**base, "error.type": outcome}
     meters.operation_duration.record(max(0.0, latency_s), timed)
     for kind, count in zip(("input", "output"), tokens, strict=True):

@@ -95,15 +95,24 @@ class PulseTrace:
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+        self.recording = self.root.is_recording()
+        """Spans are kept (not a no-op provider, not sampled out): else only the metrics
+        are made, and with no-op meters too, nothing at all."""
         self._dispatch: dict[type[Event], Callable[[Any], None]] = {
-            PulseStarted: self._started, NodeStarted: self._node_started,
-            NodeEnded: self._node_ended, LLMCalled: self._llm_called,
-            ToolCalled: self._tool_called, MemoryWritten: self._memory_written,
-            ApprovalRequested: self._approval, PlanChanged: self._plan,
-            ErrorRaised: self._error, WarningRaised: self._warning,
-            SubagentStarted: self._note, SubagentEnded: self._note,
-            ActionsPlanned: self._note, RefResolved: self._note,
+            PulseStarted: self._started, NodeEnded: self._node_metric,
+            LLMCalled: self._llm_metric, ErrorRaised: self._error_metric,
+            PulseEnded: self._ended_metric,
         }
+        if self.recording:
+            self._dispatch.update({
+                NodeStarted: self._node_started, NodeEnded: self._node_ended,
+                LLMCalled: self._llm_called, ToolCalled: self._tool_called,
+                MemoryWritten: self._memory_written, ApprovalRequested: self._approval,
+                PlanChanged: self._plan, ErrorRaised: self._error,
+                WarningRaised: self._warning, SubagentStarted: self._note,
+                SubagentEnded: self._note, ActionsPlanned: self._note,
+                RefResolved: self._note, PulseEnded: self._ended,
+            })
 
     def watch(self, sink: Sink) -> Sink:
         """``sink``, with every event also turned into spans on its way.
@@ -112,16 +121,17 @@ class PulseTrace:
             sink: Where the drive's events go.
 
         Returns:
-            The sink to give the drive.
+            The sink to give the drive (``sink`` itself when nothing would be made).
         """
+        if not self.recording and self._meters.noop:
+            return sink
+        dispatch = self._dispatch
 
         def traced(event: Event | None) -> None:
             if event is not None:
-                handle = self._dispatch.get(type(event))
+                handle = dispatch.get(type(event))
                 if handle is not None:
                     handle(event)
-                elif isinstance(event, PulseEnded):
-                    self._ended(event)
             sink(event)
 
         return traced
@@ -175,16 +185,20 @@ class PulseTrace:
         call = self._find(event.depth, event.playbook)
         span = None if call is None else call.nodes.pop(event.node, None)
         if span is None or call is None:
+            self._node_metric(event)
             return
         call.last = event.node
         otel_context.attach(_under(self._innermost()))
-        span.set_attribute("sea.node.outcome", event.outcome)
-        if event.outcome != "ok":
+        if event.outcome != "ok":  # ok unless it says otherwise (one attribute less to set)
+            span.set_attribute("sea.node.outcome", event.outcome)
             span.set_status(Status(StatusCode.ERROR, event.outcome))
         span.end()
-        attrs = {**self._metric_attrs, "sea.node.type": event.node_type,
-                 "sea.node.outcome": event.outcome}
-        self._meters.node_duration.record(max(0.0, event.duration_s), attrs)
+        self._node_metric(event)
+
+    def _node_metric(self, event: NodeEnded) -> None:
+        self._meters.node_duration.record(  # bounded and cheap: two short attributes
+            max(0.0, event.duration_s),
+            {"sea.node.type": event.node_type, "sea.node.outcome": event.outcome})
 
     def _llm_called(self, event: LLMCalled) -> None:
         record = event.record
@@ -196,6 +210,10 @@ class PulseTrace:
         if record.outcome != "ok":
             span.set_status(Status(StatusCode.ERROR, record.error or record.outcome))
         span.end()
+        self._llm_metric(event)
+
+    def _llm_metric(self, event: LLMCalled) -> None:
+        record = event.record
         usage = self._usage
         usage["calls"] += 1
         usage["tokens_in"] += max(0, record.tokens_in)
@@ -230,7 +248,7 @@ class PulseTrace:
     def _memory_written(self, event: MemoryWritten) -> None:
         attrs: dict[str, Any] = {
             "sea.memory.message_id": event.message_id, "sea.memory.role": event.role,
-            "sea.memory.tags": event.tags, "sea.memory.chars": len(event.content),
+            "sea.memory.tags": ",".join(event.tags), "sea.memory.chars": len(event.content),
         }
         if event.thread is not None:
             attrs["sea.memory.thread"] = event.thread
@@ -258,6 +276,9 @@ class PulseTrace:
                           "sea.error.message": str(event.error.get("message", ""))})
         self._meters.error(self._metric_attrs, code)
 
+    def _error_metric(self, event: ErrorRaised) -> None:
+        self._meters.error(self._metric_attrs, str(event.error.get("code") or "error"))
+
     def _warning(self, event: WarningRaised) -> None:
         self._span_of(event.playbook, event.node).add_event(
             "sea.warning", {"sea.warning.code": event.code})
@@ -282,6 +303,12 @@ class PulseTrace:
             self.root.set_status(Status(StatusCode.OK))
         self.root.end()
         otel_context.attach(self._outer)
+        self._ended_metric(event)
+
+    def _ended_metric(self, event: PulseEnded) -> None:
+        if event.status == "error" and not self.recording:
+            self._meters.error(self._metric_attrs, str((event.error or {}).get("code")
+                                                       or "error"))
         self._meters.pulse_ended(self._metric_attrs, event.status, event.duration_s)
 
     # -- the tree -------------------------------------------------------------------------

@@ -119,9 +119,13 @@ def test_the_metrics_count_pulses_calls_tokens_and_node_durations(
     assert pulses.value == 1  # type: ignore[attr-defined]
     assert dict(pulses.attributes) == {  # type: ignore[attr-defined]
         "sea.playbook": "meta_user", "sea.persona": persona.id, "sea.pulse.status": "ok"}
-    calls = points["sea.model.calls"]
-    assert sum(p.value for p in calls) == 2  # type: ignore[attr-defined]
-    assert points["sea.node.duration"] and points["gen_ai.client.operation.duration"]
+    [calls] = points["gen_ai.client.operation.duration"]
+    assert calls.count == 2  # type: ignore[attr-defined]
+    assert "error.type" not in calls.attributes  # type: ignore[attr-defined]
+    tokens = points["gen_ai.client.token.usage"]
+    assert {p.attributes["gen_ai.token.type"] for p in tokens} == {  # type: ignore[attr-defined]
+        "input", "output"}
+    assert sum(p.count for p in points["sea.node.duration"]) > 10  # type: ignore[attr-defined]
 
 
 def test_personas_past_the_bound_are_counted_as_other(
