@@ -166,3 +166,31 @@ def test_langchain_callbacks_run_inside_the_model_calls_nested_under_the_node_sp
     assert seen.current == ["sea.node decide", "sea.node compose"]
     assert seen.ended == 2
     assert not trace.get_current_span().get_span_context().is_valid  # nothing left behind
+
+
+def test_a_pulse_sampled_out_makes_no_span_and_still_counts(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    otel.tracer_provider = TracerProvider(sampler=ALWAYS_OFF)
+    _meta_user(otel, store, persona, tmp_path)
+    assert otel.finished() == []
+    [pulses] = otel.metric_points()["sea.pulses"]
+    assert pulses.value == 1  # type: ignore[attr-defined]
+
+
+def test_telemetry_on_no_op_providers_leaves_the_sink_as_it_is() -> None:
+    from opentelemetry.metrics import NoOpMeterProvider
+    from opentelemetry.trace import NoOpTracerProvider
+
+    from sea.telemetry import Telemetry
+
+    off = Telemetry(tracer_provider=NoOpTracerProvider(), meter_provider=NoOpMeterProvider())
+    trace_ = off.pulse("p1", "start")
+
+    def sink(event: object) -> None:
+        return None
+
+    assert trace_.watch(sink) is sink and trace_.traceparent is None
