@@ -7,7 +7,8 @@ Nothing here imports OpenTelemetry: a :class:`Telemetry` is made cheaply by a ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from threading import Lock
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,22 @@ class Telemetry:
         tracer, meters = self._parts()
         return PulseTrace(tracer, meters, pulse_id, mode, capture_content=self.capture_content,
                           persona_label=self.persona_label)
+
+    @contextmanager
+    def span(self, name: str, **attributes: str | int | float | bool) -> Iterator[Any]:
+        """A span of the host's own, current within the block (a server's request): the
+        pulses it runs, and those it submits to the queue, are its children.
+
+        Args:
+            name: The span's name (``POST /pulses``).
+            attributes: Its attributes.
+
+        Returns:
+            The span (a context manager's value).
+        """
+        tracer, _ = self._parts()
+        with tracer.start_as_current_span(name, attributes=attributes) as span:
+            yield span
 
     def persona_label(self, persona: str) -> str | None:
         """The ``sea.persona`` of a metric: the persona, ``_other`` past the bound, or

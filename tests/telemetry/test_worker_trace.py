@@ -28,10 +28,10 @@ def test_a_worker_pulse_is_one_trace_from_submit_to_end(
     script = {"responses": {"sub_router_user.decide": [{"playbook": "basic_chat",
                                                         "reason": "hi"}],
                             "sub_speak.compose": ["Hello, Aoi here."]}}
-    tracer = otel.tracer_provider.get_tracer("a host")
+    telemetry = otel.telemetry()
 
     async def work(queue: PulseQueue) -> Any:
-        with tracer.start_as_current_span("POST /pulses"):
+        with telemetry.span("POST /pulses", route="/pulses"):  # as a server's request
             pulse_id = await queue.submit(AOI, "meta_user", "hi")
         untraced = await queue.submit(AOI, "meta_user", "again")  # outside any span
         return await _until(queue, pulse_id, "done"), await _until(queue, untraced, "done")
@@ -39,7 +39,7 @@ def test_a_worker_pulse_is_one_trace_from_submit_to_end(
     script["responses"]["sub_router_user.decide"] *= 2
     script["responses"]["sub_speak.compose"] *= 2
     done, alone = asyncio.run(_with_worker(queue_dsn, tmp_path, script, work, FAST,
-                                           telemetry=otel.telemetry()))
+                                           telemetry=telemetry))
     [request] = otel.named("POST /pulses")
     roots = {(s.attributes or {})["sea.pulse.id"]: s for s in otel.named("sea.pulse")}
     pulse = roots[done.id]
