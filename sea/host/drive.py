@@ -102,9 +102,10 @@ class Driver:
         started = perf_counter()
         telemetry = self.config.telemetry
         if telemetry is not None:  # the drive's spans: its root span starts now
-            run.trace = telemetry.pulse(run.pulse_id, run.mode)
-            run.traceparent = run.trace.traceparent
-            sink = run.trace.watch(sink)
+            with suppress(Exception):  # a provider that fails leaves the pulse untraced
+                run.trace = telemetry.pulse(run.pulse_id, run.mode)
+                run.traceparent = run.trace.traceparent
+                sink = run.trace.watch(sink)
         log = CallLog(self.services.store)
         sink = log.watch(sink, lambda: None if run.persona is None else run.persona.id)
         status: Status = "ok"

@@ -95,6 +95,9 @@ class PulseTrace:
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+        self.lost = 0
+        """Events whose spans or metrics could not be made (an exporter's or a provider's
+        failure): the pulse goes on regardless."""
         self.recording = self.root.is_recording()
         """Spans are kept (not a no-op provider, not sampled out): else only the metrics
         are made, and with no-op meters too, nothing at all."""
@@ -131,7 +134,10 @@ class PulseTrace:
             if event is not None:
                 handle = dispatch.get(type(event))
                 if handle is not None:
-                    handle(event)
+                    try:
+                        handle(event)
+                    except Exception:  # telemetry never fails a pulse: the span is lost
+                        self.lost += 1
             sink(event)
 
         return traced
@@ -144,12 +150,15 @@ class PulseTrace:
             playbook: The top-level playbook.
             waited: The ``traceparent`` of the drive that waited (None: not known).
         """
-        self._identify(persona, playbook)
-        found = span_context_of(waited)
-        if found is not None:
-            self.root.add_link(found, {"sea.link": "resumes"})
-        if self._mode == "resume":
-            self._meters.resumed(self._metric_attrs)
+        try:
+            self._identify(persona, playbook)
+            found = span_context_of(waited)
+            if found is not None:
+                self.root.add_link(found, {"sea.link": "resumes"})
+            if self._mode == "resume":
+                self._meters.resumed(self._metric_attrs)
+        except Exception:  # telemetry never fails a pulse
+            self.lost += 1
 
     # -- events ---------------------------------------------------------------------------
 

@@ -194,3 +194,31 @@ def test_telemetry_on_no_op_providers_leaves_the_sink_as_it_is() -> None:
         return None
 
     assert trace_.watch(sink) is sink and trace_.traceparent is None
+
+
+class _Broken:
+    """A tracer provider whose tracer fails at every span but the first (a host's bug)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        tracer = self.real.get_tracer(*args, **kwargs)
+
+        class Tracer:
+            def start_span(self, name: str, *a: Any, **k: Any) -> Any:
+                if name.startswith("sea.pulse"):
+                    return tracer.start_span(name, *a, **k)
+                raise RuntimeError("the host's tracer broke")
+
+        return Tracer()
+
+
+def test_a_failing_tracer_never_fails_the_pulse(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    otel.tracer_provider = _Broken(otel.tracer_provider)  # type: ignore[assignment]
+    result = _meta_user(otel, store, persona, tmp_path)
+    assert result.spoken == ["Your cat is Mochi!"]
+    [root] = otel.named("sea.pulse")
+    assert (root.attributes or {})["sea.pulse.status"] == "ok"
