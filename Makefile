@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local test-browser lint schemas docs venv-test venv-local
+.PHONY: demo test test-local test-browser test-otel lint schemas docs venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(BIN)/python:
 # change to the code needs none.
 venv-test: $(VENV)/.installed-test
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[test,workers,mcp,docs,serve,lsp]'
+	$(PIP) -e '.[test,workers,mcp,docs,serve,lsp,otel]'
 	@touch $@
 
 # The local model: llama-cpp-python compiles from source the first time (about 7 minutes),
@@ -46,7 +46,7 @@ lint: venv-test
 # schema and temporary files, so they run in any order and in parallel.
 # The browser tests (the documentation site in chromium) have a target of their own.
 test: lint
-	$(BIN)/python -m pytest -n auto -m "not browser"
+	$(BIN)/python -m pytest -n auto -m "not browser and not otel_receiver"
 
 # Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
 schemas: venv-test
@@ -65,6 +65,16 @@ test-local: venv-test venv-local
 # Debian's chromium (skipped, saying why, without it); screenshots in build/docs-screenshots/.
 test-browser: venv-test
 	$(BIN)/python -m pytest -m browser
+
+# A pulse's trace exported over OTLP/HTTP to a real receiver, Arize Phoenix, read back through
+# its API. Phoenix (a web app with its own database and pinned dependencies) gets a virtual
+# environment of its own, made once, next to the project's.
+PHOENIX_VENV ?= $(VENV)-phoenix
+$(PHOENIX_VENV)/bin/phoenix:
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'arize-phoenix>=12'
+test-otel: venv-test $(PHOENIX_VENV)/bin/phoenix
+	SEA_PHOENIX=$(PHOENIX_VENV)/bin/phoenix $(BIN)/python -m pytest -m otel_receiver
 
 demo: venv-local
 	$(BIN)/sea run --input "$(INPUT)"

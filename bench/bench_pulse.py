@@ -58,8 +58,12 @@ checkpoints in memory) and, with ``--postgres DSN``, ``postgres`` (store and che
 PostgreSQL; the DSN's database gets the tables: the checkpoints in its default schema, each
 side's store in schema ``bench_<pulse>_<side>``, dropped and made anew for each run).
 
+With ``--otel`` (the ``otel`` extra), a table of its own after the first: the cost of
+tracing, the engine's pulses on ``sqlite`` without telemetry, with telemetry on
+OpenTelemetry's no-op providers, and with the SDK keeping every span (:mod:`otel_sides`).
+
 Run: ``PYTHONPATH=. python bench/bench_pulse.py [--pulses 60] [--playbooks meta_user,sub_act]
-[--postgres DSN] [--profile]``.
+[--postgres DSN] [--profile] [--otel]``.
 """
 
 from __future__ import annotations
@@ -641,6 +645,8 @@ def main() -> None:
     parser.add_argument("--playbooks", default=",".join(PLAYBOOKS),
                         help=f"comma-separated pulses to run, of {', '.join(PLAYBOOKS)}")
     parser.add_argument("--postgres", metavar="DSN", help="also measure on PostgreSQL")
+    parser.add_argument("--otel", action="store_true",
+                        help="then the cost of tracing: untraced, otel off, otel on (sqlite)")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the engine's pulses (sqlite, a run of their own) "
                         "and print the top costs")
@@ -666,6 +672,8 @@ def main() -> None:
                 print(f"{playbook:<13} {kind:<9} {name:<13} {_ms(sample.wall):>15} "
                       f"{_ms(sample.model):>15} {_ms(sample.engine()):>15}  "
                       f"{ratio:.2f}x", flush=True)
+    if args.otel:
+        _otel(playbooks, args.pulses)
     for playbook in playbooks if args.profile else ():  # a run of its own: the profiler
         profile = cProfile.Profile()                     # slows what it watches
         with tempfile.TemporaryDirectory() as tmp:
@@ -673,6 +681,41 @@ def main() -> None:
         print(f"\ntop costs of the engine's {playbook} pulses (sqlite), by own time:")
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(15)
+
+
+def _otel(playbooks: list[str], pulses: int) -> None:
+    """The cost of tracing (:mod:`otel_sides`): each playbook's engine pulses on sqlite."""
+    import otel_sides
+
+    print(f"\nthe cost of tracing, {pulses} pulses per side, ms median / p90 (sqlite)")
+    print(f"{'pulse':<13} {'side':<9} {'wall':>15} {'engine':>15}  cost")
+    library = PlaybookLibrary.bundled([])
+    for playbook in playbooks:
+        top = "meta_user" if playbook == "sub_act" else playbook
+
+        def make(telemetry: Any, workdir: Path, playbook: str = playbook) -> Runtime:
+            store = _store("sqlite", workdir, playbook, "engine", None)
+            _seed(store)
+            model = timed_model(_script(playbook, pulses + 8))
+            workspace = _workspace(workdir) if playbook == "sub_act" else None
+            return Runtime(RuntimeConfig(
+                store, ModelSet(normal=model, lightweight=model), library=library,
+                workspace=workspace, checkpoint_path=workdir / "checkpoints.sqlite",
+                telemetry=telemetry))
+
+        async def pulse(runtime: Runtime, i: int, playbook: str = playbook,
+                        top: str = top) -> None:
+            persona = PERSONAS[i % len(PERSONAS)]
+            CHECKS[playbook](await runtime.arun_pulse(persona, top, _text(playbook, i)))
+
+        def spent(runtime: Runtime) -> float:
+            model = runtime.config.models.normal
+            assert isinstance(model, TimedModel)
+            return model.spent
+
+        with tempfile.TemporaryDirectory() as tmp:
+            times = asyncio.run(otel_sides.compare(make, pulse, spent, Path(tmp), pulses))
+        otel_sides.report(playbook, times)
 
 
 if __name__ == "__main__":

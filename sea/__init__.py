@@ -7,7 +7,8 @@ store's from ``saimemory``), never from a submodule.
   playbooks, checkpoints, workspace, limits, policies) and :class:`Runtime` (runs, streams,
   resumes and cancels pulses), with :class:`ModelSet`, :func:`resolve_model`,
   :class:`Limits`, :class:`Budget`, :class:`LLMOptions`, :class:`PlanPolicy`,
-  :class:`PulseResult` and :class:`Event`.
+  :class:`PulseResult` and :class:`Event`; :class:`Telemetry` traces and measures pulses
+  with OpenTelemetry.
 - **A node type of the host's own**: :class:`NodeModel` / :class:`FallibleNode` (its
   document model), :class:`NodeKind` (its runner, :class:`Frame`, :data:`PlaybookState`,
   :data:`Update`, :func:`assign`, :func:`variables`, :func:`render`), the language's
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from sea.llm.models import ModelSet
     from sea.llm.options import LLMOptions
     from sea.nodes import builtin_registry
+    from sea.telemetry.options import Telemetry
 
 _LAZY = {
     # running pulses
@@ -85,6 +87,7 @@ _LAZY = {
     "LLMOptions": "sea.llm.options",
     "PlanPolicy": "sea.engine.plans.policy",
     "Event": "sea.engine.events",
+    "Telemetry": "sea.telemetry.options",
     # a node type of the host's own
     "NodeModel": "sea.lang.node",
     "FallibleNode": "sea.lang.node",
@@ -158,6 +161,7 @@ __all__ = [
     "SeaError",
     "Severity",
     "TagUse",
+    "Telemetry",
     "ToolCatalogue",
     "ToolGate",
     "ToolUse",

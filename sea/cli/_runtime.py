@@ -13,6 +13,7 @@ workspace, the busy policy); :meth:`RuntimeArgs.config` then adds what the comma
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.llm.options import LLMOptions
 from sea.llm.structured import MethodMemory
+from sea.telemetry import Telemetry, from_environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,7 @@ class RuntimeArgs:
         workspace: The ``--workspace`` directory, if any.
         when_busy: ``--when-busy``.
         busy_timeout: ``--busy-timeout``.
+        telemetry: ``--otel``: OpenTelemetry as the ``OTEL_*`` variables say (None without).
     """
 
     location: str
@@ -64,6 +67,12 @@ class RuntimeArgs:
     workspace: Path | None
     when_busy: WhenBusy
     busy_timeout: float
+    telemetry: Telemetry | None = None
+
+    def flush_telemetry(self) -> None:
+        """Export what ``--otel`` still holds (the command is about to end)."""
+        if self.telemetry is not None:
+            self.telemetry.shutdown()
 
     def config(
         self, store: MessageStore, *, tools: Sequence[BaseTool] = (),
@@ -86,6 +95,7 @@ class RuntimeArgs:
             history_budget=DEFAULT_BUDGET, limits=self.limits, llm=self.llm,
             workspace=self.workspace, when_busy=self.when_busy,
             busy_timeout=self.busy_timeout, keep_checkpoints=keep_checkpoints,
+            telemetry=self.telemetry,
         )
 
 
@@ -106,15 +116,18 @@ def runtime_args(
     Raises:
         UsageError: a ``--playbooks`` entry or ``--workspace`` is not a directory, a model
             cannot be made, a ``--max-cost`` cannot be reached, a limit is out of range,
-            or the store's directory does not exist.
+            the store's directory does not exist, or ``--otel`` lacks the ``otel`` extra
+            or meets an ``OTEL_*`` value SEA cannot use.
     """
     library = library or PlaybookLibrary.bundled(search_dirs(args.playbooks))
     models = models_of(args)
     location = store_location(args.db)
     limits = limits_of(args, approval_tools=frozenset(args.ask_before),
                        budget=budget_of(args), tool_timeout_s=args.tool_timeout)
+    telemetry = from_environment(os.environ) if getattr(args, "otel", False) else None
     return RuntimeArgs(location, library, models, limits, llm_options_of(args),
-                       workspace_dir(args.workspace), args.when_busy, args.busy_timeout)
+                       workspace_dir(args.workspace), args.when_busy, args.busy_timeout,
+                       telemetry)
 
 
 def search_dirs(dirs: Sequence[str]) -> list[Path]:

@@ -63,4 +63,5 @@ async def _resume(args: argparse.Namespace) -> int:
             status = view.finish()
         finally:
             store.close()
+            setup.flush_telemetry()
     return finish(args, view, status, recorded_dirs(setup.library))

@@ -135,6 +135,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "(status waiting) and `sea resume PULSE_ID --approve` or `--deny` continues it "
         "(repeatable)",
     )
+    parser.add_argument(
+        "--otel", action="store_true",
+        help="trace and measure every pulse with OpenTelemetry, exported over OTLP/HTTP as "
+        "the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT...; needs the otel extra)",
+    )
     add_tool_arguments(parser)
     add_budget_arguments(parser)
     add_limit_argument(parser)
@@ -217,6 +222,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise
         finally:
             store.close()
+            setup.flush_telemetry()
     return finish(args, view, status, recorded_dirs(library))
 
 

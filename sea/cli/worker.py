@@ -75,6 +75,7 @@ def worker_command(args: argparse.Namespace) -> int:
                     await worker.run()
             finally:
                 store.close()
+                setup.flush_telemetry()
 
     asyncio.run(work())
     return 0

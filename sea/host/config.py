@@ -34,6 +34,7 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.llm.options import LLMOptions
 from sea.nodes import builtin_registry
+from sea.telemetry.options import Telemetry
 
 __all__ = ["RuntimeConfig"]
 
@@ -80,10 +81,14 @@ class RuntimeConfig:
             SAIMemory (``sea stats`` reads them).
         gates: Tool name → gate (:mod:`sea.engine.gates`) for the host's own tools whose
             results wait for a person (a replay's, :mod:`sea.trace.replay`).
+        telemetry: Trace and measure every pulse with OpenTelemetry
+            (:class:`sea.telemetry.Telemetry`: the global providers or the host's own);
+            without it (the default) nothing of OpenTelemetry is imported or run.
 
     Raises:
         UsageError: a playbook directory or the workspace is not a directory,
-            ``max_retries`` is negative, or the busy policy is not one
+            ``max_retries`` is negative, ``telemetry`` is not a ``Telemetry``, or the busy
+            policy is not one
             (``when_busy`` neither ``"wait"`` nor ``"fail"``, a negative ``busy_timeout``).
     """
 
@@ -102,6 +107,7 @@ class RuntimeConfig:
     plan_policy: PlanPolicy
     llm: LLMOptions
     gates: Mapping[str, ToolGate]
+    telemetry: Telemetry | None
 
     def __init__(
         self,
@@ -122,6 +128,7 @@ class RuntimeConfig:
         plan_policy: PlanPolicy | None = None,
         llm: LLMOptions | None = None,
         gates: Mapping[str, ToolGate] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         registry = registry or builtin_registry()
         settled: dict[str, Any] = {
@@ -140,6 +147,7 @@ class RuntimeConfig:
             "plan_policy": plan_policy or PlanPolicy(),
             "llm": llm or LLMOptions(),
             "gates": MappingProxyType(dict(gates or {})),
+            "telemetry": _telemetry(telemetry),
         }
         for name, value in settled.items():
             object.__setattr__(self, name, value)
@@ -175,7 +183,7 @@ class RuntimeConfig:
 
 _OPTIONS = ("store", "models", "library", "tools", "checkpoint_path", "limits", "registry",
             "max_retries", "history_budget", "keep_checkpoints", "workspace", "plan_policy",
-            "llm", "gates")
+            "llm", "gates", "telemetry")
 
 def _library(given: LibraryGiven, registry: Registry) -> Library:
     """The library a runtime reads: the one given, or one of the given directories.
@@ -192,6 +200,13 @@ def _library(given: LibraryGiven, registry: Registry) -> Library:
     if missing:
         raise UsageError(f"playbook directory not found: {', '.join(missing)}")
     return PlaybookLibrary.bundled(dirs, types=registry.node_types())
+
+
+def _telemetry(given: Telemetry | None) -> Telemetry | None:
+    if given is not None and not isinstance(given, Telemetry):
+        raise UsageError(f"telemetry must be a sea.telemetry.Telemetry, not "
+                         f"{type(given).__name__}")
+    return given
 
 
 def _retries(given: int) -> int:

@@ -100,6 +100,12 @@ class Driver:
     async def drive(self, run: Run, sink: Sink) -> None:
         """Drive ``run``, its events (and ``None`` after the last) going to ``sink``."""
         started = perf_counter()
+        telemetry = self.config.telemetry
+        if telemetry is not None:  # the drive's spans: its root span starts now
+            with suppress(Exception):  # a provider that fails leaves the pulse untraced
+                run.trace = telemetry.pulse(run.pulse_id, run.mode)
+                run.traceparent = run.trace.traceparent
+                sink = run.trace.watch(sink)
         log = CallLog(self.services.store)
         sink = log.watch(sink, lambda: None if run.persona is None else run.persona.id)
         status: Status = "ok"
@@ -282,6 +288,8 @@ class Driver:
             first = values.get("__start__")
             values = first if isinstance(first, dict) else values
         restore_origin(run, values)
+        if run.trace is not None and run.persona is not None and run.playbook is not None:
+            run.trace.origin(run.persona.id, run.playbook, run.traceparent)
 
     @asynccontextmanager
     async def _saver(self) -> AsyncIterator[BaseCheckpointSaver[Any]]:

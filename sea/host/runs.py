@@ -48,6 +48,12 @@ class Run:
     """The graph was started (so there may be checkpoints to remove)."""
     approval_tools: frozenset[str] = frozenset()
     """Tools the pulse asks a person about: the policy it started under."""
+    trace: Any = None
+    """The drive's spans (a :class:`sea.telemetry.spans.PulseTrace`), when the runtime
+    has telemetry."""
+    traceparent: str | None = None
+    """The W3C ``traceparent`` of the span of the drive that started the pulse (kept in
+    its origin: a resumed drive links to it)."""
 
     @classmethod
     def start(
@@ -97,13 +103,16 @@ def origin_of(run: Run) -> dict[str, Any]:
     """The origin of a new pulse, as the state value ``origin`` keeps it."""
     assert run.persona is not None
     persona = run.persona
-    return {
+    origin: dict[str, Any] = {
         "playbook": run.playbook,
         "input": run.input,
         "approval_tools": sorted(run.approval_tools),
         "recover": run.recover,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
+    if run.traceparent is not None:
+        origin["traceparent"] = run.traceparent
+    return origin
 
 
 def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
@@ -126,3 +135,5 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.input = str(origin.get("input", ""))
     run.approval_tools = frozenset(str(t) for t in origin.get("approval_tools") or ())
     run.recover = bool(origin.get("recover"))
+    waited = origin.get("traceparent")
+    run.traceparent = waited if isinstance(waited, str) else None

@@ -4,8 +4,9 @@ A submitted pulse is a row of ``sea_pulses`` and a procrastinate job, written in
 transaction (so a pulse is never recorded without its job, nor the reverse). The job's
 *lock* is the persona: procrastinate runs jobs of one lock one at a time, in the order
 they were submitted, so a persona's pulses run in submission order on whichever workers
-are free, and never two at once. The pulse id is the job's only argument; everything
-else is read from the row.
+are free, and never two at once. The job's arguments are the pulse id and, when the
+submission ran inside a span, its W3C ``traceparent`` (the worker's pulse continues that
+trace); everything else is read from the row.
 
 :class:`PulseQueue` is async and opened with ``async with``. The worker
 (:mod:`sea.queue.worker`) registers the tasks that run what is submitted here.
@@ -171,7 +172,7 @@ class PulseQueue:
              Jsonb(dict(args or {})), schedule_id],
         )
         job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn)
-        job_id = await job.defer_async(pulse_id=pid)
+        job_id = await job.defer_async(pulse_id=pid, **_trace_context())
         await conn.execute("UPDATE sea_pulses SET job_id = %s WHERE id = %s", [job_id, pid])
         return pid
 
@@ -231,7 +232,7 @@ class PulseQueue:
                                  "answer", code="SEA364")
             job = self.app.configure_task(RESUME_TASK, lock=persona_lock(found[0]),
                                           connection=conn)
-            await job.defer_async(pulse_id=pulse_id, answer=answer)
+            await job.defer_async(pulse_id=pulse_id, answer=answer, **_trace_context())
 
     # -- schedules ------------------------------------------------------------------------
 
@@ -294,6 +295,15 @@ class PulseQueue:
             )).fetchone()
         if gone is None:
             raise UsageError(f"no schedule has the id {schedule_id!r}", code="SEA364")
+
+
+def _trace_context() -> dict[str, str]:
+    """The job argument that carries the current span across the queue (W3C trace
+    context): ``{"traceparent": ...}``, or nothing outside a span."""
+    from sea.telemetry.context import traceparent
+
+    found = traceparent()
+    return {} if found is None else {"traceparent": found}
 
 
 def _pulse_record(row: Sequence[Any]) -> PulseRecord:

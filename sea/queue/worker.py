@@ -45,6 +45,7 @@ from sea.jsontypes import json_text
 from sea.queue.options import WorkerOptions
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
 from sea.queue.records import PulseRecord, due_run, persona_of
+from sea.telemetry.context import attached
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
@@ -212,7 +213,8 @@ class Worker:
         self._wakers.add(waker)
         waker.add_done_callback(self._wakers.discard)
 
-    async def _pulse_job(self, context: Any, pulse_id: str) -> None:
+    async def _pulse_job(self, context: Any, pulse_id: str,
+                         traceparent: str | None = None) -> None:
         self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, attempt, ("queued", "running"))
@@ -221,14 +223,16 @@ class Worker:
             return
 
         async def run() -> PulseResult:
-            return await self.runtime.arun_pulse(
-                record.persona, record.playbook, record.input, pulse_id=pulse_id,
-                args=record.args, recover=True,
-            )
+            with attached(traceparent):  # the pulse continues the submitter's trace
+                return await self.runtime.arun_pulse(
+                    record.persona, record.playbook, record.input, pulse_id=pulse_id,
+                    args=record.args, recover=True,
+                )
 
         await self._settle(record, await _guarded(record, run), attempt)
 
-    async def _resume_job(self, context: Any, pulse_id: str, answer: Any) -> None:
+    async def _resume_job(self, context: Any, pulse_id: str, answer: Any,
+                          traceparent: str | None = None) -> None:
         self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, None, ("queued", "running"))
@@ -238,10 +242,11 @@ class Worker:
 
         async def run() -> PulseResult:
             result = None
-            if attempt > 1:  # its first try may have got the answer through before it died
-                result = await self.runtime.arun_continue(pulse_id)
-            if result is None or result.status == "waiting":
-                result = await self.runtime.arun_resume(pulse_id, answer)
+            with attached(traceparent):  # the answer's request is the resumed drive's parent
+                if attempt > 1:  # its first try may have got the answer through, then died
+                    result = await self.runtime.arun_continue(pulse_id)
+                if result is None or result.status == "waiting":
+                    result = await self.runtime.arun_resume(pulse_id, answer)
             return result
 
         await self._settle(record, await _guarded(record, run), attempt)

@@ -296,6 +296,8 @@ SCENES: tuple[Scene, ...] = (
         "sub_speak.compose": ["I wrote the outline into notes/outline.md."]},
           checks={"sea resume": lambda done, runner: _outline(runner),
                   "sea plan show": _said('"Game outline": completed (current)')}),
+    Scene("guides/observability.md", "sea run --otel",
+          checks={"sea run": _said('"name": "sea.pulse meta_user"')}),
     Scene("guides/recording.md", "sea run", checks={"sea replay": _said("replay matched")}),
     Scene("guides/writing-playbooks.md", "sea run meta_intent"),
     Scene("guides/serving-security.md", "sea keys add", checks={

@@ -182,8 +182,9 @@ class Reader:
 def _printed_id(out: str, err: str) -> list[str]:
     """The id a command printed, for a later step's ``3f2a…``: a JSON result's
     ``pulse_id``, else the first id of its output (``sea submit``, ``sea schedule add`` and
-    ``list``), else the last of its messages (the resume command a waiting pulse prints)."""
-    if out.startswith("{"):
+    ``list``), else the last of its messages (the resume command a waiting pulse prints).
+    Spans printed by ``--otel`` (a console exporter's JSON over many lines) are not one."""
+    if out.startswith("{") and out.splitlines()[0] != "{":
         found = orjson.loads(out.splitlines()[0]).get("pulse_id")
         return [found] if isinstance(found, str) else []
     ids = _ID.findall(out)
