@@ -110,12 +110,12 @@ class ExecNode(CallNode):
         description="Playbooks this node may call. Absent: any router-callable playbook.",
     )
 
-    known_mistakes: ClassVar[Mapping[str, str]] = {
-        "action": (
-            "exec takes the playbook name from the state key in `playbook_source`; to call a "
-            "fixed playbook use a `subplay` node with `playbook`"
-        )
-    }
+    action: None = Field(
+        default=None,
+        description="Only null, as SAIVerse writes it (`sea migrate` removes it): `exec` takes "
+        "the playbook name from the state key in `playbook_source`; to call a fixed playbook "
+        "use a `subplay` node with `playbook`.",
+    )
 
     def field_reads(self, base: str) -> Iterator[Read]:
         """The argument templates' variables and the key naming the callee."""

@@ -47,8 +47,9 @@ class InputParam(StrictModel):
     )
     param_type: ParamType | None = Field(default=None, description="Legacy spelling of `type`.")
     required: bool = Field(
-        default=True,
-        description="The caller must pass it (unless a `default` is given).",
+        default=False,
+        description="The caller must pass it (unless a `default` is given). Absent: the "
+        "parameter is optional, as in SAIVerse, and an argument not passed is null.",
     )
     default: Any = Field(default=None, description="Value used when the caller passes none.")
     enum_values: list[Any] | None = Field(default=None, description="Allowed values (for `enum`).")

@@ -63,7 +63,7 @@ def _signature(name: str, raw: Any) -> Signature:
         declared_params = raw.get("input_schema")
         for param in declared_params if isinstance(declared_params, list) else ():
             if isinstance(param, dict) and isinstance(param.get("name"), str):
-                required = param.get("required", True) is True and param.get("default") is None
+                required = param.get("required", False) is True and param.get("default") is None
                 params[param["name"]] = required
         declared = raw.get("output_schema")
         if isinstance(declared, list):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, get_args
 
-from sea.lang import saiverse
+from sea.lang import exec_targets, saiverse
 from sea.lang.checks.cases import subschema
 from sea.lang.hints import KNOWN_MISTAKES, TYPE_NAME_FIXES
 from sea.lang.jsonedit import JsonTextEditor
@@ -297,6 +297,42 @@ def _ignored_next(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[
         plan.note(f"{pointer}/next", "removed `next`: `conditional_next` decides where to go")
 
 
+def _null_action(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
+    """Remove an `exec` node's `"action": null` (SAIVerse writes it; it says nothing)."""
+    if node["type"] == "exec" and "action" in node and node["action"] is None:
+        drop.append("action")
+        plan.note(f"{pointer}/action", "removed `\"action\": null` (`exec` has no action)")
+
+
+def _exec_allow_list(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
+    """An `exec` node that runs playbooks by a name its playbook spells gets them as its
+    explicit `allowed_playbooks`, with the router-callable ones it ran before."""
+    if node["type"] != "exec" or "allowed_playbooks" in node or plan.index is None:
+        return
+    source = node.get("playbook_source", "selected_playbook")
+    nodes = plan.document.get("nodes")
+    assignments = [
+        n["assignments"] for n in (nodes if isinstance(nodes, list) else ())
+        if isinstance(n, dict) and n.get("type") == "set" and isinstance(n.get("assignments"), dict)
+    ]
+    names = plan.index.names()
+    spelled = exec_targets.spelled_names(assignments, str(source), names)
+    if not spelled:
+        return
+    routed = [
+        name for name in names
+        if (signature := plan.index.signature(name)) is not None and signature.router_callable
+    ]
+    allowed = list(dict.fromkeys([*spelled, *routed]))
+    after = "playbook_source" if "playbook_source" in node else "type"
+    plan.editor.insert_after(f"{pointer}/{after}", "allowed_playbooks", allowed)
+    plan.note(
+        f"{pointer}/allowed_playbooks",
+        f"the playbooks it may run written as `allowed_playbooks` ({', '.join(spelled)}: "
+        "names the playbook spells; the rest: router-callable)",
+    )
+
+
 def rewrite(plan: Rewrite) -> None:
     """Apply every rewrite to ``plan``'s document, noting each change in ``plan``."""
     document = plan.document
@@ -311,6 +347,7 @@ def rewrite(plan: Rewrite) -> None:
         drop: list[str] = []
         _input_template(plan, pointer, node, drop)
         _ignored_next(plan, pointer, node, drop)
+        _null_action(plan, pointer, node, drop)
         if drop:
             plan.editor.remove_members(pointer, drop)
         _rename_fields(plan, pointer, node)
@@ -319,4 +356,5 @@ def rewrite(plan: Rewrite) -> None:
             _schema_types(plan, f"{pointer}/response_schema", node["response_schema"])
         _executed_playbooks(plan, pointer, node)
         _implicit_arguments(plan, pointer, node)
+        _exec_allow_list(plan, pointer, node)
 

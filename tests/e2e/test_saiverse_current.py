@@ -1,0 +1,113 @@
+"""SAIVerse's current playbook format, in a playbook set of our own shaped like its research
+chain (``tests/data/saiverse_current``): a router-callable playbook calls a research step,
+which runs a source playbook that is not router-callable by a name it spells itself
+(``"source_{route_result.source}"``), with ``"action": null`` on ``exec``, parameters
+without ``required`` left out by their callers, and a ``contains`` branch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from saimemory.sqlite import SQLiteStore
+from sea.lang.checks.context import CheckContext
+from sea.lang.library import PlaybookLibrary
+from sea.lang.migrate import migrate_text
+from tests.e2e.conftest import PERSONA, MakeRuntime, contents, request_of
+
+CURRENT = Path(__file__).resolve().parent.parent / "data" / "saiverse_current"
+
+TASK = {"objective": "when did Tama arrive", "depth": "shallow"}
+
+
+def _ran(result: Any) -> list[str]:
+    return [f"{e.playbook}.{e.node}" for e in result.events if e.kind == "node_start"]
+
+
+def test_the_research_chain_validates_without_errors() -> None:
+    library = PlaybookLibrary([CURRENT])
+    for name in library.names():
+        result = library.check(name)
+        assert result.errors == [], [d.format_human() for d in result.errors]
+        # no warning that `research_result` may come only from a callee exec may not run
+        assert "SEA039" not in {d.code for d in result.diagnostics}
+
+
+def test_the_research_chain_runs_as_is(make_runtime: MakeRuntime, store: SQLiteStore) -> None:
+    runtime = make_runtime(
+        {
+            "digest_notes.plan": [TASK],
+            "research_step.route": [{"source": "notes"}],
+            "source_notes.evaluate": [{"status": "not_found", "summary": "nothing in the notes"}],
+            "source_log.evaluate": [{"status": "found", "summary": "Tama came in May"}],
+        },
+        dirs=(CURRENT,),
+    )
+    result = runtime.run_pulse(PERSONA, "digest_notes", "When did my cat Tama arrive?")
+    assert result.status == "ok", result.error
+    ran = _ran(result)
+    assert ran.index("source_notes.evaluate") < ran.index("research_step.retry")
+    assert "source_log.evaluate" in ran
+    # a shallow task: one round; the parameter nobody passed (`task_index`) is optional
+    assert "up to 1 rounds" in contents(request_of(result, "source_notes", "evaluate"))
+    # `max_iterations` not passed to source_log: optional, rendered empty
+    assert "(up to  rounds)" in contents(request_of(result, "source_log", "evaluate"))
+    texts = [m.content for m in store.recent(PERSONA.id, limit=20)]
+    assert any("Research (found): Tama came in May" in t for t in texts), texts
+
+
+def test_a_shallow_find_goes_no_further(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime(
+        {
+            "digest_notes.plan": [TASK],
+            "research_step.route": [{"source": "log"}],
+            "source_log.evaluate": [{"status": "found", "summary": "Tama came in May"}],
+        },
+        dirs=(CURRENT,),
+    )
+    result = runtime.run_pulse(PERSONA, "digest_notes", "When did Tama arrive?")
+    assert result.status == "ok", result.error
+    assert "research_step.retry" not in _ran(result)
+
+
+def test_exec_still_refuses_a_name_the_playbook_does_not_spell(
+    make_runtime: MakeRuntime, tmp_path: Path
+) -> None:
+    step = json.loads((CURRENT / "research_step.json").read_text())
+    for node in step["nodes"]:
+        if node["id"] == "prepare":  # the whole name now comes from the model
+            node["assignments"]["selected_playbook"] = "{route_result.source}"
+    (tmp_path / "research_step.json").write_text(json.dumps(step))
+    for name in ("digest_notes", "source_notes", "source_log"):
+        (tmp_path / f"{name}.json").write_text((CURRENT / f"{name}.json").read_text())
+    step["nodes"][2]["response_schema"]["properties"]["source"]["enum"] = ["source_notes"]
+    (tmp_path / "research_step.json").write_text(json.dumps(step))
+    runtime = make_runtime(
+        {"digest_notes.plan": [TASK], "research_step.route": [{"source": "source_notes"}]},
+        dirs=(tmp_path,),
+    )
+    result = runtime.run_pulse(PERSONA, "digest_notes", "When did Tama arrive?")
+    assert result.status == "error"
+    assert result.error is not None and "may not be run here" in result.error["message"]
+
+
+def test_migrate_writes_the_allow_list_and_drops_the_null_action() -> None:
+    library = PlaybookLibrary([CURRENT])
+    text = (CURRENT / "research_step.json").read_text()
+    migrated = json.loads(migrate_text(text, context=CheckContext(library)).migrated or "")
+    nodes = {node["id"]: node for node in migrated["nodes"]}
+    assert "action" not in nodes["run_source"]
+    allowed = ["source_log", "source_notes", "digest_notes"]  # spelled, then router-callable
+    assert nodes["run_source"]["allowed_playbooks"] == allowed
+    assert nodes["run_again"]["allowed_playbooks"] == allowed
+
+
+@pytest.mark.parametrize("name", ["digest_notes", "source_log", "source_notes"])
+def test_migrate_leaves_the_rest_of_the_chain_alone(name: str) -> None:
+    library = PlaybookLibrary([CURRENT])
+    text = (CURRENT / f"{name}.json").read_text()
+    migration = migrate_text(text, context=CheckContext(library))
+    assert [c.pointer for c in migration.changes if "allowed_playbooks" in c.pointer] == []
