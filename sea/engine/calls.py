@@ -34,8 +34,9 @@ from sea.errors import (
     SeaError,
 )
 from sea.lang import saiverse
-from sea.lang.models import Playbook
+from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.node_models import CallNode
+from sea.lang.templates import render
 from sea.lang.variables import SAIVERSE_RUN_VARIABLES, RunVariables
 
 
@@ -248,8 +249,11 @@ def _results(callee: Playbook, node: CallNode, final: Mapping[str, Any], start: 
         "steps": int(final.get("steps") or start) - start,
         "spoken": list(final.get("spoken") or []),
     }
-    if callee.output_schema:
-        update.update(assign({key: child_vars.get(key) for key in callee.output_schema}))
+    copied = {key: child_vars.get(key) for key in callee.output_schema or ()}
+    if callee.report_template is not None:  # rendered from the final state, no model call
+        copied[REPORT_KEY] = render(callee.report_template, child_vars, missing="keep")
+    if copied:
+        update.update(assign(copied))
     if node.propagate_output and outputs:
         update["outputs"] = outputs
     return update

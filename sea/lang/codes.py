@@ -61,6 +61,7 @@ CONTAINS_ON_SCALAR: Final = "SEA044"
 UNKNOWN_PLAYBOOK: Final = "SEA050"
 UNKNOWN_ARGUMENT: Final = "SEA051"
 MISSING_ARGUMENT: Final = "SEA052"
+CHILD_WITHOUT_REPORT: Final = "SEA053"
 # Tools
 UNKNOWN_TOOL: Final = "SEA060"
 UNKNOWN_TOOL_ARGUMENT: Final = "SEA061"
@@ -121,6 +122,7 @@ CODES: Final[dict[str, str]] = {
     UNKNOWN_PLAYBOOK: "a called playbook does not exist",
     UNKNOWN_ARGUMENT: "an argument the callee's `input_schema` does not declare",
     MISSING_ARGUMENT: "a required argument of the callee is not passed",
+    CHILD_WITHOUT_REPORT: "a playbook that can run as a child has no report for its caller",
     UNKNOWN_TOOL: "a tool that is not in the tool catalogue",
     UNKNOWN_TOOL_ARGUMENT: "an argument the tool's schema does not declare",
     MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",

@@ -15,6 +15,7 @@ import pytest
 from saimemory.sqlite import SQLiteStore
 from sea.lang.checks.context import CheckContext
 from sea.lang.library import PlaybookLibrary
+from sea.lang.loader import check_document
 from sea.lang.migrate import migrate_text
 from tests.e2e.conftest import PERSONA, MakeRuntime, contents, request_of
 
@@ -111,3 +112,68 @@ def test_migrate_leaves_the_rest_of_the_chain_alone(name: str) -> None:
     text = (CURRENT / f"{name}.json").read_text()
     migration = migrate_text(text, context=CheckContext(library))
     assert [c.pointer for c in migration.changes if "allowed_playbooks" in c.pointer] == []
+
+
+DRAWER = {
+    "name": "drawer", "description": "Draws a picture and reports it.",
+    "input_schema": [{"name": "subject", "param_type": "string", "description": "What"}],
+    "output_schema": ["picture"], "can_run_as_child": True,
+    "report_template": "Drew {subject} as {picture.title} ({picture.size} px), left {untouched}",
+    "start_node": "draw",
+    "nodes": [{"id": "draw", "type": "set",
+               "assignments": {"picture": {"title": "Tama", "size": 64}}}],
+}
+ASKER = {
+    "name": "asker", "description": "Has a picture drawn and says what came back.",
+    "input_schema": [{"name": "input", "description": "The request"}],
+    "start_node": "draw",
+    "nodes": [
+        {"id": "draw", "type": "subplay", "playbook": "drawer", "args": {"subject": "a cat"},
+         "next": "tell"},
+        {"id": "tell", "type": "say", "action": "{report_to_parent}"},
+    ],
+}
+
+
+def test_a_report_template_reaches_the_caller_without_a_model_call(
+    make_runtime: MakeRuntime, tmp_path: Path
+) -> None:
+    for playbook in (DRAWER, ASKER):
+        (tmp_path / f"{playbook['name']}.json").write_text(json.dumps(playbook))
+    library = PlaybookLibrary([tmp_path])
+    assert library.check("asker").errors == []  # report_to_parent is known to the caller
+    (warned,) = library.check("drawer").diagnostics  # `{untouched}`: nothing defines it
+    assert (warned.code, warned.pointer) == ("SEA031", "/report_template")
+    runtime = make_runtime({}, dirs=(tmp_path,))
+    result = runtime.run_pulse(PERSONA, "asker", "Draw me a cat")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["Drew a cat as Tama (64 px), left {untouched}"]
+    assert result.llm_calls == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "codes"),
+    [
+        ({}, ["SEA053"]),
+        ({"report_template": "done"}, []),
+        ({"can_run_as_child": False}, []),
+    ],
+)
+def test_a_playbook_that_can_run_as_child_must_report(
+    extra: dict[str, Any], codes: list[str]
+) -> None:
+    document = {**DRAWER, **extra}
+    if "report_template" not in extra:
+        del document["report_template"]
+    result = check_document(json.dumps(document).encode())
+    assert [d.code for d in result.diagnostics] == codes
+
+
+def test_a_report_in_a_models_answer_is_a_report() -> None:
+    document = {**DRAWER, "nodes": [{
+        "id": "draw", "type": "llm", "action": "Draw {subject}", "output_key": "picture",
+        "response_schema": {"type": "object", "properties": {
+            "title": {"type": "string"}, "report_to_parent": {"type": "string"}}},
+    }]}
+    del document["report_template"]
+    assert check_document(json.dumps(document).encode()).diagnostics == []

@@ -28,7 +28,7 @@ from sea.lang.checks import CheckContext, Signature, ToolCatalogue
 from sea.lang.files import read_playbook_bytes, scan_directory
 from sea.lang.hints import did_you_mean
 from sea.lang.loader import LoadResult, check_document
-from sea.lang.models import Playbook
+from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 
@@ -68,6 +68,8 @@ def _signature(name: str, raw: Any) -> Signature:
         declared = raw.get("output_schema")
         if isinstance(declared, list):
             outputs = tuple(o for o in declared if isinstance(o, str))
+        if isinstance(raw.get("report_template"), str) and REPORT_KEY not in outputs:
+            outputs = (*outputs, REPORT_KEY)  # the rendered report reaches the caller
         router = raw.get("router_callable") is True
     return Signature(name=name, params=params, outputs=outputs, router_callable=router)
 
