@@ -36,7 +36,7 @@ from sea.errors import (
 from sea.lang import saiverse
 from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.node_models import CallNode
-from sea.lang.templates import render
+from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.variables import SAIVERSE_RUN_VARIABLES, RunVariables
 
 
@@ -162,7 +162,9 @@ async def call_playbook(
     """Run ``callee`` as a function of this node and return the caller's update."""
     check_call(frame, callee, node.id)
     caller = variables(state)
-    args = implicit_args(node, args, caller)
+    if node.input_template is not None and args.get("input") in (None, ""):
+        args = {**args, "input": render(node.input_template, caller, missing="keep")}
+    args = sourced_args(callee, implicit_args(node, args, caller), caller)
     bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
     for name in SAIVERSE_RUN_VARIABLES:  # the user message's metadata reaches every callee
         if name in caller.maps[-1]:
@@ -233,6 +235,25 @@ def implicit_args(
         value = saiverse.implicit_argument(rule, args, caller)
         if value is not None:
             filled[rule.name] = as_text(value) if rule.text else value
+    return filled
+
+
+def sourced_args(
+    callee: Playbook, args: Mapping[str, Any], caller: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``args`` with the arguments the callee's parameters take from their legacy ``source``
+    when the caller passes none: ``input`` (the callee's input), ``parent.X`` (the
+    caller's variable ``X``; absent: not passed)."""
+    filled = dict(args)
+    for param in callee.input_schema:
+        if param.source is None or filled.get(param.name) is not None:
+            continue
+        if param.source == "input":
+            value = filled.get("input")
+        else:
+            value = resolve_path(caller, param.source.removeprefix("parent."))
+        if value is not None and value is not MISSING:
+            filled[param.name] = value
     return filled
 
 

@@ -30,6 +30,11 @@ class CallNode(FallibleNode):
         default=None,
         description="Arguments for the callee's `input_schema`; string values are templates.",
     )
+    input_template: str | None = Field(
+        default=None,
+        description="Legacy (SAIVerse): a template for the callee's `input`, used when `args` "
+        "gives none; `sea migrate` writes it as `args.input`.",
+    )
     propagate_output: bool = Field(
         default=False,
         description="Append the callee's outputs (spoken and memorized texts) to this "
@@ -57,8 +62,10 @@ class CallNode(FallibleNode):
     mermaid_shape: ClassVar[tuple[str, str]] = ("[[", "]]")
 
     def field_reads(self, base: str) -> Iterator[Read]:
-        """The argument templates' variables."""
-        return nested_reads(self.args, f"{base}/args", self.id)
+        """The argument templates' variables (and the legacy input template's)."""
+        yield from nested_reads(self.args, f"{base}/args", self.id)
+        if self.input_template is not None:
+            yield from nested_reads(self.input_template, f"{base}/input_template", self.id)
 
     def _outputs_of(self, names: list[str]) -> Iterator[Defined]:
         for name in names:

@@ -55,6 +55,13 @@ class InputParam(StrictModel):
         "parameter is optional, as in SAIVerse, and an argument not passed is null.",
     )
     default: Any = Field(default=None, description="Value used when the caller passes none.")
+    source: str | None = Field(
+        default=None,
+        pattern=r"^(input|parent\.[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*)$",
+        description="Legacy (SAIVerse): where the value comes from when the caller passes "
+        "none: `input` (the callee's input) or `parent.X` (the caller's variable `X`). "
+        "`sea migrate` writes it into the callers' `args`.",
+    )
     enum_values: list[Any] | None = Field(default=None, description="Allowed values (for `enum`).")
     enum_source: str | None = Field(
         default=None, description="Host hint for a UI: where enum values come from."

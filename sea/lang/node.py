@@ -141,6 +141,8 @@ class Signature:
     """Declared parameter → required (without a default)."""
     outputs: tuple[str, ...] = ()
     """Keys of ``output_schema`` copied back into the caller."""
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Parameter → its legacy SAIVerse ``source`` (``input``, ``parent.X``), if it has one."""
     router_callable: bool = False
 
 

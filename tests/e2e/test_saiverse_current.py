@@ -177,3 +177,71 @@ def test_a_report_in_a_models_answer_is_a_report() -> None:
     }]}
     del document["report_template"]
     assert check_document(json.dumps(document).encode()).diagnostics == []
+
+
+NOTE_TAKER = {
+    "name": "note_taker", "description": "Writes a note (SAIVerse's older parameter form).",
+    "input_schema": [
+        {"name": "text", "description": "What to note", "source": "input"},
+        {"name": "topic", "description": "The caller's topic", "source": "parent.plan.topic"},
+    ],
+    "output_schema": ["note"],
+    "start_node": "write",
+    "nodes": [{"id": "write", "type": "set", "assignments": {"note": "[{topic}] {text}"}}],
+}
+PLANNER = {
+    "name": "planner", "description": "Plans, then has a note taken.",
+    "input_schema": [{"name": "input", "description": "The request"}],
+    "start_node": "plan",
+    "nodes": [
+        {"id": "plan", "type": "set", "assignments": {"plan": {"topic": "pets"}},
+         "next": "take"},
+        {"id": "take", "type": "subplay", "playbook": "note_taker",
+         "input_template": "Remember: {input}", "next": "tell"},
+        {"id": "tell", "type": "say", "action": "{note}"},
+    ],
+}
+
+
+def _older_form(tmp_path: Path) -> PlaybookLibrary:
+    for playbook in (NOTE_TAKER, PLANNER):
+        (tmp_path / f"{playbook['name']}.json").write_text(json.dumps(playbook, indent=1))
+    return PlaybookLibrary([tmp_path])
+
+
+def test_a_parameters_source_and_a_calls_input_template_run_as_they_did(
+    make_runtime: MakeRuntime, tmp_path: Path
+) -> None:
+    library = _older_form(tmp_path)
+    for name in ("planner", "note_taker"):
+        assert library.check(name).diagnostics == [], name
+    runtime = make_runtime({}, dirs=(tmp_path,))
+    result = runtime.run_pulse(PERSONA, "planner", "Tama likes boxes")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["[pets] Remember: Tama likes boxes"]
+
+
+def test_migrate_writes_the_sources_into_the_callers_args(
+    make_runtime: MakeRuntime, tmp_path: Path
+) -> None:
+    library = _older_form(tmp_path)
+    context = CheckContext(library)
+    for name in ("planner", "note_taker"):
+        path = tmp_path / f"{name}.json"
+        migration = migrate_text(path.read_text(), context=context)
+        assert migration.migrated is not None
+        path.write_text(migration.migrated)
+    planner = json.loads((tmp_path / "planner.json").read_text())
+    assert planner["nodes"][1]["args"] == {"input": "Remember: {input}",
+                                           "text": "Remember: {input}", "topic": "{plan.topic}"}
+    callee = json.loads((tmp_path / "note_taker.json").read_text())
+    assert all("source" not in param for param in callee["input_schema"])
+    migrated = PlaybookLibrary([tmp_path])
+    # a second migration changes nothing
+    for name in ("planner", "note_taker"):
+        text = (tmp_path / f"{name}.json").read_text()
+        assert migrate_text(text, context=CheckContext(migrated)).changes == ()
+    runtime = make_runtime({}, dirs=(tmp_path,))
+    result = runtime.run_pulse(PERSONA, "planner", "Tama likes boxes")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["[pets] Remember: Tama likes boxes"]
