@@ -17,6 +17,7 @@ from sea.lang.node import (
     Unknown,
     key_read,
     nested_reads,
+    template_reads,
 )
 from sea.lang.uses import CalleeUse, ChosenCallee
 
@@ -64,8 +65,10 @@ class CallNode(FallibleNode):
     def field_reads(self, base: str) -> Iterator[Read]:
         """The argument templates' variables (and the legacy input template's)."""
         yield from nested_reads(self.args, f"{base}/args", self.id)
-        if self.input_template is not None:
-            yield from nested_reads(self.input_template, f"{base}/input_template", self.id)
+        if self.input_template is not None:  # rendered as SAIVerse did: unknown stays as written
+            yield from template_reads(
+                self.input_template, f"{base}/input_template", self.id, prompt=True
+            )
 
     def _outputs_of(self, names: list[str]) -> Iterator[Defined]:
         for name in names:

@@ -4,6 +4,7 @@ say `required`, `"action": null` on `exec`, and the names an `exec` node's playb
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from sea.engine.calls import bind_args
 from sea.errors import CallArgumentError
 from sea.lang import exec_targets
 from sea.lang.conditions import choose_target
+from sea.lang.library import PlaybookLibrary
 from sea.lang.loader import check_document
 from sea.lang.models import Playbook
 from sea.lang.node_models import Node
@@ -119,3 +121,20 @@ def test_exec_accepts_a_null_action_only() -> None:
 def test_the_names_a_playbook_spells(template: str, fits: list[str], misses: list[str]) -> None:
     patterns = exec_targets.spelled_patterns([{"selected_playbook": template}], "selected_playbook")
     assert [n for n in fits + misses if exec_targets.allows(patterns, n)] == fits
+
+
+def test_an_input_template_reading_nothing_defined_is_a_warning(tmp_path: Path) -> None:
+    # rendered as SAIVerse did: a reference nothing defines stays as written
+    caller = {
+        "name": "caller", "description": "d", "start_node": "call",
+        "nodes": [{"id": "call", "type": "subplay", "playbook": "other",
+                   "input_template": "{bundle} then {input}"}],
+    }
+    other = {"name": "other", "description": "d", "start_node": "a",
+             "nodes": [{"id": "a", "type": "pass"}]}
+    for document in (caller, other):
+        (tmp_path / f"{document['name']}.json").write_text(json.dumps(document))
+    result = PlaybookLibrary([tmp_path]).check("caller")
+    assert [(d.code, d.pointer) for d in result.diagnostics] == [
+        ("SEA031", "/nodes/0/input_template")
+    ]
