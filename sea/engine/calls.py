@@ -219,7 +219,9 @@ def can_wait(pulse: Pulse, waits: Waits) -> bool:
 
     asked = pulse.approval_tools | pulse.gates.keys()
     unlisted = pulse.services.limits.unlisted_exec == "ask"
-    return may_wait(waits, Policy(asked, unlisted, callee, router_callable))
+    return may_wait(
+        waits, Policy(asked, unlisted, callee, router_callable, pulse.services.library.names)
+    )
 
 
 def implicit_args(

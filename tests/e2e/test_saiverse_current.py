@@ -245,3 +245,20 @@ def test_migrate_writes_the_sources_into_the_callers_args(
     result = runtime.run_pulse(PERSONA, "planner", "Tama likes boxes")
     assert result.status == "ok", result.error
     assert result.spoken == ["[pets] Remember: Tama likes boxes"]
+
+
+def test_a_playbook_can_pause_where_a_callee_it_spells_can() -> None:
+    from sea.engine.compiler import Compiler
+    from sea.engine.waits import ALWAYS, NEVER, Policy, may_wait
+    from sea.nodes import builtin_registry
+
+    library = PlaybookLibrary([CURRENT])
+    waits = Compiler(builtin_registry()).compiled(library.get("research_step"), "h").waits
+    assert waits.spelled == ("source_[a-z0-9_]+", "source_log")  # the retry spells one whole
+
+    def policy(asking: str) -> Policy:
+        return Policy((), False, lambda name: ALWAYS if name == asking else NEVER,
+                      lambda: ["digest_notes"], library.names)
+
+    assert may_wait(waits, policy("source_log"))  # source_log asks a person: so may it
+    assert not may_wait(waits, policy("unrelated"))
