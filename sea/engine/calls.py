@@ -34,8 +34,9 @@ from sea.errors import (
     SeaError,
 )
 from sea.lang import saiverse
-from sea.lang.models import Playbook
+from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.node_models import CallNode
+from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.variables import SAIVERSE_RUN_VARIABLES, RunVariables
 
 
@@ -161,7 +162,9 @@ async def call_playbook(
     """Run ``callee`` as a function of this node and return the caller's update."""
     check_call(frame, callee, node.id)
     caller = variables(state)
-    args = implicit_args(node, args, caller)
+    if node.input_template is not None and args.get("input") in (None, ""):
+        args = {**args, "input": render(node.input_template, caller, missing="keep")}
+    args = sourced_args(callee, implicit_args(node, args, caller), caller)
     bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
     for name in SAIVERSE_RUN_VARIABLES:  # the user message's metadata reaches every callee
         if name in caller.maps[-1]:
@@ -216,7 +219,9 @@ def can_wait(pulse: Pulse, waits: Waits) -> bool:
 
     asked = pulse.approval_tools | pulse.gates.keys()
     unlisted = pulse.services.limits.unlisted_exec == "ask"
-    return may_wait(waits, Policy(asked, unlisted, callee, router_callable))
+    return may_wait(
+        waits, Policy(asked, unlisted, callee, router_callable, pulse.services.library.names)
+    )
 
 
 def implicit_args(
@@ -235,6 +240,25 @@ def implicit_args(
     return filled
 
 
+def sourced_args(
+    callee: Playbook, args: Mapping[str, Any], caller: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``args`` with the arguments the callee's parameters take from their legacy ``source``
+    when the caller passes none: ``input`` (the callee's input), ``parent.X`` (the
+    caller's variable ``X``; absent: not passed)."""
+    filled = dict(args)
+    for param in callee.input_schema:
+        if param.source is None or filled.get(param.name) is not None:
+            continue
+        if param.source == "input":
+            value = filled.get("input")
+        else:
+            value = resolve_path(caller, param.source.removeprefix("parent."))
+        if value is not None and value is not MISSING:
+            filled[param.name] = value
+    return filled
+
+
 def _input_of(bound: Mapping[str, Any], args: Mapping[str, Any]) -> str:
     value = bound.get("input", args.get("input"))
     return value if isinstance(value, str) else ""
@@ -248,8 +272,11 @@ def _results(callee: Playbook, node: CallNode, final: Mapping[str, Any], start: 
         "steps": int(final.get("steps") or start) - start,
         "spoken": list(final.get("spoken") or []),
     }
-    if callee.output_schema:
-        update.update(assign({key: child_vars.get(key) for key in callee.output_schema}))
+    copied = {key: child_vars.get(key) for key in callee.output_schema or ()}
+    if callee.report_template is not None:  # rendered from the final state, no model call
+        copied[REPORT_KEY] = render(callee.report_template, child_vars, missing="keep")
+    if copied:
+        update.update(assign(copied))
     if node.propagate_output and outputs:
         update["outputs"] = outputs
     return update

@@ -46,6 +46,7 @@ from sea.errors import (
     SeaError,
     UsageError,
 )
+from sea.lang import exec_targets
 from sea.lang.graph import loop_nodes
 from sea.lang.models import Playbook
 from sea.lang.node import NodeModel
@@ -139,7 +140,21 @@ class Compiler:
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
         direct = DirectGraph(playbook.name, playbook.start_node, steps)
-        return Compiled(graph, direct, waits)
+        return Compiled(graph, direct, waits | _spelled_callees(playbook))
+
+
+def _spelled_callees(playbook: Playbook) -> Waits:
+    """Where the playbooks its ``exec`` nodes may run by a name it spells can pause
+    (:mod:`sea.lang.exec_targets`): a node kind sees its node, not the playbook's spellings."""
+    patterns: list[str] = []
+    for node in playbook.nodes:
+        chosen = node.chosen_callee()
+        source = getattr(node, "playbook_source", None)
+        if chosen is None or chosen.allowed is not None or not isinstance(source, str):
+            continue
+        assignments = exec_targets.set_assignments(playbook.nodes)
+        patterns.extend(p.pattern for p in exec_targets.spelled_patterns(assignments, source))
+    return Waits(spelled=tuple(dict.fromkeys(patterns))) if patterns else NEVER
 
 
 def _waits_now(kind: NodeKind[Any], node: NodeModel) -> WaitsNow:

@@ -41,6 +41,10 @@ class Library(Protocol):
         """The hash of the playbook's source."""
         ...
 
+    def names(self) -> list[str]:
+        """Every playbook's name."""
+        ...
+
     def router_callable(self) -> list[Playbook]:
         """Playbooks a router (and ``exec``) may choose."""
         ...

@@ -13,6 +13,7 @@ declare safe.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ class Waits:
             runs (it pauses when one of them can).
         unlisted: It asks before calling a playbook outside its list when the policy says
             so (``Limits.unlisted_exec = "ask"``).
+        spelled: It calls a playbook whose name fits one of these patterns, names its own
+            playbook spells (:mod:`sea.lang.exec_targets`; it pauses when one can).
     """
 
     always: bool = False
@@ -42,6 +45,7 @@ class Waits:
     callees: tuple[str, ...] = ()
     router_callees: bool = False
     unlisted: bool = False
+    spelled: tuple[str, ...] = ()
 
     def __or__(self, other: Waits) -> Waits:
         return Waits(
@@ -51,6 +55,7 @@ class Waits:
             tuple(dict.fromkeys((*self.callees, *other.callees))),
             self.router_callees or other.router_callees,
             self.unlisted or other.unlisted,
+            tuple(dict.fromkeys((*self.spelled, *other.spelled))),
         )
 
 
@@ -91,12 +96,14 @@ class Policy:
         unlisted_asks: A call outside an ``exec`` node's list is asked about.
         callee: A playbook's waits, by name.
         router_callable: The playbooks the pulse offers a router.
+        names: Every playbook of the library (for :attr:`Waits.spelled`).
     """
 
     asked: Collection[str]
     unlisted_asks: bool
     callee: Callable[[str], Waits]
     router_callable: Callable[[], Iterable[str]]
+    names: Callable[[], Iterable[str]] = tuple
 
 
 def may_wait(waits: Waits, policy: Policy, seen: tuple[str, ...] = ()) -> bool:
@@ -109,6 +116,9 @@ def may_wait(waits: Waits, policy: Policy, seen: tuple[str, ...] = ()) -> bool:
     callees: Iterable[str] = waits.callees
     if waits.router_callees:
         callees = (*callees, *policy.router_callable())
+    if waits.spelled:
+        patterns = [re.compile(pattern) for pattern in waits.spelled]
+        callees = (*callees, *(n for n in policy.names() if any(p.fullmatch(n) for p in patterns)))
     for name in callees:
         if name in seen:
             continue

@@ -17,6 +17,7 @@ from sea.lang.node import (
     Unknown,
     key_read,
     nested_reads,
+    template_reads,
 )
 from sea.lang.uses import CalleeUse, ChosenCallee
 
@@ -29,6 +30,11 @@ class CallNode(FallibleNode):
     args: dict[str, Any] | None = Field(
         default=None,
         description="Arguments for the callee's `input_schema`; string values are templates.",
+    )
+    input_template: str | None = Field(
+        default=None,
+        description="Legacy (SAIVerse): a template for the callee's `input`, used when `args` "
+        "gives none; `sea migrate` writes it as `args.input`.",
     )
     propagate_output: bool = Field(
         default=False,
@@ -57,8 +63,12 @@ class CallNode(FallibleNode):
     mermaid_shape: ClassVar[tuple[str, str]] = ("[[", "]]")
 
     def field_reads(self, base: str) -> Iterator[Read]:
-        """The argument templates' variables."""
-        return nested_reads(self.args, f"{base}/args", self.id)
+        """The argument templates' variables (and the legacy input template's)."""
+        yield from nested_reads(self.args, f"{base}/args", self.id)
+        if self.input_template is not None:  # rendered as SAIVerse did: unknown stays as written
+            yield from template_reads(
+                self.input_template, f"{base}/input_template", self.id, prompt=True
+            )
 
     def _outputs_of(self, names: list[str]) -> Iterator[Defined]:
         for name in names:
@@ -110,12 +120,12 @@ class ExecNode(CallNode):
         description="Playbooks this node may call. Absent: any router-callable playbook.",
     )
 
-    known_mistakes: ClassVar[Mapping[str, str]] = {
-        "action": (
-            "exec takes the playbook name from the state key in `playbook_source`; to call a "
-            "fixed playbook use a `subplay` node with `playbook`"
-        )
-    }
+    action: None = Field(
+        default=None,
+        description="Only null, as SAIVerse writes it (`sea migrate` removes it): `exec` takes "
+        "the playbook name from the state key in `playbook_source`; to call a fixed playbook "
+        "use a `subplay` node with `playbook`.",
+    )
 
     def field_reads(self, base: str) -> Iterator[Read]:
         """The argument templates' variables and the key naming the callee."""

@@ -56,10 +56,12 @@ CASE_NEVER_MATCHES: Final = "SEA040"
 ORDERING_ON_NON_NUMBER: Final = "SEA041"
 MAPPING_SOURCE_UNKNOWN: Final = "SEA042"
 PYTHON_BOOLEAN_KEY: Final = "SEA043"
+CONTAINS_ON_SCALAR: Final = "SEA044"
 # Calls between playbooks
 UNKNOWN_PLAYBOOK: Final = "SEA050"
 UNKNOWN_ARGUMENT: Final = "SEA051"
 MISSING_ARGUMENT: Final = "SEA052"
+CHILD_WITHOUT_REPORT: Final = "SEA053"
 # Tools
 UNKNOWN_TOOL: Final = "SEA060"
 UNKNOWN_TOOL_ARGUMENT: Final = "SEA061"
@@ -113,12 +115,14 @@ CODES: Final[dict[str, str]] = {
     DYNAMIC_CALLEE_VARIABLE: "a variable only a playbook chosen at run time (`exec`) returns",
     CASE_NEVER_MATCHES: "a case key can never match the type of the value it is compared with",
     ORDERING_ON_NON_NUMBER: "an ordering operator compares a value that is never a number",
+    CONTAINS_ON_SCALAR: "`contains` looks inside a value that is never a string, list or object",
     MAPPING_SOURCE_UNKNOWN: "an `output_mapping` source is not a field of `response_schema`",
     PYTHON_BOOLEAN_KEY: 'a case key `"True"`/`"False"` on a boolean (SAIVerse\'s spelling; '
     'it matches, write `"true"`/`"false"`)',
     UNKNOWN_PLAYBOOK: "a called playbook does not exist",
     UNKNOWN_ARGUMENT: "an argument the callee's `input_schema` does not declare",
     MISSING_ARGUMENT: "a required argument of the callee is not passed",
+    CHILD_WITHOUT_REPORT: "a playbook that can run as a child has no report for its caller",
     UNKNOWN_TOOL: "a tool that is not in the tool catalogue",
     UNKNOWN_TOOL_ARGUMENT: "an argument the tool's schema does not declare",
     MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",

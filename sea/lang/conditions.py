@@ -11,6 +11,11 @@ Comparison is JSON-typed, with string values compared as text:
 * ``ne``: the first case whose key does not match as ``eq`` would.
 * ``gt``/``gte``/``lt``/``lte``: numeric (a numeric string counts as its number); a value
   that is not a number matches no case, and non-numeric keys are skipped.
+* ``contains``: a string value contains the key's text; a list value has an element that
+  matches the key as ``eq`` would; an object value has the key as a member. Any other value
+  (a number, a boolean, null, a missing one) contains nothing. SAIVerse's docs named the
+  operator but its runtime compared it as ``eq`` (an unknown operator there): SEA does what
+  the name says.
 * Keys may contain ``{var}`` references; they are rendered against the state first (a key
   that is exactly one reference compares with the referenced value).
 * The first matching case wins; then the ``default`` field; then a ``"default"`` case key;
@@ -105,7 +110,19 @@ def _key_value(key: str, state: Mapping[str, Any]) -> Any:
     return render(key, state, missing="keep")
 
 
+def _contains(value: Any, key: Any) -> bool:
+    if isinstance(value, str):
+        return str(key) in value if isinstance(key, str) else orjson.dumps(key).decode() in value
+    if isinstance(value, list):
+        return any(_matches_typed_key(item, key) for item in value)
+    if isinstance(value, dict):
+        return isinstance(key, str) and key in value
+    return False
+
+
 def _case_matches(operator: str, value: Any, key: Any) -> bool:
+    if operator == "contains":
+        return _contains(value, key)
     if operator == "eq":
         return _matches_typed_key(value, key)
     if operator == "ne":

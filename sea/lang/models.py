@@ -20,6 +20,9 @@ from sea.jsontypes import json_type
 from sea.lang.node import NAME_PATTERN, StrictModel, empty_list
 from sea.lang.node_models import Node, ParamType
 
+REPORT_KEY = "report_to_parent"
+"""The variable a called playbook's report reaches its caller in (``report_template``)."""
+
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "string": ("a string", lambda v: isinstance(v, str)),
     "number": (
@@ -47,10 +50,18 @@ class InputParam(StrictModel):
     )
     param_type: ParamType | None = Field(default=None, description="Legacy spelling of `type`.")
     required: bool = Field(
-        default=True,
-        description="The caller must pass it (unless a `default` is given).",
+        default=False,
+        description="The caller must pass it (unless a `default` is given). Absent: the "
+        "parameter is optional, as in SAIVerse, and an argument not passed is null.",
     )
     default: Any = Field(default=None, description="Value used when the caller passes none.")
+    source: str | None = Field(
+        default=None,
+        pattern=r"^(input|parent\.[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*)$",
+        description="Legacy (SAIVerse): where the value comes from when the caller passes "
+        "none: `input` (the callee's input) or `parent.X` (the caller's variable `X`). "
+        "`sea migrate` writes it into the callers' `args`.",
+    )
     enum_values: list[Any] | None = Field(default=None, description="Allowed values (for `enum`).")
     enum_source: str | None = Field(
         default=None, description="Host hint for a UI: where enum values come from."
@@ -133,6 +144,18 @@ class Playbook(StrictModel):
     )
     start_node: str = Field(description="Id of the first node.")
     nodes: list[Node] = Field(min_length=1, description="The steps.")
+    report_template: str | None = Field(
+        default=None,
+        description="A report for the caller, rendered from this playbook's final state when "
+        "it ends (no model call) and given to the caller as `report_to_parent`, e.g. "
+        '`"Drew {image.title}: {image.url}"`.',
+    )
+    can_run_as_child: bool = Field(
+        default=False,
+        description="Written to be called by another playbook and report to it: it must have "
+        "a `report_template` or a node whose response schema has a `report_to_parent` "
+        "property (checked, SEA053).",
+    )
     router_callable: bool = Field(
         default=False, description="A router (and `exec`) may choose this playbook."
     )

@@ -42,7 +42,7 @@ from sea.lang.uses import Answer, CalleeUse, ChosenCallee, ExpressionUse, TagUse
 NAME_PATTERN = r"^[a-z0-9_]+$"
 NODE_ID_PATTERN = r"^[A-Za-z0-9_\-]+$"
 
-Operator = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
+Operator = Literal["eq", "ne", "gt", "gte", "lt", "lte", "contains"]
 
 
 class StrictModel(BaseModel):
@@ -68,8 +68,10 @@ class ConditionalNext(StrictModel):
     )
     operator: Operator = Field(
         default="eq",
-        description="How the value is compared with each case key: eq, ne, gt, gte, lt, lte. "
-        "Ordering operators compare numbers; the first matching case wins.",
+        description="How the value is compared with each case key: eq, ne, gt, gte, lt, lte, "
+        "contains. Ordering operators compare numbers; `contains` matches a string holding the "
+        "key's text, a list holding an element equal to the key (JSON-typed, as `eq`) or an "
+        "object with the key as a member; the first matching case wins.",
     )
     cases: dict[str, str | None] = Field(
         description="Case key → target node id (null ends the playbook). Keys are JSON-typed: "
@@ -139,6 +141,8 @@ class Signature:
     """Declared parameter → required (without a default)."""
     outputs: tuple[str, ...] = ()
     """Keys of ``output_schema`` copied back into the caller."""
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Parameter → its legacy SAIVerse ``source`` (``input``, ``parent.X``), if it has one."""
     router_callable: bool = False
 
 

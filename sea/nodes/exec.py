@@ -2,7 +2,9 @@
 
 The target's name is read from ``playbook_source`` and its arguments from ``args_source``
 (an object a router produced, laid over the node's static ``args``). Allowed targets are
-the node's ``allowed_playbooks`` or, without that list, the router-callable playbooks. An
+the node's ``allowed_playbooks`` or, without that list, the router-callable playbooks and
+those whose name fits one the calling playbook spells for ``playbook_source``
+(:mod:`sea.lang.exec_targets`, SAIVerse's rule as far as SEA keeps it). An
 unknown or disallowed target fails the node (its ``error_next`` handles it), unless the
 host asked for approval of unlisted targets (``Limits.unlisted_exec = "ask"``). After a
 successful call the callee's name is appended to ``executed_playbooks`` when that list
@@ -21,7 +23,7 @@ from sea.engine.state import PlaybookState, Update, variables
 from sea.engine.subagent import run_call
 from sea.engine.waits import ALWAYS, NEVER, Waits
 from sea.errors import CallArgumentError, CallTargetError
-from sea.lang import saiverse
+from sea.lang import exec_targets, saiverse
 from sea.lang.node_models import ExecNode
 from sea.lang.templates import MISSING, render_value, resolve_path
 
@@ -44,6 +46,20 @@ def allowed(node: ExecNode, frame: Frame) -> list[str]:
     if node.allowed_playbooks is not None:
         return list(node.allowed_playbooks)
     return [playbook.name for playbook in frame.pulse.router_callable()]
+
+
+def may_run(node: ExecNode, frame: Frame, name: str) -> bool:
+    """Whether this node may run the playbook ``name`` without asking."""
+    if node.allowed_playbooks is not None:
+        return name in node.allowed_playbooks
+    if name in allowed(node, frame):
+        return True
+    return exec_targets.allows(
+        exec_targets.spelled_patterns(
+            exec_targets.set_assignments(frame.playbook.nodes), node.playbook_source
+        ),
+        name,
+    )
 
 
 def call_args(node: ExecNode, state: PlaybookState, frame: Frame) -> dict[str, Any]:
@@ -83,15 +99,15 @@ class ExecKind(NodeKind[ExecNode]):
             name = target_name(node, state, frame)
         except CallTargetError:
             return NEVER
-        if name not in allowed(node, frame):
+        if not may_run(node, frame, name):
             return ALWAYS if frame.services.limits.unlisted_exec == "ask" else NEVER
         return Waits(callees=(name,))
 
     async def run(self, node: ExecNode, state: PlaybookState, frame: Frame) -> Update:
         """Check the target, then call it like ``subplay``."""
         name = target_name(node, state, frame)
-        names = allowed(node, frame)
-        if name not in names:
+        if not may_run(node, frame, name):
+            names = allowed(node, frame)
             detail = f"playbook {name!r} may not be run here (allowed: {', '.join(names)})"
             if frame.services.limits.unlisted_exec != "ask":
                 raise CallTargetError(detail, playbook=frame.name, node=node.id)

@@ -192,14 +192,16 @@ def test_runtime_values_are_saiverses() -> None:
 
 
 def test_a_required_metadata_parameter_is_satisfied_by_passing_it(tmp_path: Path) -> None:
-    # SAIVerse's parameters are required unless they say otherwise; its meta playbooks
-    # pass "metadata": "{metadata}" to a speaker that declares it.
+    # SAIVerse's runtime never enforced `required`: a parameter is optional unless it says
+    # `"required": true`. Its meta playbooks pass "metadata": "{metadata}" to a speaker.
     speaker = {"name": "speaker", "description": "Speaks.", "start_node": "say",
                "input_schema": [{"name": "input", "description": "text"},
-                                {"name": "metadata", "description": "attachments"}],
+                                {"name": "metadata", "description": "attachments",
+                                 "required": True}],
                "nodes": [{"id": "say", "type": "llm", "action": None, "speak": True}]}
     calls = {"passes": {"input": "{input}", "metadata": "{metadata}"},
-             "forgets": {"input": "{input}"}}
+             "forgets": {"metadata": "{metadata}"},
+             "forgets_required": {"input": "{input}"}}
     for name, args in calls.items():
         (tmp_path / f"{name}.json").write_text(json.dumps({
             "name": name, "description": "Calls the speaker.", "start_node": "speak",
@@ -208,6 +210,7 @@ def test_a_required_metadata_parameter_is_satisfied_by_passing_it(tmp_path: Path
     (tmp_path / "speaker.json").write_text(json.dumps(speaker))
     library = PlaybookLibrary([tmp_path])
     assert library.check("passes").diagnostics == []
-    (missing,) = library.check("forgets").diagnostics
+    assert library.check("forgets").diagnostics == []  # `input` has no `required`: optional
+    (missing,) = library.check("forgets_required").diagnostics
     assert (missing.code, missing.severity) == ("SEA052", Severity.ERROR)
     assert "`metadata`" in missing.message

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sea.lang.checks import calls, cases, expressions, graph, reserved, schemas, tools, variables
+from sea.lang.checks import (
+    calls,
+    cases,
+    expressions,
+    graph,
+    reports,
+    reserved,
+    schemas,
+    tools,
+    variables,
+)
 from sea.lang.checks.context import CheckContext, ToolCatalogue
 from sea.lang.issues import Issue
 from sea.lang.models import Playbook
@@ -27,6 +37,7 @@ ALWAYS: tuple[Check, ...] = (
     expressions.check_expressions,
     cases.check_cases,
     calls.check_calls,
+    reports.check_reports,
     tools.check_tools,
 )
 """Checks whose findings hold even when some nodes are stubs."""

@@ -27,6 +27,7 @@ from sea.lang.uses import Answer
 
 _NUMERIC = {"integer", "number"}
 _ORDERING = {"gt", "gte", "lt", "lte"}
+_CONTAINERS = {"string", "array", "object"}
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,19 @@ def _check_node(
                 hint="declare the field as integer or number, or compare with `eq`",
             )
         )
+        return issues
+    if cond.operator == "contains":
+        if not any(p.types & _CONTAINERS for p in produced):
+            issues.append(
+                warning(
+                    codes.CONTAINS_ON_SCALAR,
+                    f"`{cond.field}` is {types} ({source}); `contains` looks inside strings, "
+                    "lists and objects only, so no case matches",
+                    f"{base}/operator",
+                    node_id=node_id,
+                    hint="compare with `eq`, or branch on a string, list or object",
+                )
+            )
         return issues
     for key in cond.cases:
         if key == DEFAULT_KEY or "{" in key:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sea.lang import saiverse
+from sea.lang import exec_targets, saiverse
 from sea.lang.checks.context import CheckContext
 from sea.lang.checks.nodes import node_pointer
 from sea.lang.models import Playbook
@@ -79,6 +79,27 @@ def _saiverse(node: NodeModel, defs: Definitions) -> None:
             defs.names.setdefault(rule.name, by)
 
 
+def _spelled(
+    playbook: Playbook, node: NodeModel, library: PlaybookIndex, defs: Definitions
+) -> list[str]:
+    """The playbooks an ``exec`` node may run because the playbook spells their name
+    (:mod:`sea.lang.exec_targets`); what they return is defined."""
+    source = getattr(node, "playbook_source", None)
+    chosen = node.chosen_callee()
+    if not isinstance(source, str) or chosen is None or chosen.allowed is not None:
+        return []
+    names = exec_targets.spelled_names(
+        exec_targets.set_assignments(playbook.nodes), source, library.names()
+    )
+    for name in names:
+        signature = library.signature(name)
+        for output in signature.outputs if signature is not None else ():
+            defs.names.setdefault(
+                root_of(output), f"node `{node.id}` (runs `{name}`, a name the playbook spells)"
+            )
+    return names
+
+
 def definitions(playbook: Playbook, context: CheckContext) -> Definitions:
     """Every variable defined by the signature or by some node."""
     defs = Definitions({param.name: "input_schema" for param in playbook.input_schema}, [])
@@ -91,7 +112,10 @@ def definitions(playbook: Playbook, context: CheckContext) -> Definitions:
                 defs.uncertain.append(found.source)
         if library is not None and node.chosen_callee() is not None:
             defs.dynamic_nodes.append(node.id)
+            spelled = _spelled(playbook, node, library, defs)
             for callee, output in dynamic_callees(node, library):
+                if callee in spelled:
+                    continue
                 callees = defs.dynamic.setdefault(output, [])
                 if callee not in callees:
                     callees.append(callee)

@@ -11,6 +11,7 @@ from sea.lang.hints import Suggester
 from sea.lang.issues import Issue, error, warning
 from sea.lang.locate import join_pointer
 from sea.lang.models import Playbook
+from sea.lang.node import template_reads
 from sea.lang.variables import ALWAYS_DEFINED
 
 _ERROR = "error"
@@ -121,4 +122,8 @@ def check_variables(playbook: Playbook, context: CheckContext) -> list[Issue]:
                 )
                 continue
             issues.append(_issue(read, defs, hints))
+    if playbook.report_template is not None:  # unknown references stay as written
+        for read in template_reads(playbook.report_template, "/report_template", "", True):
+            if read.root not in known and defs.defined(read.root) is None:
+                issues.append(_issue(read, defs, hints))
     return issues

@@ -28,7 +28,7 @@ from sea.lang.checks import CheckContext, Signature, ToolCatalogue
 from sea.lang.files import read_playbook_bytes, scan_directory
 from sea.lang.hints import did_you_mean
 from sea.lang.loader import LoadResult, check_document
-from sea.lang.models import Playbook
+from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.vocabulary import BUILTIN_NODE_TYPES, NodeTypes
 
 
@@ -65,19 +65,27 @@ def read_signature(name: str, raw: Any) -> Signature:
         Its parameters (name → required), outputs and whether a router may call it.
     """
     params: dict[str, bool] = {}
+    sources: dict[str, str] = {}
     outputs: tuple[str, ...] = ()
     router = False
     if isinstance(raw, dict):
         declared_params = raw.get("input_schema")
         for param in declared_params if isinstance(declared_params, list) else ():
             if isinstance(param, dict) and isinstance(param.get("name"), str):
-                required = param.get("required", True) is True and param.get("default") is None
+                required = (param.get("required", False) is True and param.get("default") is None
+                            and not param.get("source"))
                 params[param["name"]] = required
+                if isinstance(param.get("source"), str):
+                    sources[param["name"]] = param["source"]
         declared = raw.get("output_schema")
         if isinstance(declared, list):
             outputs = tuple(o for o in declared if isinstance(o, str))
+        if isinstance(raw.get("report_template"), str) and REPORT_KEY not in outputs:
+            outputs = (*outputs, REPORT_KEY)  # the rendered report reaches the caller
         router = raw.get("router_callable") is True
-    return Signature(name=name, params=params, outputs=outputs, router_callable=router)
+    return Signature(
+        name=name, params=params, outputs=outputs, router_callable=router, sources=sources
+    )
 
 
 class PlaybookLibrary:

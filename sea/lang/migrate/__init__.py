@@ -17,10 +17,12 @@ playbook, where SEA's language can say them, so that the file no longer depends 
 * a Python type name in a ``response_schema`` or a parameter's type becomes the JSON Schema
   name (``int`` → ``integer``);
 * the top-level fields SAIVerse dropped and SEA has no use for (``version``, ``model``,
-  ``max_iterations``, ``metadata``) are removed, and so are two legacy fields SAIVerse
-  ignored: a parameter's ``source`` (the caller passes the argument) and a ``next`` that
+  ``max_iterations``, ``metadata``) are removed, and so is a ``next`` that
   ``conditional_next`` overrides; a call's legacy ``input_template`` becomes the ``input``
-  argument it stood for;
+  argument it stood for, and a parameter's legacy ``source`` the argument each ``subplay``
+  caller passes (``"topic": "{plan.topic}"`` for ``parent.plan.topic``), then is removed;
+* an ``exec`` node's ``"action": null`` is removed; an ``exec`` node that runs playbooks by
+  a name its playbook spells gets them as ``allowed_playbooks`` (:mod:`sea.lang.exec_targets`);
 * an ``output_schema`` key nothing defines is removed (SAIVerse copied nothing back for it;
   SEA's own check says so, :data:`~sea.lang.codes.OUTPUT_NEVER_DEFINED`).
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, get_args
 
-from sea.lang import saiverse
+from sea.lang import exec_targets, saiverse
 from sea.lang.checks.cases import subschema
 from sea.lang.hints import KNOWN_MISTAKES, TYPE_NAME_FIXES
 from sea.lang.jsonedit import JsonTextEditor
@@ -231,6 +231,36 @@ def _explicit_value(rule: saiverse.ImplicitArgument) -> str | None:
     return None if variable is None else "{" + variable + "}"
 
 
+def _sourced_args(plan: Rewrite, node: Mapping[str, Any]) -> dict[str, str]:
+    """The arguments a `subplay` callee's parameters took from their legacy `source`
+    (`parent.X`: the caller's `X`; `input`: the callee's input), as templates for the
+    caller's `args` (those it does not pass already)."""
+    callee = node.get("playbook")
+    if node["type"] != "subplay" or plan.index is None or not isinstance(callee, str):
+        return {}
+    signature = plan.index.signature(callee)
+    raw_args = node.get("args")
+    args: Mapping[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+    given_input = args.get("input", node.get(_INPUT_TEMPLATE))
+    found: dict[str, str] = {}
+    for name, source in (signature.sources if signature is not None else {}).items():
+        if name in args or name == "input":
+            continue
+        if source == "input":
+            found[name] = given_input if isinstance(given_input, str) else "{input}"
+        elif source.startswith("parent.") and len(source) > len("parent."):
+            found[name] = "{" + source.removeprefix("parent.") + "}"
+    return found
+
+
+def _note_sourced(plan: Rewrite, pointer: str, sourced: Mapping[str, str]) -> None:
+    for name, value in sourced.items():
+        plan.note(
+            f"{pointer}/args/{escape_pointer(name)}",
+            f"the callee's parameter `source` written as the argument: `{name}` = \"{value}\"",
+        )
+
+
 def _implicit_arguments(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
     args = node.get("args")
     if "args" in node and not isinstance(args, dict) or _INPUT_TEMPLATE in node:
@@ -245,6 +275,9 @@ def _implicit_arguments(plan: Rewrite, pointer: str, node: dict[str, Any]) -> No
             f"{pointer}/args/{escape_pointer(rule.name)}",
             f"implicit argument made explicit: `{rule.name}` = \"{value}\"",
         )
+    sourced = _sourced_args(plan, node)
+    _note_sourced(plan, pointer, sourced)
+    added.update(sourced)
     if not added:
         return
     if args is None:
@@ -256,7 +289,8 @@ def _implicit_arguments(plan: Rewrite, pointer: str, node: dict[str, Any]) -> No
 
 
 def _param_sources(plan: Rewrite) -> None:
-    """Remove the parameters' `source` (SAIVerse ignored it; the caller passes `args`)."""
+    """Remove the parameters' `source`: each `subplay` caller's migration writes it as the
+    argument (an `exec` caller cannot be known: it passes the argument or it is null)."""
     params = plan.document.get("input_schema")
     for position, param in enumerate(params if isinstance(params, list) else ()):
         if isinstance(param, dict) and _PARAM_SOURCE in param:
@@ -264,7 +298,7 @@ def _param_sources(plan: Rewrite) -> None:
             plan.editor.remove_members(where, [_PARAM_SOURCE])
             plan.note(
                 f"{where}/{_PARAM_SOURCE}",
-                f"removed `{_PARAM_SOURCE}` (SAIVerse ignored it; the caller passes the "
+                f"removed `{_PARAM_SOURCE}` (its `subplay` callers' migration passes the "
                 "argument in `args`)",
             )
 
@@ -276,9 +310,11 @@ def _input_template(plan: Rewrite, pointer: str, node: dict[str, Any], drop: lis
     template = node[_INPUT_TEMPLATE]
     args = node.get("args")
     where = f"{pointer}/{_INPUT_TEMPLATE}"
+    sourced = _sourced_args(plan, node)
+    _note_sourced(plan, pointer, sourced)
     if "args" not in node:
         plan.editor.rename(where, "args")
-        plan.editor.replace(where, {"input": template})
+        plan.editor.replace(where, {"input": template, **sourced})
         plan.note(where, "`input_template` written as the argument it stood for, `args.input`")
         return
     drop.append(_INPUT_TEMPLATE)
@@ -287,6 +323,9 @@ def _input_template(plan: Rewrite, pointer: str, node: dict[str, Any], drop: lis
         plan.note(where, "`input_template` written as the argument it stood for, `args.input`")
     else:
         plan.note(where, "removed `input_template` (`args` gives the input)")
+    if isinstance(args, dict):
+        for name, value in sourced.items():
+            plan.editor.add_member(f"{pointer}/args", name, value)
 
 
 def _ignored_next(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
@@ -295,6 +334,42 @@ def _ignored_next(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[
     if "next" in node and isinstance(node.get("conditional_next"), dict) and overridden:
         drop.append("next")
         plan.note(f"{pointer}/next", "removed `next`: `conditional_next` decides where to go")
+
+
+def _null_action(plan: Rewrite, pointer: str, node: dict[str, Any], drop: list[str]) -> None:
+    """Remove an `exec` node's `"action": null` (SAIVerse writes it; it says nothing)."""
+    if node["type"] == "exec" and "action" in node and node["action"] is None:
+        drop.append("action")
+        plan.note(f"{pointer}/action", "removed `\"action\": null` (`exec` has no action)")
+
+
+def _exec_allow_list(plan: Rewrite, pointer: str, node: dict[str, Any]) -> None:
+    """An `exec` node that runs playbooks by a name its playbook spells gets them as its
+    explicit `allowed_playbooks`, with the router-callable ones it ran before."""
+    if node["type"] != "exec" or "allowed_playbooks" in node or plan.index is None:
+        return
+    source = node.get("playbook_source", "selected_playbook")
+    nodes = plan.document.get("nodes")
+    assignments = [
+        n["assignments"] for n in (nodes if isinstance(nodes, list) else ())
+        if isinstance(n, dict) and n.get("type") == "set" and isinstance(n.get("assignments"), dict)
+    ]
+    names = plan.index.names()
+    spelled = exec_targets.spelled_names(assignments, str(source), names)
+    if not spelled:
+        return
+    routed = [
+        name for name in names
+        if (signature := plan.index.signature(name)) is not None and signature.router_callable
+    ]
+    allowed = list(dict.fromkeys([*spelled, *routed]))
+    after = "playbook_source" if "playbook_source" in node else "type"
+    plan.editor.insert_after(f"{pointer}/{after}", "allowed_playbooks", allowed)
+    plan.note(
+        f"{pointer}/allowed_playbooks",
+        f"the playbooks it may run written as `allowed_playbooks` ({', '.join(spelled)}: "
+        "names the playbook spells; the rest: router-callable)",
+    )
 
 
 def rewrite(plan: Rewrite) -> None:
@@ -311,6 +386,7 @@ def rewrite(plan: Rewrite) -> None:
         drop: list[str] = []
         _input_template(plan, pointer, node, drop)
         _ignored_next(plan, pointer, node, drop)
+        _null_action(plan, pointer, node, drop)
         if drop:
             plan.editor.remove_members(pointer, drop)
         _rename_fields(plan, pointer, node)
@@ -319,4 +395,5 @@ def rewrite(plan: Rewrite) -> None:
             _schema_types(plan, f"{pointer}/response_schema", node["response_schema"])
         _executed_playbooks(plan, pointer, node)
         _implicit_arguments(plan, pointer, node)
+        _exec_allow_list(plan, pointer, node)
 
