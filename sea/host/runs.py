@@ -48,6 +48,12 @@ class Run:
     """The graph was started (so there may be checkpoints to remove)."""
     approval_tools: frozenset[str] = frozenset()
     """Tools the pulse asks a person about: the policy it started under."""
+    thread: str | None = None
+    """The persona's memory thread the pulse reads and writes (None: its main thread)."""
+    input_uid: str | None = None
+    """The uid the stored user message gets (a client's message id); None: a new one."""
+    input_metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Metadata the stored user message carries (a client's)."""
 
     @classmethod
     def start(
@@ -58,10 +64,19 @@ class Run:
         pulse_id: str | None,
         args: Mapping[str, Any] | None,
         recover: bool = False,
+        *,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> Run:
-        """A new pulse (a fresh id unless the host gives one)."""
+        """A new pulse (a fresh id unless the host gives one), in the persona's memory
+        ``thread`` (None: its main thread), its input stored with ``input_uid`` and
+        ``input_metadata`` when given."""
         run = cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}))
         run.recover = recover
+        run.thread = thread
+        run.input_uid = input_uid
+        run.input_metadata = dict(input_metadata or {})
         return run
 
     @classmethod
@@ -90,6 +105,7 @@ def origin_of(run: Run) -> dict[str, Any]:
         "input": run.input,
         "approval_tools": sorted(run.approval_tools),
         "recover": run.recover,
+        "thread": run.thread,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
 
@@ -114,3 +130,5 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.input = str(origin.get("input", ""))
     run.approval_tools = frozenset(str(t) for t in origin.get("approval_tools") or ())
     run.recover = bool(origin.get("recover"))
+    thread = origin.get("thread")
+    run.thread = thread if isinstance(thread, str) else None

@@ -50,7 +50,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
 from saimemory.base import DEFAULT_BUDGET, MessageStore
-from saimemory.records import CONVERSATION_TAG, HistoryBudget, NewMessage, Persona
+from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, HistoryBudget, NewMessage, Persona
 from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.compiler import Compiler
 from sea.engine.events import (
@@ -211,6 +211,9 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
 
@@ -218,8 +221,16 @@ class Runtime:
         and then. With ``recover`` (and the host's ``pulse_id``) the start may be repeated
         after a crash: a pulse whose checkpoints exist is continued from its last one, and
         its input and memory writes are stored once however often it is started.
+
+        With ``thread`` (one of the persona's memory threads) the pulse reads and writes
+        that thread instead of the main one (a conversation of its own; pins, search,
+        plans stay the persona's). ``input_uid`` and ``input_metadata`` go on the stored
+        user message (a client's message id and metadata; the engine's trust mark is never
+        taken from them).
         """
-        return self._stream(Run.start(persona, playbook, input, pulse_id, args, recover))
+        return self._stream(Run.start(persona, playbook, input, pulse_id, args, recover,
+                                      thread=thread, input_uid=input_uid,
+                                      input_metadata=input_metadata))
 
     async def arun_pulse(
         self,
@@ -230,10 +241,14 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> PulseResult:
-        """Run a pulse to its end and return what it did (``recover``: see
-        :meth:`astream_pulse`)."""
-        run = Run.start(persona, playbook, input, pulse_id, args, recover)
+        """Run a pulse to its end and return what it did (``recover``, ``thread``,
+        ``input_uid``, ``input_metadata``: see :meth:`astream_pulse`)."""
+        run = Run.start(persona, playbook, input, pulse_id, args, recover, thread=thread,
+                        input_uid=input_uid, input_metadata=input_metadata)
         return await self._collect(run)
 
     stream_pulse = blocking_stream(astream_pulse)
@@ -421,7 +436,8 @@ class Runtime:
         pulse = self._pulse(run, sink)
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
-        frame = Frame(pulse, playbook, stack=(playbook.name,))
+        threads = () if run.thread is None else (run.thread,)
+        frame = Frame(pulse, playbook, stack=(playbook.name,), threads=threads)
         payload = _payload(run, frame)
         held: HeldPulse | None = None
         if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
@@ -513,21 +529,26 @@ class Runtime:
                 "(Limits.max_message_chars); nothing was stored",
                 limit="max_message_chars",
             )
-        uid = write_uid(run.pulse_id, "input") if run.recover else None
+        uid = write_uid(run.pulse_id, "input") if run.recover else run.input_uid
         if uid is not None and uid in run.stored_uids:
             return  # stored by an earlier start of this pulse
+        metadata = dict(run.input_metadata)
+        metadata.pop(ENGINE_MEMO, None)  # the user's words are never the engine's own
         message = NewMessage(
             persona=run.persona.id,
             role="user",
             content=run.input,
             tags=(CONVERSATION_TAG,),
+            metadata=metadata,
             pulse_id=run.pulse_id,
+            thread=run.thread,
             uid=uid,
         )
         stored = await asyncio.to_thread(self.services.store.append, message)
         sink(
             MemoryWritten(
-                run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags
+                run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags,
+                run.thread,
             )
         )
 
