@@ -16,14 +16,13 @@ from fastapi import FastAPI
 from sea.serve import errors
 from sea.serve.auth import Auth
 from sea.serve.context import ServeContext
-from sea.serve.hub import RunHub
 
 
 def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
     """The server's app.
 
     Args:
-        ctx: The server's parts (its ``hub`` is made here).
+        ctx: The server's parts.
         token: The API key the server accepts (the dev token).
 
     Returns:
@@ -32,8 +31,6 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
     """
     from sea.serve.compat import assistants, meta, runs, threads
     from sea.serve.v1 import approvals, personas, pulses
-
-    ctx.hub = RunHub(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

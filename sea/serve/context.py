@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Request
@@ -21,10 +21,8 @@ from sea.lang.library import PlaybookLibrary
 from sea.serve.auth import Principal
 from sea.serve.db import ServerDB
 from sea.serve.eventlog import EventLog
+from sea.serve.hub import RunHub
 from sea.serve.records import PersonaRow, Records, ThreadRow
-
-if TYPE_CHECKING:
-    from sea.serve.hub import RunHub
 
 T = TypeVar("T")
 
@@ -68,10 +66,12 @@ class ServeContext:
     settings: ServerSettings = field(default_factory=ServerSettings)
     records: Records = field(init=False)
     hub: RunHub = field(init=False)
-    """The run hub (set by :func:`sea.serve.app.create_app`)."""
+    """The run hub."""
 
     def __post_init__(self) -> None:
         self.records = Records(self.db)
+        self.hub = RunHub(self.runtime, self.store, self.records, self.log,
+                          self.settings.history_limit)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking call (the database, the store) in a worker thread."""

@@ -18,19 +18,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio.to_thread
+
+from saimemory.base import MessageStore
 from saimemory.records import Persona
 from sea.engine.events import Event
 from sea.errors import InvalidRequest, NotInterrupted, RunConflict
+from sea.host.runtime import Runtime
 from sea.serve.compat.state import interrupt_of, messages_of, replies_by_node
-from sea.serve.context import ServeContext
-from sea.serve.records import PersonaRow, RunRow, ThreadRow
+from sea.serve.eventlog import EventLog
+from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
 
 log = logging.getLogger("sea.serve")
+T = TypeVar("T")
 
 RUN_STATUS = {"ok": "success", "waiting": "success", "error": "error",
               "cancelled": "interrupted"}
@@ -67,15 +72,32 @@ def memory_thread(thread: ThreadRow) -> str | None:
     return None if thread.metadata.get("main") else thread.memory_thread
 
 
+class _Parts:
+    """What the hub works with (the server's context gives them)."""
+
+    def __init__(self, runtime: Runtime, store: MessageStore, records: Records, log: EventLog,
+                 history_limit: int) -> None:
+        self.runtime, self.store, self.records, self.log = runtime, store, records, log
+        self.history_limit = history_limit
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+
 class RunHub:
     """Starts, resumes, cancels and follows runs.
 
     Args:
-        ctx: The server's context.
+        runtime: Runs the pulses.
+        store: The persona store the runtime writes (the conversations' messages).
+        records: The server's rows.
+        log: The runs' event logs.
+        history_limit: How many of a conversation's newest messages its values show.
     """
 
-    def __init__(self, ctx: ServeContext) -> None:
-        self._ctx = ctx
+    def __init__(self, runtime: Runtime, store: MessageStore, records: Records, log: EventLog,
+                 history_limit: int = 50) -> None:
+        self._ctx = _Parts(runtime, store, records, log, history_limit)
         self._active: dict[str, _Active] = {}
 
     # -- starting -----------------------------------------------------------------------------
@@ -259,7 +281,7 @@ class RunHub:
     async def values(self, thread: ThreadRow) -> dict[str, Any]:
         """The conversation's state values: its newest messages."""
         ctx = self._ctx
-        limit = ctx.settings.history_limit
+        limit = ctx.history_limit
         stored = await ctx.call(ctx.store.recent, thread.persona, limit=limit * 4,
                                 thread=thread.memory_thread)
         return {"messages": messages_of(stored, limit)}
