@@ -143,7 +143,8 @@ class RunHub:
         playbook = earlier_runs[0].playbook if earlier_runs else ""
         run_id = str(uuid.uuid4())
         row = RunRow(run_id, thread.thread_id, pulse_id, thread.persona, thread.tenant,
-                     assistant, playbook, "pending", dict(metadata), dict(kwargs))
+                     assistant, playbook, "pending", dict(metadata),
+                     {**kwargs, "answer": answer})  # the record of who answered what
         events = self._ctx.runtime.astream_resume(pulse_id, answer)
         return await self._launch(row, thread, events, replies_by_node(earlier))
 
