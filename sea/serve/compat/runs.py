@@ -236,7 +236,8 @@ async def join_stream(
 ) -> StreamingResponse:
     """Follow a run's events (SSE): those after ``Last-Event-ID``, then live."""
     thread, row = await _visible_run(ctx, principal, thread_id, run_id)
-    modes = modes_of(stream_mode or row.kwargs.get("stream_mode"))
+    asked = [mode for mode in stream_mode or () if mode]  # the SDK sends `stream_mode=`
+    modes = modes_of(asked or row.kwargs.get("stream_mode"))
     body = stream_of(ctx, row, thread, modes, last_event_id,
                      cancel_on_disconnect=cancel_on_disconnect)
     return sse.response(body, {"Content-Location": _where(row)})
