@@ -250,7 +250,6 @@ class RunHub:
                 waiting = []
             interrupts = [interrupt_of(row.pulse_id, request) for request in waiting]
             await self._snapshot(row, thread, interrupts)
-            await ctx.log.append(row.run_id, "end", {"status": status, "error": error})
             await ctx.call(ctx.records.update_run, row.run_id,
                            status=RUN_STATUS.get(status, "error"),
                            result={"pulse_status": status}, error=error)
@@ -260,9 +259,10 @@ class RunHub:
                            interrupts=interrupts)
         except Exception:
             log.exception("run %s: its end could not be recorded", row.run_id)
-        finally:
-            await ctx.log.close(row.run_id)
+        finally:  # a client that sees the end finds the rows, and the persona, free
             self._active.pop(row.run_id, None)
+            await ctx.log.append(row.run_id, "end", {"status": status, "error": error})
+            await ctx.log.close(row.run_id)
             active.done.set()
 
     async def _snapshot(self, row: RunRow, thread: ThreadRow,

@@ -17,7 +17,7 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.serve.compat.state import answer_of, interrupt_of
 from sea.serve.compat.stream import position
-from sea.serve.eventlog import MemoryEventLog
+from sea.serve.eventlog import Entry, MemoryEventLog
 from tests.serve.server import ASKING, CHAT
 
 PLAN = {"action": "plan", "playbook": "p", "node": "n",
@@ -126,3 +126,32 @@ def test_a_pulse_in_a_memory_thread_reads_and_writes_that_thread_only(tmp_path: 
     finally:
         runtime.close()
         store.close()
+
+
+def test_a_quiet_stream_gets_keep_alives_and_a_dropped_one_says_so() -> None:
+    from sea.serve import sse
+
+    async def go() -> None:
+        log = MemoryEventLog()
+        await log.open("r")
+
+        def parts(entry: Entry) -> list[sse.Part]:
+            return [(str(entry.seq), entry.kind, entry.data)]
+
+        body = sse.follow(log, "r", parts, keepalive_s=0.05)
+        assert await anext(body) == sse.KEEPALIVE  # nothing happened for a while
+        await log.append("r", "said", {"text": "hi"})
+        assert await anext(body) == b'id: 1\nevent: said\ndata: {"text":"hi"}\n\n'
+        await log.close("r")
+        with pytest.raises(StopAsyncIteration):
+            await anext(body)
+
+        gone: list[str] = []
+        await log.open("s")
+        dropped = sse.follow(log, "s", parts, keepalive_s=0.05,
+                             on_disconnect=lambda: gone.append("s"))
+        await anext(dropped)
+        await dropped.aclose()  # the client went away before the end
+        assert gone == ["s"]
+
+    asyncio.run(go())
