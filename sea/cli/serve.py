@@ -86,7 +86,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
     from sea.serve.db import ServerDB
     from sea.serve.eventlog import MemoryEventLog
-    from sea.serve.records import PersonaRow
+    from sea.serve.records import PersonaRow, settle_orphans
 
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid default playbook fails before anything runs
@@ -104,6 +104,7 @@ async def _serve(args: argparse.Namespace) -> int:
             ctx = ServeContext(runtime, store, db, library, MemoryEventLog(), settings)
             ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
                                                   persona.system_prompt))
+            settle_orphans(ctx.records)  # one process runs this database's pulses
             app = create_app(ctx, token=token)
             sock = _bind(args.host, args.port)
             port = sock.getsockname()[1]

@@ -39,6 +39,7 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
         await ctx.runtime.aclose()
 
     app = FastAPI(title="SEA", version=ctx.settings.version or "0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # their pages load scripts from a CDN
                   description="SEA's server: the LangGraph-compatible API at the root, "
                   "SEA's own API under /v1.")
     app.state.sea = ctx

@@ -279,6 +279,20 @@ class Records:
                         (*values, now(), run_id))
 
 
+def settle_orphans(records: Records) -> int:
+    """Mark the runs a stopped server left pending or running as failed, and their
+    conversations as no longer busy; how many runs. Only for a server that is the one
+    process running its database's pulses (embedded mode)."""
+    error = {"code": "SEA800", "message": "the server stopped before the run ended"}
+    with records.db.transaction():
+        gone = records.db.execute(
+            "UPDATE sea_runs SET status = 'error', error = ?, updated_at = ? "
+            "WHERE status IN ('pending', 'running')", (_dump(error), now()))
+        records.db.execute("UPDATE sea_threads SET status = 'idle', updated_at = ? "
+                           "WHERE status = 'busy'", (now(),))
+    return gone.rowcount
+
+
 def json_filter(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
     """``metadata`` has every key of ``wanted`` with the same value."""
     return all(metadata.get(key) == value for key, value in (wanted or {}).items())

@@ -155,3 +155,30 @@ def test_a_quiet_stream_gets_keep_alives_and_a_dropped_one_says_so() -> None:
         assert gone == ["s"]
 
     asyncio.run(go())
+
+
+def test_a_restarted_server_settles_the_runs_it_left_under_way(tmp_path: Path) -> None:
+    from sea.serve.db import ServerDB
+    from sea.serve.records import Records, RunRow, ThreadRow, settle_orphans
+
+    db = ServerDB(str(tmp_path / "memory.sqlite"))
+    try:
+        records = Records(db)
+        records.add_thread(ThreadRow("t", "aoi", "default", "m", {}, status="busy"))
+        records.add_thread(ThreadRow("w", "aoi", "default", "n", {}, status="interrupted",
+                                     waiting_pulse="p0"))
+        records.add_run(RunRow("r", "t", "p", "aoi", "default", "agent", "chat", "running",
+                               {}, {}))
+        records.add_run(RunRow("d", "t", "q", "aoi", "default", "agent", "chat", "success",
+                               {}, {}))
+        assert settle_orphans(records) == 1
+        run = records.run("r")
+        assert run is not None and run.status == "error"
+        assert run.error is not None and "stopped" in run.error["message"]
+        assert records.run("d").status == "success"  # type: ignore[union-attr]
+        assert records.thread("t").status == "idle"  # type: ignore[union-attr]
+        waiting = records.thread("w")
+        assert waiting is not None and waiting.status == "interrupted"
+        assert waiting.waiting_pulse == "p0"
+    finally:
+        db.close()
