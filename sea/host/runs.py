@@ -48,6 +48,12 @@ class Run:
     """The graph was started (so there may be checkpoints to remove)."""
     approval_tools: frozenset[str] = frozenset()
     """Tools the pulse asks a person about: the policy it started under."""
+    thread: str | None = None
+    """The persona's memory thread the pulse reads and writes (None: its main thread)."""
+    input_uid: str | None = None
+    """The uid the stored user message gets (a client's message id); None: a new one."""
+    input_metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Metadata the stored user message carries (a client's)."""
 
     @classmethod
     def start(
@@ -59,6 +65,9 @@ class Run:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> Run:
         """A new pulse (a fresh id unless the host gives one).
 
@@ -69,12 +78,16 @@ class Run:
             pulse_id: The pulse's id (default: a new one).
             args: The playbook's arguments beyond ``input``.
             recover: The pulse may be started again or continued after its process died.
+            thread: The persona's memory thread it reads and writes (None: the main one).
+            input_uid: The stored user message's uid (a client's message id).
+            input_metadata: The stored user message's metadata (a client's).
 
         Returns:
             The drive that starts the pulse.
         """
         return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}),
-                   recover=recover)
+                   recover=recover, thread=thread, input_uid=input_uid,
+                   input_metadata=dict(input_metadata or {}))
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:
@@ -102,6 +115,7 @@ def origin_of(run: Run) -> dict[str, Any]:
         "input": run.input,
         "approval_tools": sorted(run.approval_tools),
         "recover": run.recover,
+        "thread": run.thread,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
 
@@ -126,3 +140,5 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.input = str(origin.get("input", ""))
     run.approval_tools = frozenset(str(t) for t in origin.get("approval_tools") or ())
     run.recover = bool(origin.get("recover"))
+    thread = origin.get("thread")
+    run.thread = thread if isinstance(thread, str) else None

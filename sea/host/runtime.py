@@ -114,6 +114,9 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
 
@@ -129,12 +132,19 @@ class Runtime:
             pulse_id: The pulse's id (default: a new one).
             args: The playbook's arguments beyond ``input``.
             recover: Save a checkpoint after every step, so the pulse can be continued.
+            thread: One of the persona's memory threads: the pulse reads and writes it
+                instead of the main one (a conversation of its own; pins, search and plans
+                stay the persona's).
+            input_uid: The stored user message's uid (a client's message id).
+            input_metadata: The stored user message's metadata (a client's; the engine's
+                trust mark is never taken from it).
 
         Returns:
             The pulse's events, ``PulseEnded`` last.
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
-                        recover=recover)
+                        recover=recover, thread=thread, input_uid=input_uid,
+                        input_metadata=input_metadata)
         return self._stream(run)
 
     async def arun_pulse(
@@ -146,6 +156,9 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> PulseResult:
         """Run a pulse to its end and return what it did (the arguments are
         :meth:`astream_pulse`'s).
@@ -154,7 +167,8 @@ class Runtime:
             What the pulse did; a failure is its ``error``, never raised.
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
-                        recover=recover)
+                        recover=recover, thread=thread, input_uid=input_uid,
+                        input_metadata=input_metadata)
         return await self._collect(run)
 
     stream_pulse = blocking_stream(astream_pulse)
