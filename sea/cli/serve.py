@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sea.cli._flags import Renamed
 from sea.cli._guards import add_guard_arguments
 from sea.cli._numbers import seconds
 from sea.errors import UsageError
@@ -37,9 +38,11 @@ def register(subparsers: Any) -> None:
                         "until API keys exist: sea keys add)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help=f"port (default: {DEFAULT_PORT}; 0 picks a free one)")
-    parser.add_argument("--playbook", default=DEFAULT_PLAYBOOK,
+    parser.add_argument("playbook", nargs="?", default=DEFAULT_PLAYBOOK, metavar="PLAYBOOK",
                         help=f"the default playbook, the `agent` assistant (default: "
                         f"{DEFAULT_PLAYBOOK})")
+    parser.add_argument("--playbook", action=Renamed, new="PLAYBOOK (the first argument)",
+                        dest="playbook", default=argparse.SUPPRESS, metavar="PLAYBOOK")
     parser.add_argument("--persona", help="the default persona of new conversations "
                         "(default: the bundled persona, aoi)")
     parser.add_argument("--persona-file", help="JSON file with id, name and system_prompt")

@@ -86,7 +86,7 @@ def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) 
     env.pop("SEA_DB", None)
     command = [sys.executable, "-m", "sea", "serve", "--port", "0",
                "--db", str(root / "memory.sqlite"), "--model", f"scripted:{root / 'script.json'}",
-               "--playbooks", str(books), "--playbook", "chat",
+               "chat", "--playbooks", str(books),
                "--ask-before", "memory_recent", "--token-file", str(root / "token"), *extra]
     with open(root / "server.log", "wb") as log:  # the process keeps its own copy
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log,
