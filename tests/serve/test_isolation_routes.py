@@ -16,6 +16,7 @@ from fastapi import Request
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 from sea.serve.app import create_app
@@ -56,9 +57,10 @@ def served(tmp_path: Path) -> Any:
     from sea.lang.library import PlaybookLibrary
 
     library = PlaybookLibrary.bundled([books])
-    runtime = Runtime(store, ModelSet.single(model), library=library,
-                      checkpoint_path=tmp_path / "checkpoints.sqlite",
-                      limits=Limits(approval_tools=frozenset({"memory_recent"})))
+    runtime = Runtime(RuntimeConfig(
+        store, ModelSet.single(model), library=library,
+        checkpoint_path=tmp_path / "checkpoints.sqlite",
+        limits=Limits(approval_tools=frozenset({"memory_recent"}))))
     db = ServerDB(str(tmp_path / "memory.sqlite"))
     persona = Persona("aoi", "Aoi", "You are Aoi.")
     ctx = ServeContext(runtime, store, db, library, MemoryEventLog(),

@@ -12,6 +12,7 @@ from saimemory.records import CONVERSATION_TAG, Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.errors import InvalidRequest
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -102,8 +103,9 @@ def test_a_pulse_in_a_memory_thread_reads_and_writes_that_thread_only(tmp_path: 
         (books / f"{playbook['name']}.json").write_bytes(orjson.dumps(playbook))
     store = SQLiteStore(tmp_path / "memory.sqlite")
     model = ScriptedChatModel.from_mapping({"default": ["one", "two", "three"]})
-    runtime = Runtime(store, ModelSet.single(model), library=PlaybookLibrary.bundled([books]),
-                      checkpoint_path=tmp_path / "checkpoints.sqlite")
+    runtime = Runtime(RuntimeConfig(
+        store, ModelSet.single(model), library=PlaybookLibrary.bundled([books]),
+        checkpoint_path=tmp_path / "checkpoints.sqlite"))
     persona = Persona("aoi", "Aoi", "You are Aoi.")
     try:
         main = runtime.run_pulse(persona, "chat", "in the main thread")
