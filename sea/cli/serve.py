@@ -87,6 +87,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.db import ServerDB
     from sea.serve.eventlog import MemoryEventLog
     from sea.serve.records import PersonaRow
+    from sea.serve.v1.common import V1Options
 
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid default playbook fails before anything runs
@@ -105,6 +106,7 @@ async def _serve(args: argparse.Namespace) -> int:
             ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
                                                   persona.system_prompt))
             app = create_app(ctx, token=token)
+            app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
             sock = _bind(args.host, args.port)
             port = sock.getsockname()[1]
             _announce(args, port, token)

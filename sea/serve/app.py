@@ -30,7 +30,7 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
         dependency.
     """
     from sea.serve.compat import assistants, meta, runs, threads
-    from sea.serve.v1 import approvals, personas, pulses
+    from sea.serve.v1 import approvals, personas, pulses, routers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -46,4 +46,5 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
     errors.install(app)
     for module in (meta, assistants, threads, runs, personas, pulses, approvals):
         app.include_router(module.router)
+    routers.include(app)
     return app
