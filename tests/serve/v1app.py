@@ -69,6 +69,11 @@ class App:
         """The headers of a request made with ``key``."""
         return {"x-api-key": key}
 
+    def call(self, method: str, path: str, key: str = "k-admin", body: Any = None) -> Any:
+        """Any request with ``key`` (a JSON body unless it is a GET or a DELETE)."""
+        more = {} if method in ("get", "delete") else {"json": body or {}}
+        return self.client.request(method.upper(), path, headers=self.as_(key), **more)
+
     def get(self, path: str, key: str = "k-admin", **kwargs: Any) -> Any:
         """GET with ``key``."""
         return self.client.get(path, headers=self.as_(key), **kwargs)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from saimemory import Message
+from saimemory.errors import PinLimitError
 from saimemory.jsonl import message_fields
 from saimemory.pins import Pin
 from saimemory.records import Thread
@@ -24,7 +25,7 @@ from sea.errors import ResourceNotFound
 from sea.serve.auth import Principal
 from sea.serve.context import ServeContext
 from sea.serve.deps import Ctx, Reader
-from sea.serve.v1.common import Memory
+from sea.serve.v1.common import Conflict, Memory
 
 router = APIRouter(prefix="/v1", tags=["memory"])
 Limit = Annotated[int, Query(ge=1, le=500)]
@@ -119,9 +120,13 @@ async def pins(persona_id: str, ctx: Ctx, principal: Reader) -> dict[str, Any]:
 async def add_pin(persona_id: str, body: PinRequest, ctx: Ctx,
                   principal: Memory) -> dict[str, Any]:
     """Pin an item (the existing one when the text is pinned already); a sixth is refused
-    (SEA's store code, 400)."""
+    (409 with the store's code)."""
     persona = await _persona(ctx, principal, persona_id)
-    return pin_json(await ctx.call(ctx.store.pin, persona, body.text))
+    try:
+        return pin_json(await ctx.call(ctx.store.pin, persona, body.text))
+    except PinLimitError as exc:
+        raise Conflict(f"{exc.message}; remove one first (DELETE .../pins/ID)",
+                       code=exc.code) from None
 
 
 @router.delete("/personas/{persona_id}/pins/{pin_id}")
