@@ -18,7 +18,7 @@ import orjson
 from fastapi import HTTPException, Request
 from fastapi.testclient import TestClient
 
-from saimemory.sqlite import SQLiteStore
+from saimemory import open_store
 from sea.chat.scripted import ScriptedChatModel
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
@@ -88,18 +88,18 @@ class App:
 
 
 @contextmanager
-def serving(tmp_path: Path) -> Iterator[App]:
+def serving(tmp_path: Path, location: str | None = None) -> Iterator[App]:
     """The app (a test module's ``v1`` fixture enters it): personas ``aoi`` (tenant
     acme) and ``zed`` (tenant globex), the test playbooks and a broken one, a workspace,
-    the scripted model."""
+    the scripted model; the store is a SQLite file unless ``location`` names another."""
     books = tmp_path / "books"
     books.mkdir()
     for playbook in (CHAT, BROKEN):
         (books / f"{playbook['name']}.json").write_bytes(orjson.dumps(playbook))
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    location = str(tmp_path / "memory.sqlite")
-    store = SQLiteStore(location)
+    location = location or str(tmp_path / "memory.sqlite")
+    store = open_store(location)
     db = ServerDB(location)
     library = PlaybookLibrary.bundled([books])
     model = ScriptedChatModel(default=[REPLY] * 50)
