@@ -115,3 +115,25 @@ def test_playbook_routes_need_their_roles(v1: App) -> None:
         assert v1.get(path, "nobody").status_code == 401
     assert v1.post("/v1/validate", "k-read", json={"text": TYPO}).status_code == 403
     assert v1.post("/v1/validate", "k-admin", json={"text": TYPO, "x": 1}).status_code == 422
+
+
+def test_the_servers_host_tools_are_the_ones_validate_knows(v1: App) -> None:
+    from langchain_core.tools import tool
+
+    from sea.serve.v1.common import V1Options
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    calls = TYPO.replace('"zz"', "null").replace('"memory_recent", "args": {"limit": 1}',
+                                                  '"weather", "args": {"town": "Kyoto"}')
+    v1.client.app.state.v1 = V1Options.of(None, [weather])  # type: ignore[attr-defined]
+    answer = v1.post("/v1/validate", json={"text": calls}).json()
+    assert not answer["ok"] and answer["diagnostics"][0]["node_id"] == "b"
+    assert "city" in orjson.dumps(answer["diagnostics"]).decode()
+    fixed = v1.post("/v1/validate", json={"text": calls.replace("town", "city")}).json()
+    assert fixed["ok"], fixed
+    v1.client.app.state.v1 = V1Options.of(None, None)  # type: ignore[attr-defined]
+    assert v1.post("/v1/validate", json={"text": calls}).json()["ok"]  # unchecked
