@@ -90,10 +90,15 @@ def test_a_posted_text_gets_the_diagnostics_sea_validate_gives(v1: App, tmp_path
     assert answer["ok"] is False and answer["errors"] == len(expected)
     assert answer["diagnostics"][0]["node_id"] == "b"
     assert answer["diagnostics"][0]["file"] == "typo.json"
+    drawn = answer["graph"]  # the view survives the typo
+    assert [n["id"] for n in drawn["nodes"]] == ["a", "b"]
+    assert [(e["target"], e["dangling"]) for e in drawn["edges"]] == [("b", False),
+                                                                      ("zz", True)]
     fixed = v1.post("/v1/validate", json={"text": TYPO.replace('"zz"', "null")}).json()
     assert fixed["ok"] and fixed["graph"]["nodes"][1]["id"] == "b"
     not_json = v1.post("/v1/validate", json={"text": '{"name": '}).json()
     assert not not_json["ok"] and not_json["diagnostics"][0]["line"] == 1
+    assert not_json["graph"] is None
 
 
 def test_validate_checks_tool_calls_as_sea_validate_with_the_servers_tools(v1: App) -> None:

@@ -138,9 +138,11 @@ def edge_kind(edge: Edge) -> str:
 
 def graph_json(playbook: Playbook) -> dict[str, Any]:
     """A playbook as a graph: its start, nodes (id, type, label, detail, shape) and edges
-    (source, target or null for the end, kind, label, the field that declares it)."""
+    (source, target or null for the end, kind, label, the field that declares it, and
+    ``dangling`` when the target is no node: a document still being written)."""
     nodes = []
     edges = []
+    ids = {node.id for node in playbook.nodes}
     for node in playbook.nodes:
         detail = node.detail()
         nodes.append({"id": node.id, "type": node.node_type(),
@@ -149,7 +151,8 @@ def graph_json(playbook: Playbook) -> dict[str, Any]:
         for edge in node.edges():
             edges.append({"source": node.id, "target": edge.target, "kind": edge_kind(edge),
                           "label": edge.label if edge_kind(edge) != "next" else None,
-                          "field": edge.field})
+                          "field": edge.field,
+                          "dangling": edge.target is not None and edge.target not in ids})
     return {"playbook": playbook.name, "description": playbook.description,
             "start": playbook.start_node, "nodes": nodes, "edges": edges}
 
@@ -174,8 +177,9 @@ async def validate(body: ValidateRequest, ctx: Ctx, options: Options,
                    principal: Author) -> dict[str, Any]:
     """Check a playbook's text as ``sea validate`` checks a file (calls to other playbooks
     against the server's library, tool calls against its tools): ``ok`` (no errors; with
-    ``strict`` no warnings either), the counts, every diagnostic, and the graph when the
-    playbook is valid."""
+    ``strict`` no warnings either), the counts, every diagnostic, and the graph of the
+    playbook as far as it could be built (so a view survives a typo; null when the text is
+    not a JSON object of a playbook's shape)."""
 
     def checked(library: PlaybookLibrary) -> LoadResult:
         return check_document(body.text, file=body.name, context=library.context(),
@@ -184,6 +188,7 @@ async def validate(body: ValidateRequest, ctx: Ctx, options: Options,
     result = await ctx.call(options.checked, ctx.library, checked, body.strict)
     failing = result.errors or (body.strict and any(
         d.severity is Severity.WARNING for d in result.diagnostics))
+    drawn = result.playbook or result.salvaged
     return {"ok": not failing, **_counts(result),
             "diagnostics": [diagnostic_json(d, body.name) for d in result.diagnostics],
-            "graph": graph_json(result.playbook) if result.playbook is not None else None}
+            "graph": graph_json(drawn) if drawn is not None else None}
