@@ -72,8 +72,13 @@ def test_a_playbook_is_drawn_as_a_graph_and_as_sea_graph_mermaid(v1: App) -> Non
     mermaid = v1.get("/v1/playbooks/meta_user/graph", params={"format": "mermaid"})
     assert mermaid.headers["content-type"].startswith("text/vnd.mermaid")
     assert mermaid.text == to_mermaid(v1.ctx.library.get("meta_user"))
-    invalid = v1.get("/v1/playbooks/broken/graph")
-    assert invalid.status_code == 422 and invalid.json()["error"]["diagnostics"]
+    assert graph["valid"] and graph["diagnostics"] == []
+    invalid = v1.get("/v1/playbooks/broken/graph").json()  # drawn as far as it goes
+    assert not invalid["valid"] and invalid["diagnostics"][0]["node_id"] == "a"
+    assert invalid["edges"][0]["dangling"]
+    refused = v1.get("/v1/playbooks/broken/graph", params={"format": "mermaid"})
+    assert refused.status_code == 422 and refused.json()["error"]["diagnostics"]
+    assert str(v1.root) not in refused.text  # the name, not the server's path
 
 
 def test_a_posted_text_gets_the_diagnostics_sea_validate_gives(v1: App, tmp_path: Path) -> None:

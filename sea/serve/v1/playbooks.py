@@ -14,6 +14,7 @@ graph``'s Mermaid text instead.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from sea.errors import ResourceNotFound, Severity
+from sea.errors import PlaybookError, ResourceNotFound, Severity
 from sea.lang.files import MAX_PLAYBOOK_BYTES
 from sea.lang.hints import did_you_mean
 from sea.lang.library import PlaybookLibrary, PlaybookNotFound
@@ -160,16 +161,22 @@ def graph_json(playbook: Playbook) -> dict[str, Any]:
 @router.get("/playbooks/{name}/graph", response_model=None)
 async def draw_playbook(name: str, ctx: Ctx, options: Options, principal: Reader,
                         format: Literal["json", "mermaid"] = "json") -> Any:
-    """The playbook as a graph (JSON), or as ``sea graph``'s Mermaid text
-    (``?format=mermaid``). An invalid playbook answers 422 with its diagnostics."""
-    def valid(library: PlaybookLibrary) -> Playbook:
+    """The playbook as a graph (JSON) with its diagnostics, or as ``sea graph``'s Mermaid
+    text (``?format=mermaid``). An invalid playbook is drawn as far as it could be built
+    (``valid`` false); one that cannot be built at all, or drawn as Mermaid, answers 422
+    with its diagnostics (as ``sea graph`` refuses it)."""
+    def checked(library: PlaybookLibrary) -> LoadResult:
         _path(library, name)
-        return library.get(name)
+        return library.check(name)
 
-    playbook = await ctx.call(options.checked, ctx.library, valid)
+    result = await ctx.call(options.checked, ctx.library, checked)
+    drawn = result.playbook or result.salvaged
+    if drawn is None or (format == "mermaid" and result.playbook is None):
+        raise PlaybookError([replace(d, file=name) for d in result.diagnostics])
     if format == "mermaid":
-        return PlainTextResponse(to_mermaid(playbook), media_type="text/vnd.mermaid")
-    return graph_json(playbook)
+        return PlainTextResponse(to_mermaid(drawn), media_type="text/vnd.mermaid")
+    return {**graph_json(drawn), "valid": result.playbook is not None,
+            "diagnostics": [diagnostic_json(d, name) for d in result.diagnostics]}
 
 
 @router.post("/validate")
