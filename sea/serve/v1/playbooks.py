@@ -14,6 +14,7 @@ graph``'s Mermaid text instead.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +25,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sea.errors import PlaybookError, ResourceNotFound, Severity
-from sea.lang.files import MAX_PLAYBOOK_BYTES
+from sea.lang.files import MAX_PLAYBOOK_BYTES, read_playbook_bytes
 from sea.lang.hints import did_you_mean
 from sea.lang.library import PlaybookLibrary, PlaybookNotFound
 from sea.lang.loader import LoadResult, check_document
@@ -79,21 +80,33 @@ def _path(library: PlaybookLibrary, name: str) -> Path:
                                code=PlaybookNotFound.code) from None
 
 
+def _read(path: Path) -> bytes | None:
+    """The file's bytes, read as the library reads it (a regular file of at most
+    ``MAX_PLAYBOOK_BYTES``); None when it cannot be (its check says why)."""
+    try:
+        return read_playbook_bytes(path)
+    except PlaybookError:
+        return None
+
+
 def _summary(library: PlaybookLibrary, name: str) -> dict[str, Any]:
     path = _path(library, name)
     result = library.check(name)
     signature = library.signature(name)
-    description = result.playbook.description if result.playbook is not None else None
-    if description is None:
+    drawn = result.playbook or result.salvaged
+    description = drawn.description if drawn is not None else None
+    data = _read(path)
+    if description is None and data is not None:
         try:
-            raw = orjson.loads(path.read_bytes())
-            found = raw.get("description") if isinstance(raw, dict) else None
-            description = found if isinstance(found, str) else None
-        except (OSError, orjson.JSONDecodeError):
-            description = None
+            raw = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            raw = None
+        found = raw.get("description") if isinstance(raw, dict) else None
+        description = found if isinstance(found, str) else None
     return {"name": name, "description": description, "source": _source(path),
             "router_callable": bool(signature and signature.router_callable),
-            "sha256": library.content_hash(name), **_counts(result)}
+            "sha256": None if data is None else hashlib.sha256(data).hexdigest(),
+            **_counts(result)}
 
 
 @router.get("/playbooks")
@@ -110,14 +123,15 @@ async def list_playbooks(ctx: Ctx, options: Options, principal: Reader) -> dict[
 @router.get("/playbooks/{name}")
 async def show_playbook(name: str, ctx: Ctx, options: Options,
                         principal: Reader) -> dict[str, Any]:
-    """One playbook: its text, its parsed document (null when the text is not JSON), its
-    sha256 and every diagnostic of its check."""
+    """One playbook: its text (null when the file cannot be read), its parsed document
+    (null when the text is not JSON), its sha256 and every diagnostic of its check."""
 
     def shown(library: PlaybookLibrary) -> dict[str, Any]:
         summary = _summary(library, name)
-        text = _path(library, name).read_bytes().decode("utf-8", errors="replace")
+        data = _read(_path(library, name))
+        text = None if data is None else data.decode("utf-8", errors="replace")
         try:
-            document = orjson.loads(text)
+            document = None if text is None else orjson.loads(text)
         except orjson.JSONDecodeError:
             document = None
         diagnostics = [diagnostic_json(d, name) for d in library.check(name).diagnostics]
