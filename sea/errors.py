@@ -509,3 +509,21 @@ class SecurityOptionError(ServeError, UsageError):
     code = "SEA874"
     status = 400
     hint = None
+
+
+class ServerLacks(ServeError):
+    """The request needs what the server was not started with: a workspace (``sea serve
+    --workspace``) for a plan's files, a PostgreSQL store (the workers' queue) for
+    schedules. The message names the option."""
+
+    code = "SEA890"
+    status = 409
+
+
+class TraceNotRecorded(ResourceNotFound):
+    """The pulse has no recorded trace on this server: the server records none (record
+    one with ``sea run --record FILE``), or not of this pulse."""
+
+    code = "SEA891"
+    hint = ("record a pulse with `sea run --record FILE` and replay it with `sea replay "
+            "FILE`; a served pulse's events are at /v1/pulses/{id}/events")

@@ -86,6 +86,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.keys import KeyStore
     from sea.serve.records import PersonaRow, settle_orphans
     from sea.serve.security import check_bind
+    from sea.serve.v1.common import V1Options
 
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid default playbook fails before anything runs
@@ -107,6 +108,7 @@ async def _serve(args: argparse.Namespace) -> int:
                                                   persona.system_prompt))
             settle_orphans(ctx.records)  # one process runs this database's pulses
             app = create_app(ctx, auth=auth, security=guards)
+            app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
             sock = _bind(args.host, args.port)
             port = sock.getsockname()[1]
             _announce(args, port, token)

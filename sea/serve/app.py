@@ -38,7 +38,7 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
         dependency.
     """
     from sea.serve.compat import assistants, meta, runs, threads
-    from sea.serve.v1 import approvals, personas, pulses
+    from sea.serve.v1 import approvals, personas, pulses, routers
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -57,4 +57,5 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
         install(app, security)
     for module in (meta, assistants, threads, runs, personas, pulses, approvals):
         app.include_router(module.router)
+    routers.include(app)
     return app
