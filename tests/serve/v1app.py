@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from saimemory import open_store
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm import ModelSet
@@ -103,8 +104,9 @@ def serving(tmp_path: Path, location: str | None = None) -> Iterator[App]:
     db = ServerDB(location)
     library = PlaybookLibrary.bundled([books])
     model = ScriptedChatModel(default=[REPLY] * 50)
-    runtime = Runtime(store, ModelSet(normal=model, lightweight=model), library=library,
-                      checkpoint_path=tmp_path / "checkpoints.sqlite", workspace=workspace)
+    runtime = Runtime(RuntimeConfig(
+        store, ModelSet(normal=model, lightweight=model), library=library,
+        checkpoint_path=tmp_path / "checkpoints.sqlite", workspace=workspace))
     ctx = ServeContext(runtime, store, db, library, MemoryEventLog(),
                        ServerSettings(default_playbook="chat", keepalive_s=1.0))
     ctx.records.add_persona(PersonaRow("aoi", "acme", "Aoi", "You are Aoi."))
