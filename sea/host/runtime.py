@@ -98,6 +98,8 @@ from sea.nodes import builtin_registry
 __all__ = ["BusyPolicy", "PulseResult", "Runtime", "Status"]
 
 Sink = Callable[[Event | None], None]
+Observer = Callable[[Event], None]
+"""Called with each event of a pulse run to its end (``arun_pulse(..., observe=)``)."""
 
 
 class Runtime:
@@ -244,12 +246,15 @@ class Runtime:
         thread: str | None = None,
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
+        observe: Observer | None = None,
     ) -> PulseResult:
         """Run a pulse to its end and return what it did (``recover``, ``thread``,
-        ``input_uid``, ``input_metadata``: see :meth:`astream_pulse`)."""
+        ``input_uid``, ``input_metadata``: see :meth:`astream_pulse`). ``observe`` is
+        called with each event as it happens, on the pulse's loop (it must not block: a
+        host that publishes the events queues them)."""
         run = Run.start(persona, playbook, input, pulse_id, args, recover, thread=thread,
                         input_uid=input_uid, input_metadata=input_metadata)
-        return await self._collect(run)
+        return await self._collect(run, observe)
 
     stream_pulse = blocking_stream(astream_pulse)
     run_pulse = blocking(arun_pulse)
@@ -258,9 +263,11 @@ class Runtime:
         """Answer a waiting pulse's approval request and yield the rest of its events."""
         return self._stream(Run.resumed(pulse_id, answer))
 
-    async def aresume(self, pulse_id: str, answer: Any) -> PulseResult:
-        """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)."""
-        return await self._collect(Run.resumed(pulse_id, answer))
+    async def aresume(self, pulse_id: str, answer: Any, *,
+                      observe: Observer | None = None) -> PulseResult:
+        """Answer a waiting pulse's approval request (``True``/``"approve"`` approves);
+        ``observe``: see :meth:`arun_pulse`."""
+        return await self._collect(Run.resumed(pulse_id, answer), observe)
 
     resume = blocking(aresume)
 
@@ -268,7 +275,7 @@ class Runtime:
         """Go on with an interrupted pulse from its last checkpoint, yielding its events."""
         return self._stream(Run.continued(pulse_id))
 
-    async def acontinue(self, pulse_id: str) -> PulseResult:
+    async def acontinue(self, pulse_id: str, *, observe: Observer | None = None) -> PulseResult:
         """Go on with a pulse from its last checkpoint (its process died): node runs that
         finished are not run again, but for ``set`` and ``pass`` nodes of a step that had
         not ended (consecutive ones are one step, :mod:`sea.engine.compiler`), which read
@@ -278,9 +285,9 @@ class Runtime:
         ended returns its end again.
 
         The result ends ``error`` (code SEA300) when the checkpointer does not know the
-        pulse.
+        pulse. ``observe``: see :meth:`arun_pulse`.
         """
-        return await self._collect(Run.continued(pulse_id))
+        return await self._collect(Run.continued(pulse_id), observe)
 
     continue_pulse = blocking(acontinue)
 
@@ -326,13 +333,15 @@ class Runtime:
 
     # -- driving ----------------------------------------------------------------------------
 
-    async def _collect(self, run: Run) -> PulseResult:
+    async def _collect(self, run: Run, observe: Observer | None = None) -> PulseResult:
         # the events are kept as they come: no queue and no reader to wake for each of them
         events: list[Event] = []
 
         def keep(event: Event | None) -> None:
             if event is not None:
                 events.append(event)
+                if observe is not None:
+                    observe(event)
 
         task = self._begin(run, keep)
         try:
