@@ -11,6 +11,7 @@ imported: ``sea run`` and the SQLite store work as before.
 
 from __future__ import annotations
 
+from sea.queue.options import WorkerOptions
 from sea.queue.pulses import PulseQueue
 from sea.queue.records import (
     STATUSES,
@@ -20,7 +21,8 @@ from sea.queue.records import (
     Schedule,
     parse_every,
 )
-from sea.queue.worker import Worker, WorkerOptions
+from sea.queue.watch import PulseWatch, Watcher
+from sea.queue.worker import Worker
 
 __all__ = [
     "STATUSES",
@@ -30,6 +32,8 @@ __all__ = [
     "PulseStatus",
     "Schedule",
     "Worker",
+    "PulseWatch",
+    "Watcher",
     "WorkerOptions",
     "parse_every",
 ]
