@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--keepalive", type=seconds, default=15.0, metavar="SECONDS",
                         help="seconds between keep-alive comments on a quiet stream "
                         "(default: 15)")
+    parser.add_argument("--workers", action="store_true",
+                        help="queue pulses for `sea worker` processes instead of running "
+                        "them here (needs a PostgreSQL store)")
+    parser.add_argument("--log-ttl", type=seconds, default=900.0, metavar="SECONDS",
+                        help="how long a run's events stay after its end, for streams that "
+                        "rejoin (default: 900)")
     add_model_arguments(parser)
     add_busy_arguments(parser)
     parser.set_defaults(func=serve_command)
@@ -85,7 +92,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.app import create_app
     from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
     from sea.serve.db import ServerDB
-    from sea.serve.eventlog import MemoryEventLog
+    from sea.serve.fleet import fleet_parts
     from sea.serve.records import PersonaRow
 
     library, name = playbook_library(args.playbook, args.playbooks)
@@ -94,14 +101,17 @@ async def _serve(args: argparse.Namespace) -> int:
     models = models_of(args)
     location = store_location(args.db)
     token = secrets.token_urlsafe(24)
-    async with host_tools(args.tools, args.mcp) as tools:
+    async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
         store = writable_store(location)
         db = ServerDB(location)
         try:
             runtime = runtime_of(args, store, models, library, location, tools=tools)
             settings = ServerSettings(default_playbook=name, default_persona=persona,
                                       keepalive_s=args.keepalive, version=__version__)
-            ctx = ServeContext(runtime, store, db, library, MemoryEventLog(), settings)
+            parts = await stack.enter_async_context(
+                fleet_parts(location, db, workers=args.workers, log_ttl_s=args.log_ttl))
+            ctx = ServeContext(runtime, store, db, library, parts.log, settings,
+                               make_hub=parts.make_hub)
             ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
                                                   persona.system_prompt))
             app = create_app(ctx, token=token)

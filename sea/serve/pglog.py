@@ -115,7 +115,8 @@ class PgEventLog:
                 await conn.close()
         self._started = False
 
-    async def _connect(self) -> Any:
+    async def connect(self) -> Any:
+        """A new connection to the log's database (autocommit; the caller closes it)."""
         import psycopg
 
         return await psycopg.AsyncConnection.connect(self._dsn, **self._kwargs)
@@ -182,7 +183,7 @@ class PgEventLog:
         """One transaction: the batch's opens, events (numbered after each run's highest
         stored entry, under the run's lock), closes, and a notification per run."""
         if self._writer is None:
-            self._writer = await self._connect()
+            self._writer = await self.connect()
         conn = self._writer
         runs = list(dict.fromkeys(op.run_id for op in ops))
         async with conn.transaction():
@@ -247,7 +248,7 @@ class PgEventLog:
             for attempt in (1, 2):
                 try:
                     if self._reader is None:
-                        self._reader = await self._connect()
+                        self._reader = await self.connect()
                     return await self._query(run_id, after)
                 except Exception:
                     if self._reader is not None:
@@ -285,7 +286,7 @@ class PgEventLog:
 
     async def sweep(self) -> int:
         """Remove the logs closed more than ``ttl_s`` ago; how many."""
-        conn = await self._connect()
+        conn = await self.connect()
         try:
             async with conn.transaction():
                 gone = await (await conn.execute(
