@@ -53,7 +53,8 @@ def _worker(root: Path, dsn: str, n: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "sea", "worker", "--db", dsn, "--model",
          f"scripted:{root / 'script.json'}", "--playbooks", str(root / "books"),
-         "--stall-timeout", "2", "--heartbeat", "0.4", "--tick", "0.3"],
+         "--ask-before", "memory_recent", "--stall-timeout", "2", "--heartbeat", "0.4",
+         "--tick", "0.3"],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -157,6 +158,29 @@ def test_a_stream_on_one_server_follows_a_pulse_started_through_the_other(
     [(status, worker)] = _rows(fleet.dsn, "SELECT status, worker FROM sea_pulses WHERE id = %s",
                                [run])
     assert status == "done" and worker
+
+
+def test_a_pulse_that_waits_is_answered_through_the_other_server(fleet: Fleet) -> None:
+    first, second = fleet.servers
+    thread, run = _start(first, "asking", "what do you remember?")
+    events = list(_follow(second, thread, run))
+    _check_once_in_order(events)
+    waiting = [e["data"] for e in events if e["event"] == "values"][-1]["__interrupt__"]
+    assert waiting[0]["value"]["sea"]["tool"] == "memory_recent"
+    with _client(second) as http:
+        inbox = http.get("/v1/approvals").json()["items"]
+        assert [item["pulse_id"] for item in inbox] == [run]
+        answer = http.post(f"/threads/{thread}/runs/wait", json={
+            "assistant_id": "asking", "input": {},
+            "command": {"resume": {"decisions": [{"type": "approve"}]}}})
+        assert answer.status_code == 200, answer.text
+        assert [m["content"] for m in answer.json()["messages"] if m["type"] == "ai"] == [REPLY]
+    with _client(first) as http:
+        assert http.get("/v1/approvals").json()["items"] == []
+        assert http.get(f"/threads/{thread}").json()["status"] == "idle"
+    [(status, result)] = _rows(fleet.dsn, "SELECT status, result->>'status' FROM sea_pulses "
+                                          "WHERE id = %s", [run])
+    assert (status, result) == ("done", "ok")
 
 
 def test_a_cancel_through_the_other_server_reaches_the_worker(fleet: Fleet) -> None:
