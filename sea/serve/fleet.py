@@ -27,12 +27,13 @@ from typing import Any
 
 from saimemory.base import MessageStore
 from saimemory.records import Persona
-from sea.errors import NotInterrupted, PulseCancelled, UsageError
+from sea.errors import NotInterrupted, PulseCancelled, PulseLost, UsageError
 from sea.host.runtime import Runtime
 from sea.serve.compat.state import replies_by_node
 from sea.serve.db import ServerDB
 from sea.serve.eventlog import EventLog, MemoryEventLog
 from sea.serve.hub import RunHub, StartRequest, memory_thread
+from sea.serve.owners import Ownership
 from sea.serve.pglog import DDL, PgEventLog
 from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
 from sea.serve.relay import CANCEL_CHANNEL, RunWriter
@@ -52,19 +53,51 @@ class FleetHub(RunHub):
         history_limit: How many of a conversation's newest messages its values show.
         queue: The pulse queue (``--workers``), opened by the caller; None: the pulses
             run in this process.
+        repair_s: Seconds between looks for runs whose server died (0: none).
     """
 
     def __init__(self, runtime: Runtime, store: MessageStore, records: Records,
-                 log: PgEventLog, history_limit: int = 50, queue: Any = None) -> None:
+                 log: PgEventLog, history_limit: int = 50, queue: Any = None, *,
+                 repair_s: float = 5.0) -> None:
         super().__init__(runtime, store, records, log, history_limit)
         self._pg, self._queue = log, queue
         self._requests: set[asyncio.Task[None]] = set()
         log.listener.subscribe(CANCEL_CHANNEL, self._cancel_here)  # before it starts
+        self.ownership = Ownership(log)
+        self._repairs: asyncio.Task[None] | None = None
+        if repair_s > 0:
+            self._repairs = asyncio.get_running_loop().create_task(self._repair_every(repair_s))
+
+    async def _repair_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await self.repair()
+            except Exception as exc:  # the next look tries again
+                log.warning("sea serve: runs of stopped servers not looked for (%s)", exc)
+
+    async def repair(self) -> list[str]:
+        """End in error the runs whose server died while it ran them; their ids."""
+        ended = []
+        for run_id in await self.ownership.orphans():
+            row = await self._ctx.call(self._ctx.records.run, run_id)
+            thread = None if row is None else await self._ctx.call(self._ctx.records.thread,
+                                                                  row.thread_id)
+            if row is None or thread is None:
+                await self._pg.close(run_id)
+                continue
+            error = {"code": PulseLost.code, "message": "the server that ran the pulse "
+                     "stopped before it ended", "playbook": row.playbook, "node": None}
+            await self._writer(row, thread).finish("error", error, [])
+            ended.append(run_id)
+        return ended
 
     # -- who runs -------------------------------------------------------------------------
 
     async def _busy(self, persona: str) -> list[RunRow]:
         """The runs of ``persona`` under way in any process (their rows say so)."""
+        if self._queue is None:  # the runs it starts are its own: say so, while it lives
+            await self.ownership.hold()
         records = self._ctx.records
 
         def busy() -> list[RunRow]:
@@ -204,6 +237,10 @@ class FleetHub(RunHub):
         await super().close()
         if self._requests:
             await asyncio.wait(self._requests, timeout=5)
+        if self._repairs is not None:
+            self._repairs.cancel()
+        await self._pg.flush()
+        await self.ownership.aclose()
 
 
 def _error_of(exc: Exception) -> dict[str, Any]:

@@ -35,7 +35,7 @@ CHANNEL = "sea_run_events"
 DDL = (
     """CREATE TABLE IF NOT EXISTS sea_run_logs (
         run_id TEXT PRIMARY KEY, opened_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        closed_at TIMESTAMPTZ)""",
+        closed_at TIMESTAMPTZ, owner TEXT)""",
     "CREATE INDEX IF NOT EXISTS sea_run_logs_closed ON sea_run_logs (closed_at)",
     """CREATE TABLE IF NOT EXISTS sea_run_events (
         run_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
@@ -51,7 +51,7 @@ _LOCK_SPACE = 0x5EA0E7  # advisory lock (space, hashtext(run_id)): one writer of
 class _Op:
     what: str  # open, event, close
     run_id: str
-    kind: str = ""
+    kind: str = ""  # an open's: the owner
     data: bytes = b""
 
 
@@ -83,6 +83,9 @@ class PgEventLog:
         self._read_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
+        self.owner: str | None = None
+        """The server that runs the runs this process opens (:mod:`sea.serve.owners`),
+        recorded on their logs; None: they run elsewhere (a worker)."""
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -131,7 +134,7 @@ class PgEventLog:
     async def open(self, run_id: str) -> None:
         """Start the empty log of a new run (queued)."""
         await self.start()
-        self._queue(_Op("open", run_id))
+        self._queue(_Op("open", run_id, self.owner or ""))
 
     async def append(self, run_id: str, kind: str, data: Any) -> int:
         """Queue one event; 0 (its number is given when it is written)."""
@@ -200,8 +203,9 @@ class PgEventLog:
             async with conn.cursor() as cur:
                 for op in ops:
                     if op.what == "open":
-                        await cur.execute("INSERT INTO sea_run_logs (run_id) VALUES (%s) "
-                                          "ON CONFLICT DO NOTHING", [op.run_id])
+                        await cur.execute("INSERT INTO sea_run_logs (run_id, owner) "
+                                          "VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                                          [op.run_id, op.kind or None])
                     elif op.what == "event":
                         top[op.run_id] += 1
                         rows.append((op.run_id, top[op.run_id], op.kind, op.data.decode()))

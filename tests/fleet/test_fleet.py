@@ -49,7 +49,7 @@ def _rows(dsn: str, sql: str, params: list[Any] | None = None) -> list[tuple[Any
 
 def _worker(root: Path, dsn: str, n: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SEA_HOME": str(root / "home"), "PYTHONPATH": str(ROOT)}
-    log = open(root / f"worker{n}.log", "wb")  # noqa: SIM115 (written until it ends)
+    log = open(root / f"worker{n}.log", "wb")
     return subprocess.Popen(
         [sys.executable, "-m", "sea", "worker", "--db", dsn, "--model",
          f"scripted:{root / 'script.json'}", "--playbooks", str(root / "books"),
