@@ -205,6 +205,27 @@ def test_a_cancel_through_the_other_server_reaches_the_worker(fleet: Fleet) -> N
         assert http.get(f"/threads/{thread}").json()["status"] == "idle"
 
 
+def test_a_run_still_queued_is_cancelled_in_the_queue(fleet: Fleet) -> None:
+    first, second = fleet.servers
+    thread, running = _start(first, "slow", "first, a long story")
+    with _client(first) as http:  # the persona is busy: this one waits in the queue
+        other = http.post("/threads", json={}).json()["thread_id"]
+        queued = http.post(f"/threads/{other}/runs", json={
+            "assistant_id": "chat", "multitask_strategy": "enqueue",
+            "input": {"messages": [{"type": "human", "content": "then this"}]}}).json()["run_id"]
+    with _client(second) as http:
+        answer = http.post(f"/threads/{other}/runs/{queued}/cancel", params={"wait": "true"})
+        assert answer.json()["status"] == "interrupted"
+        http.post(f"/threads/{thread}/runs/{running}/cancel", params={"wait": "true"})
+    events = list(_follow(second, other, queued))
+    assert [e["event"] for e in events] == ["metadata", "values", "end"]
+    [(status, code)] = _rows(fleet.dsn, "SELECT status, error->>'code' FROM sea_pulses "
+                                        "WHERE id = %s", [queued])
+    assert (status, code) == ("failed", "SEA590")
+    assert _rows(fleet.dsn, "SELECT status FROM procrastinate_jobs "
+                            "WHERE args->>'pulse_id' = %s", [queued]) == [("cancelled",)]
+
+
 def test_a_worker_killed_mid_pulse_loses_no_event(fleet: Fleet) -> None:
     first, second = fleet.servers
     thread, run = _start(second, "slow", "a long story, please")
