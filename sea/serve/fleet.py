@@ -21,13 +21,19 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from saimemory.base import MessageStore
 from saimemory.records import Persona
-from sea.errors import NotInterrupted, PulseCancelled, PulseLost, UsageError
+from sea.errors import (
+    NotInterrupted,
+    PulseCancelled,
+    PulseLost,
+    ServerDatabaseError,
+    UsageError,
+)
 from sea.host.runtime import Runtime
 from sea.serve.compat.state import replies_by_node
 from sea.serve.db import ServerDB
@@ -169,7 +175,11 @@ class FleetHub(RunHub):
         await self._pg.append(row.run_id, "metadata", {
             "run_id": row.run_id, "thread_id": row.thread_id, "pulse_id": row.pulse_id,
             "attempt": 1, "visits": visits})
-        await self._pg.flush()
+        try:  # a worker numbers its events after this one
+            await asyncio.wait_for(self._pg.flush(), 10)
+        except TimeoutError:
+            raise ServerDatabaseError("the run's events cannot be written: the database "
+                                      "does not answer") from None
 
     def _writer(self, row: RunRow, thread: ThreadRow) -> RunWriter:
         ctx = self._ctx
@@ -239,7 +249,8 @@ class FleetHub(RunHub):
             await asyncio.wait(self._requests, timeout=5)
         if self._repairs is not None:
             self._repairs.cancel()
-        await self._pg.flush()
+        with suppress(TimeoutError):  # the runs' ends are written before the lock goes
+            await asyncio.wait_for(self._pg.flush(), 10)
         await self.ownership.aclose()
 
 

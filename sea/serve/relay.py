@@ -99,7 +99,15 @@ class RunWriter:
         if final:
             await self.finish(result.status, result.error,
                               self._waiting if result.status == "waiting" else [])
-        await self.log.flush()
+        await self._flushed()
+
+    async def _flushed(self, timeout_s: float = 30.0) -> None:
+        """Wait (a bounded time: the pulse's worker goes on) for the events to be written."""
+        try:
+            await asyncio.wait_for(self.log.flush(), timeout_s)
+        except TimeoutError:
+            log.warning("run %s: its events are not written yet (the database?)",
+                        self.run.run_id)
 
     async def finish(self, status: str, error: dict[str, Any] | None,
                      waiting: list[dict[str, Any]]) -> None:
@@ -119,7 +127,7 @@ class RunWriter:
                                     interrupts=interrupts)
         finally:
             await self.log.close(run.run_id)
-            await self.log.flush()
+            await self._flushed()
 
 
 class Relay:
