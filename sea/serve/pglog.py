@@ -139,12 +139,12 @@ class PgEventLog:
     async def append(self, run_id: str, kind: str, data: Any) -> int:
         """Queue one event; 0 (its number is given when it is written)."""
         await self.start()
-        self._queue(_Op("event", run_id, kind, orjson.dumps(data)))
+        self._queue(_Op("event", run_id, kind, _dumps(data)))
         return 0
 
     def publish(self, run_id: str, kind: str, data: Any) -> None:
         """:meth:`append` for a caller that cannot await (the log must be started)."""
-        self._queue(_Op("event", run_id, kind, orjson.dumps(data)))
+        self._queue(_Op("event", run_id, kind, _dumps(data)))
 
     async def close(self, run_id: str) -> None:
         """No more events will come for ``run_id`` (queued after its events)."""
@@ -311,3 +311,8 @@ class PgEventLog:
                 await self.sweep()
             except Exception as exc:  # the next sweep tries again
                 log.warning("sea serve: the event logs were not swept (%s)", exc)
+
+
+def _dumps(data: Any) -> bytes:
+    """An entry's data as JSON (what JSON cannot hold written as text)."""
+    return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS)

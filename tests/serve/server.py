@@ -88,7 +88,7 @@ def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) 
                "--db", str(root / "memory.sqlite"), "--model", f"scripted:{root / 'script.json'}",
                "--playbooks", str(books), "--playbook", "chat",
                "--ask-before", "memory_recent", "--token-file", str(root / "token"), *extra]
-    log = open(root / "server.log", "wb")  # noqa: SIM115 (the process writes it until it ends)
+    log = open(root / "server.log", "wb")
     process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
