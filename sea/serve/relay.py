@@ -67,10 +67,7 @@ class RunWriter:
         while (event := await self._events.get()) is not None:
             data = event.to_json()
             await self.log.append(self.run.run_id, event.kind, data)
-            if event.kind == "pulse_start":
-                await asyncio.to_thread(self.records.update_run, self.run.run_id,
-                                        status="running")
-            elif event.kind == "memory_write" and data.get("role") in ("user", "assistant") \
+            if event.kind == "memory_write" and data.get("role") in ("user", "assistant") \
                     and data.get("thread") == memory_thread(self.thread):
                 await self.snapshot([])
             elif event.kind == "approval_request":
@@ -111,12 +108,12 @@ class RunWriter:
 
     async def finish(self, status: str, error: dict[str, Any] | None,
                      waiting: list[dict[str, Any]]) -> None:
-        """The run's end: last values, ``end``, its rows, its log closed."""
+        """The run's end: last values, its rows, ``end``, its log closed."""
         run, thread = self.run, self.thread
         try:
             interrupts = [interrupt_of(run.pulse_id, request) for request in waiting]
             await self.snapshot(interrupts)
-            await self.log.append(run.run_id, "end", {"status": status, "error": error})
+            # the rows first: a client that sees `end` and reads them finds the run ended
             await asyncio.to_thread(self.records.update_run, run.run_id,
                                     status=RUN_STATUS.get(status, "error"),
                                     result={"pulse_status": status}, error=error)
@@ -125,7 +122,8 @@ class RunWriter:
                                     status=thread_status,
                                     waiting_pulse=run.pulse_id if interrupts else None,
                                     interrupts=interrupts)
-        finally:
+        finally:  # a stream ends with `end` whatever happened to the rows
+            await self.log.append(run.run_id, "end", {"status": status, "error": error})
             await self.log.close(run.run_id)
             await self._flushed()
 
@@ -171,7 +169,10 @@ class Relay:
     async def attempt(self, pulse_id: str, attempt: int) -> RunWriter | None:
         """The writer of the attempt (None: no server queued the pulse)."""
         writer = await self._writer(pulse_id)
-        if writer is not None and attempt > 1:
+        if writer is None:
+            return None
+        await asyncio.to_thread(self.records.update_run, writer.run.run_id, status="running")
+        if attempt > 1:
             await self.log.append(writer.run.run_id, "attempt",
                                   {"run_id": writer.run.run_id, "attempt": attempt})
         return writer
