@@ -8,8 +8,9 @@ embedded server does: the conversation's ``values`` after each of its messages i
 and at the pulse's end a last ``values`` (with its interrupts when it waits) and ``end``;
 then the run's row and its conversation's are updated and the log is closed. An attempt
 after the first (the worker died, or the pulse is tried again) first appends an
-``attempt`` entry: the continued pulse's events follow those already in the log, from its
-last checkpoint on. A pulse that no server queued (``sea submit``) is not followed.
+``attempt`` entry and the conversation's ``values`` as stored (a reply that was being
+streamed is not in them): the continued pulse's events follow those already in the log,
+from its last checkpoint on. A pulse that no server queued (``sea submit``) is not followed.
 
 The relay also listens for cancel requests (:data:`CANCEL_CHANNEL`) and cancels the pulse
 if its worker runs it.
@@ -172,9 +173,10 @@ class Relay:
         if writer is None:
             return None
         await asyncio.to_thread(self.records.update_run, writer.run.run_id, status="running")
-        if attempt > 1:
+        if attempt > 1:  # then the conversation as stored: a reply cut short is gone
             await self.log.append(writer.run.run_id, "attempt",
                                   {"run_id": writer.run.run_id, "attempt": attempt})
+            await writer.snapshot([])
         return writer
 
     async def lost(self, pulse_id: str, error: dict[str, Any]) -> None:

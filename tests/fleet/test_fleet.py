@@ -244,6 +244,9 @@ def test_a_worker_killed_mid_pulse_loses_no_event(fleet: Fleet) -> None:
     _check_once_in_order(events)
     attempts = [event["data"]["attempt"] for event in events if event["event"] == "metadata"]
     assert attempts == [1, 2]
+    again = next(n for n, e in enumerate(events) if e["event"] == "metadata" and n > 0)
+    assert events[again + 1]["event"] == "values"  # the conversation as stored: no cut reply
+    assert LONG not in [m["content"] for m in events[again + 1]["data"]["messages"]]
     assert _final_reply(events) == [LONG]
     with _client(second) as http:
         assert http.get(f"/threads/{thread}/runs/{run}").json()["status"] == "success"
