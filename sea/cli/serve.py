@@ -15,6 +15,7 @@ import asyncio
 import os
 import socket
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--keepalive", type=seconds, default=15.0, metavar="SECONDS",
                         help="seconds between keep-alive comments on a quiet stream "
                         "(default: 15)")
+    parser.add_argument("--workers", action="store_true",
+                        help="queue pulses for `sea worker` processes instead of running "
+                        "them here (needs a PostgreSQL store)")
+    parser.add_argument("--log-ttl", type=seconds, default=900.0, metavar="SECONDS",
+                        help="how long a run's events stay after its end, for streams that "
+                        "rejoin (default: 900)")
     add_model_arguments(parser)
     add_busy_arguments(parser)
     add_guard_arguments(parser)
@@ -82,7 +89,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.auth import auth_for
     from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
     from sea.serve.db import ServerDB
-    from sea.serve.eventlog import MemoryEventLog
+    from sea.serve.fleet import fleet_parts
     from sea.serve.keys import KeyStore
     from sea.serve.records import PersonaRow, settle_orphans
     from sea.serve.security import check_bind
@@ -94,7 +101,7 @@ async def _serve(args: argparse.Namespace) -> int:
     setup = runtime_args(args, library)
     guards = guard_options(args, args.host)
     location = setup.location
-    async with host_tools(args.tools, args.mcp) as tools:
+    async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
         store = writable_store(location)
         db = ServerDB(location)
         try:
@@ -103,10 +110,14 @@ async def _serve(args: argparse.Namespace) -> int:
             runtime = Runtime(setup.config(store, tools=tools))
             settings = ServerSettings(default_playbook=name, default_persona=persona,
                                       keepalive_s=args.keepalive, version=__version__)
-            ctx = ServeContext(runtime, store, db, library, MemoryEventLog(), settings)
+            parts = await stack.enter_async_context(
+                fleet_parts(location, db, workers=args.workers, log_ttl_s=args.log_ttl))
+            ctx = ServeContext(runtime, store, db, library, parts.log, settings,
+                               make_hub=parts.make_hub)
             ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
                                                   persona.system_prompt))
-            settle_orphans(ctx.records)  # one process runs this database's pulses
+            if db.backend == "sqlite":  # one process runs this database's pulses
+                settle_orphans(ctx.records)
             app = create_app(ctx, auth=auth, security=guards)
             app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
             sock = _bind(args.host, args.port)

@@ -56,6 +56,8 @@ class ServeContext:
         library: The playbooks (assistants are its top-level ones).
         log: The runs' event logs.
         settings: The server's settings.
+        make_hub: Builds the run hub from the runtime, store, records, log and history
+            limit (default :class:`RunHub`).
     """
 
     runtime: Runtime
@@ -64,14 +66,17 @@ class ServeContext:
     library: PlaybookLibrary
     log: EventLog
     settings: ServerSettings = field(default_factory=ServerSettings)
+    make_hub: Callable[[Runtime, MessageStore, Records, EventLog, int], RunHub] = RunHub
+    """Builds the run hub (:func:`sea.serve.fleet.fleet_parts` gives the one for a
+    PostgreSQL store)."""
     records: Records = field(init=False)
     hub: RunHub = field(init=False)
     """The run hub."""
 
     def __post_init__(self) -> None:
         self.records = Records(self.db)
-        self.hub = RunHub(self.runtime, self.store, self.records, self.log,
-                          self.settings.history_limit)
+        self.hub = self.make_hub(self.runtime, self.store, self.records, self.log,
+                                 self.settings.history_limit)
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking call (the database, the store) in a worker thread."""

@@ -152,7 +152,7 @@ class RunHub:
         if strategy not in STRATEGIES:
             raise InvalidRequest(f"unknown multitask_strategy {strategy!r}: use reject, "
                                  "enqueue or interrupt")
-        busy = self.running(persona)
+        busy = await self._busy(persona)
         if not busy or strategy == "enqueue":
             return
         if strategy == "reject":
@@ -167,6 +167,10 @@ class RunHub:
             self.cancel(run.run_id)
         for run in busy:
             await self.wait(run.run_id)
+
+    async def _busy(self, persona: str) -> list[RunRow]:
+        """The runs of ``persona`` under way (a hub of many processes reads the rows)."""
+        return self.running(persona)
 
     async def _launch(self, row: RunRow, thread: ThreadRow,
                       events: AsyncGenerator[Event, None], visits: dict[str, int]) -> RunRow:

@@ -9,6 +9,8 @@ mapping never reads the store.
 log entry              events
 =====================  ======================================================================
 ``metadata``           ``metadata {run_id, attempt}`` (first, every mode)
+``attempt``            ``metadata {run_id, attempt}`` again: a worker continues the pulse
+                       after its worker died (``sea serve --workers``)
 ``values`` snapshot    ``values`` (with ``__interrupt__`` when the pulse waits); ``updates``
                        ``{"__interrupt__": [...]}`` then
 ``token``              ``messages`` (messages-tuple): ``[AIMessageChunk, metadata]``
@@ -33,7 +35,7 @@ from sea.serve.eventlog import Entry
 
 MODES = frozenset({"values", "updates", "messages", "messages-tuple", "custom", "events",
                    "debug", "tasks", "checkpoints", "tools", "lifecycle"})
-INTERNAL = frozenset({"metadata", "values", "end"})
+INTERNAL = frozenset({"metadata", "attempt", "values", "end"})
 """Log entries the hub writes beside the pulse's own events."""
 
 Part = tuple[str, str, Any]
@@ -110,6 +112,8 @@ class CompatStream:
             self._pulse = str(data.get("pulse_id", ""))
             self._visits = dict(data.get("visits") or {})
             yield "metadata", {"run_id": data["run_id"], "attempt": data.get("attempt", 1)}
+        elif kind == "attempt":  # a worker went on with the pulse after another one died
+            yield "metadata", {"run_id": data["run_id"], "attempt": data["attempt"]}
         elif kind == "values":
             if "values" in self.modes:
                 yield "values", data
