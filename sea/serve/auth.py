@@ -67,6 +67,7 @@ def require(role: str) -> Callable[[Request], Awaitable[Principal]]:
 
     async def dependency(request: Request) -> Principal:
         principal: Principal = await request.app.state.auth(request)
+        request.state.principal = principal  # the access log names the key
         if not principal.has(role):
             raise HTTPException(403, f"this key lacks the {role!r} role")
         return principal
