@@ -61,6 +61,7 @@ class ServerDB:
                 lite = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                        timeout=30.0)
                 lite.execute("PRAGMA journal_mode=WAL")
+                lite.execute("PRAGMA synchronous=NORMAL")  # as the store's: no fsync a commit
             except sqlite3.Error as exc:
                 raise ServerDatabaseError(
                     f"cannot open the server's tables in {path}: {exc}") from None

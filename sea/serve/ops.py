@@ -14,6 +14,7 @@ status, duration (a stream's: until it ends) and the name of the key that made t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -68,7 +69,7 @@ class OpenStream:
     def __init__(self, send: Send, scope: anyio.CancelScope) -> None:
         self._send = send
         self._scope = scope
-        self._lock = anyio.Lock()
+        self._lock = asyncio.Lock()  # taken without a yield when free (anyio's yields)
         self.ended = False
 
     async def send(self, message: Message) -> None:
