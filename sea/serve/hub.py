@@ -231,9 +231,9 @@ class RunHub:
         try:
             async for event in events:
                 data = event.to_json()
+                await ctx.log.append(row.run_id, event.kind, data)  # streams first, then rows
                 if event.kind == "pulse_start":
                     await ctx.call(ctx.records.update_run, row.run_id, status="running")
-                await ctx.log.append(row.run_id, event.kind, data)
                 if event.kind == "memory_write" and data.get("thread") == memory_thread(thread) \
                         and data.get("role") in ("user", "assistant"):
                     await self._snapshot(row, thread, [])
