@@ -18,11 +18,12 @@ With 1, 10 and 100 concurrent clients (each its own persona and conversation, si
 persona runs one pulse at a time), each side runs the same pulses; the figures are the
 median and p99 time to the first event and to the end, the server's added latency (served
 minus in-process, median and p99), and pulses per second with the ratio served/in-process.
-Memory per open stream: the server process's resident memory with 200 streams joined to
-one slow run, less before, over 200. Then 1,000 pulses over 100 clients are streamed with
-every mode SEA maps each log entry to (``custom`` added) and checked: every event's id is
-new and in order, every log entry (``<seq>-k``) arrived with none missing, ``metadata``
-first, ``end`` last, no ``error``, the whole reply.
+Memory per open stream: a server of its own (its model streams a chunk every 50 ms), its
+resident memory with 500 streams joined to one slow run, less before, over 500. Then 1,000
+pulses over 100 clients are streamed with every mode SEA maps each log entry to
+(``custom`` added) and checked: every event's id is new and in order, every log entry
+(``<seq>-k``) arrived with none missing, ``metadata`` first, ``end`` last, no ``error``,
+the whole reply.
 
 Targets (issue 35): added p50 <= 2 ms and p99 <= 15 ms at 10 clients; throughput with one
 server process >= 80% of the in-process runtime's.
@@ -62,7 +63,7 @@ REPLY = "Hello there, friend. It is good to hear from you again; how was the wal
 SLOW_REPLY = " ".join(f"w{i}" for i in range(400))
 MODES = ["messages-tuple", "values"]
 CLIENTS = (1, 10, 100)
-STREAMS_FOR_MEMORY = 200
+STREAMS_FOR_MEMORY = 500
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -92,7 +93,7 @@ class Timings:
 # -- the setup both sides share ----------------------------------------------------------------
 
 
-def write_setup(root: Path, pulses: int) -> list[str]:
+def write_setup(root: Path, pulses: int, chunk_delay_s: float = 0.0) -> list[str]:
     """Playbooks and script in ``root``; the ``sea serve`` options (without host/port)."""
     books = root / "books"
     books.mkdir(parents=True, exist_ok=True)
@@ -100,7 +101,7 @@ def write_setup(root: Path, pulses: int) -> list[str]:
     (books / "slow.json").write_bytes(orjson.dumps({**CHAT, "name": "slow"}))
     (root / "script.json").write_bytes(orjson.dumps({
         "responses": {"slow.reply": [SLOW_REPLY] * 4},
-        "default": [REPLY] * pulses}))
+        "default": [REPLY] * pulses, "chunk_delay_s": chunk_delay_s}))
     return ["--model", f"scripted:{root / 'script.json'}", "--playbooks", str(books),
             "--playbook", "chat"]
 
@@ -310,8 +311,18 @@ async def run_served(http: Http, clients: int, per_client: int, tag: str) -> Tim
     return timings
 
 
-async def memory_per_stream(http: Http, served: Served) -> float:
-    """KiB of the server's resident memory per stream joined to one slow run."""
+async def memory_per_stream(root: Path) -> float:
+    """KiB of a server's resident memory per stream joined to one slow run (a server of
+    its own, whose model streams a chunk every 50 ms)."""
+    root.mkdir()
+    served = start_server(root, write_setup(root, 10, chunk_delay_s=0.05), None)
+    try:
+        return await _memory_per_stream(Http(served), served)
+    finally:
+        served.stop()
+
+
+async def _memory_per_stream(http: Http, served: Served) -> float:
     thread = (await conversations(http, 1, "mem"))[0]
     started = await http.json("POST", f"/threads/{thread}/runs", {
         **run_body("go slowly", MODES), "assistant_id": "slow"})
@@ -323,11 +334,13 @@ async def memory_per_stream(http: Http, served: Served) -> float:
 
     async def join() -> None:
         nonlocal count
+        first = True
         async for _ in http.events(f"/threads/{thread}/runs/{run_id}/stream", None, "GET"):
-            count += 1
-            if count >= STREAMS_FOR_MEMORY:
-                opened.set()
-            await asyncio.sleep(0)
+            if first:
+                first = False
+                count += 1
+                if count >= STREAMS_FOR_MEMORY:
+                    opened.set()
 
     tasks = [asyncio.create_task(join()) for _ in range(STREAMS_FOR_MEMORY)]
     await asyncio.wait_for(opened.wait(), 60)
@@ -411,6 +424,7 @@ async def bench(args: argparse.Namespace, root: Path) -> int:
     try:
         await run_served(http, 2, 3, "warm")  # first imports and connections
         await run_in_process(runtime, 2, 3)
+        kib = await memory_per_stream(root / "memory")
         for clients in CLIENTS:
             local = await run_in_process(runtime, clients, per[clients])
             remote = await run_served(http, clients, per[clients], f"b{clients}")
@@ -422,7 +436,6 @@ async def bench(args: argparse.Namespace, root: Path) -> int:
                     failures.append("added p99 at 10 clients > 15 ms")
             if figures["ratio"] < 0.8:
                 failures.append(f"throughput at {clients} client(s) < 80% of in process")
-        kib = await memory_per_stream(http, served)
         print(f"\nmemory per open stream: {kib:.1f} KiB ({STREAMS_FOR_MEMORY} streams "
               "joined to one run)")
         pulses, events, seconds = await check_thousand(http)

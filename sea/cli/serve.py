@@ -103,7 +103,7 @@ async def _serve(args: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(24)
     async with host_tools(args.tools, args.mcp) as tools:
         store = writable_store(location)
-        db = ServerDB(location)
+        db = ServerDB(location, share_lock=getattr(store, "connection_lock", None))
         try:
             runtime = runtime_of(args, store, models, library, location, tools=tools)
             settings = ServerSettings(default_playbook=name, default_persona=persona,

@@ -325,3 +325,31 @@ def test_a_request_during_the_drain_is_refused_and_open_streams_are_ended() -> N
         assert orjson.loads(refused[1]["body"])["error"]["code"] == "SEA850"
 
     anyio.run(go)
+
+
+def test_the_server_tables_take_turns_with_the_sqlite_store_in_process(tmp_path: Path) -> None:
+    """Given the store's connection lock, a write to the server's tables waits for the
+    store's work in this process (not for SQLite's busy handler's sleeps)."""
+    from saimemory.sqlite import SQLiteStore
+    from sea.serve.db import ServerDB
+
+    path = tmp_path / "memory.sqlite"
+    store = SQLiteStore(path)
+    db = ServerDB(str(path), share_lock=store.connection_lock)
+    done = threading.Event()
+
+    def write() -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+        done.set()
+
+    try:
+        with store.connection_lock:  # the store at work
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not done.wait(0.3)
+        assert done.wait(5)
+        writer.join()
+        assert ServerDB(str(path), share_lock=None)._lock is not store.connection_lock
+    finally:
+        db.close()
+        store.close()
