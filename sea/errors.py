@@ -418,6 +418,16 @@ class AlreadyExists(ServeError):
     code = "SEA826"
     status = 409
 
+
+class ServerShuttingDown(ServeError):
+    """The server is shutting down (it received SIGTERM): it takes no new request, and a
+    run still under way when its grace period ends is cancelled with this error."""
+
+    code = "SEA850"
+    status = 503
+    hint = "send it again: another server process (or this one, restarted) answers it"
+
+
 # -- keys, roles, tenants and request limits of the server: SEA860-SEA889 --------------------
 
 

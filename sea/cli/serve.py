@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import socket
 import sys
@@ -50,6 +51,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--token-file", metavar="FILE",
                         help="also write the dev token to FILE (mode 0600; dev mode only: "
                         "a store without API keys)")
+    parser.add_argument("--grace", type=seconds, default=30.0, metavar="SECONDS",
+                        help="on SIGTERM: seconds the running pulses get to end before "
+                        "they are cancelled (default: 30)")
+    parser.add_argument("--no-access-log", dest="access_log", action="store_false",
+                        help="no log line per request")
     parser.add_argument("--keepalive", type=seconds, default=15.0, metavar="SECONDS",
                         help="seconds between keep-alive comments on a quiet stream "
                         "(default: 15)")
@@ -89,6 +95,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from sea.serve.auth import auth_for
     from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
     from sea.serve.db import ServerDB
+    from sea.serve.drain import Drain, DrainingServer
     from sea.serve.fleet import fleet_parts
     from sea.serve.keys import KeyStore
     from sea.serve.records import PersonaRow, settle_orphans
@@ -103,7 +110,7 @@ async def _serve(args: argparse.Namespace) -> int:
     location = setup.location
     async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
         store = writable_store(location)
-        db = ServerDB(location)
+        db = ServerDB(location, share_lock=getattr(store, "connection_lock", None))
         try:
             auth, token = auth_for(KeyStore(db))
             check_bind(args.host, token is None)  # no keys: loopback only
@@ -123,13 +130,28 @@ async def _serve(args: argparse.Namespace) -> int:
             sock = _bind(args.host, args.port)
             port = sock.getsockname()[1]
             _announce(args, port, token)
+            _log_to_stderr(args.access_log)
             config = uvicorn.Config(app, log_level="warning", lifespan="on",
                                     timeout_graceful_shutdown=5)
-            await uvicorn.Server(config).serve(sockets=[sock])
+            drain = Drain(ctx.hub, app.state.ops, args.grace)
+            await DrainingServer(config, drain).serve(sockets=[sock])
         finally:
             db.close()
             store.close()
     return 0
+
+
+def _log_to_stderr(access_log: bool) -> None:
+    """The server's log (``sea.serve``: a line per request, the drain, failures) to
+    stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    logger = logging.getLogger("sea.serve")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logging.getLogger("sea.serve.access").setLevel(logging.INFO if access_log
+                                                   else logging.WARNING)
 
 
 def _bind(host: str, port: int) -> socket.socket:

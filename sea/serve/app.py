@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from sea.serve import errors
+from sea.serve import errors, ops
 from sea.serve.auth import Auth
 from sea.serve.context import ServeContext
 from sea.serve.keys import KeyStore
@@ -35,7 +35,7 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
 
     Returns:
         The FastAPI app; ``app.state.sea`` is ``ctx``, ``app.state.auth`` the auth
-        dependency.
+        dependency, ``app.state.ops`` what the drain needs (:mod:`sea.serve.ops`).
     """
     from sea.serve.compat import assistants, meta, runs, threads
     from sea.serve.v1 import approvals, personas, pulses, routers
@@ -58,4 +58,5 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
     for module in (meta, assistants, threads, runs, personas, pulses, approvals):
         app.include_router(module.router)
     routers.include(app)
+    ops.install(app, ctx.metrics)  # last: the outermost middleware (logs, metrics, drain)
     return app

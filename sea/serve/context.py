@@ -22,6 +22,7 @@ from sea.serve.auth import Principal
 from sea.serve.db import ServerDB
 from sea.serve.eventlog import EventLog
 from sea.serve.hub import RunHub
+from sea.serve.metrics import MeteredLog, ServerMetrics
 from sea.serve.records import PersonaRow, Records, ThreadRow
 
 T = TypeVar("T")
@@ -72,9 +73,13 @@ class ServeContext:
     records: Records = field(init=False)
     hub: RunHub = field(init=False)
     """The run hub."""
+    metrics: ServerMetrics = field(init=False)
+    """The server's Prometheus metrics (the log given is wrapped to count its entries)."""
 
     def __post_init__(self) -> None:
         self.records = Records(self.db)
+        self.metrics = ServerMetrics()
+        self.log = MeteredLog(self.log, self.metrics)
         self.hub = self.make_hub(self.runtime, self.store, self.records, self.log,
                                  self.settings.history_limit)
 

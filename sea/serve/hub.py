@@ -50,6 +50,8 @@ class _Active:
     task: asyncio.Task[None] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     last_values: dict[str, Any] | None = None
+    reason: dict[str, Any] | None = None
+    """Why the server cancelled it (SEA's error), when it did (a shutdown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,12 +190,14 @@ class RunHub:
 
     # -- following ----------------------------------------------------------------------------
 
-    def cancel(self, run_id: str) -> bool:
+    def cancel(self, run_id: str, reason: dict[str, Any] | None = None) -> bool:
         """Cancel a run under way in this server (it ends ``interrupted``); False if it is
-        not running here."""
+        not running here. ``reason`` (SEA's ``{code, message}``) becomes the error its end
+        carries: the server, not a client, cancelled it."""
         active = self._active.get(run_id)
         if active is None:
             return False
+        active.reason = reason or active.reason
         if not self._ctx.runtime.cancel(active.run.pulse_id) and active.task is not None:
             active.task.cancel()  # not started in the runtime yet (waiting for its turn)
         return True
@@ -203,6 +207,10 @@ class RunHub:
         active = self._active.get(run_id)
         if active is not None:
             await active.done.wait()
+
+    def under_way(self) -> list[RunRow]:
+        """Every run under way in this server."""
+        return [active.run for active in self._active.values()]
 
     def is_active(self, run_id: str) -> bool:
         """The run is under way in this server."""
@@ -227,9 +235,9 @@ class RunHub:
         try:
             async for event in events:
                 data = event.to_json()
+                await ctx.log.append(row.run_id, event.kind, data)  # streams first, then rows
                 if event.kind == "pulse_start":
                     await ctx.call(ctx.records.update_run, row.run_id, status="running")
-                await ctx.log.append(row.run_id, event.kind, data)
                 if event.kind == "memory_write" and data.get("thread") == memory_thread(thread) \
                         and data.get("role") in ("user", "assistant"):
                     await self._snapshot(row, thread, [])
@@ -244,6 +252,8 @@ class RunHub:
             code = getattr(exc, "code", "SEA500")
             status, error = "error", {"code": code, "message": str(exc)}
         finally:
+            if status == "cancelled" and active.reason is not None:
+                error = active.reason
             await asyncio.shield(self._finish(active, thread, status, error, waiting))
 
     async def _finish(self, active: _Active, thread: ThreadRow, status: str,

@@ -64,11 +64,14 @@ async def follow(
                         yield encode(event_id, event, data)
                 ended = True
                 return
+            out = []  # what one read found goes out as one write (one send, one syscall)
             for entry in batch.entries:
                 after = entry.seq
                 for event_id, event, data in parts(entry):
                     if not skip(event_id):
-                        yield encode(event_id, event, data)
+                        out.append(encode(event_id, event, data))
+            if out:
+                yield b"".join(out)
             if batch.closed:
                 ended = True
                 return

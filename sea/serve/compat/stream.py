@@ -18,7 +18,8 @@ log entry              events
                        ``{node: {"messages": [ai]}}``
 ``node_end``           ``updates {node: {outcome, playbook, duration_s}}``
 every SEA event        ``custom`` (the event as SEA streams it)
-``end``                ``error {error, message}`` when the pulse failed, else ``end``
+``end``                ``error {error, message}`` when the pulse failed (or the server
+                       cancelled it as it shut down), else ``end``
 =====================  ======================================================================
 
 Other modes (``events``, ``debug``, ``tasks``, ``checkpoints``, ``messages``) send nothing.
@@ -121,7 +122,7 @@ class CompatStream:
                 yield "updates", {"__interrupt__": data["__interrupt__"]}
         else:
             error = data.get("error")
-            if data.get("status") == "error" and error:
+            if error:  # a failure, or a run the server cancelled (a shutdown)
                 yield "error", {"error": error.get("code", "SEA500"),
                                 "message": error.get("message", "the pulse failed")}
             else:
