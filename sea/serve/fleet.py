@@ -187,10 +187,11 @@ class FleetHub(RunHub):
 
     # -- following ------------------------------------------------------------------------
 
-    def cancel(self, run_id: str) -> bool:
+    def cancel(self, run_id: str, reason: dict[str, Any] | None = None) -> bool:
         """Cancel a run, wherever it runs: True when it runs here, or a request went out
-        (it ends ``interrupted`` if it was still running)."""
-        if super().cancel(run_id):
+        (it ends ``interrupted`` if it was still running); ``reason``: see
+        :meth:`RunHub.cancel` (it travels only to a run of this process)."""
+        if super().cancel(run_id, reason):
             return True
         task = asyncio.get_running_loop().create_task(self._cancel_elsewhere(run_id))
         self._requests.add(task)
