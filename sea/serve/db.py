@@ -26,6 +26,7 @@ from sea.errors import ServerDatabaseError, UsageError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 Row = tuple[Any, ...]
+_CREATE_LOCK = 0x5EA5E7  # advisory lock held while the server's tables are created
 Backend = Literal["sqlite", "postgres"]
 
 
@@ -81,7 +82,9 @@ class ServerDB:
         try:
             conn: Any = psycopg.connect(dsn, autocommit=True)
             name = schema or "public"
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
+            with conn.transaction():  # two processes that start together create it once
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
             conn.execute(f'SET search_path TO "{name}"')
         except psycopg.Error as exc:
             raise ServerDatabaseError(
@@ -133,6 +136,8 @@ class ServerDB:
         """Run idempotent ``CREATE ... IF NOT EXISTS`` statements (each table's owner
         module gives its own)."""
         with self.transaction():
+            if self.backend == "postgres":  # processes that start together create once
+                self.execute("SELECT pg_advisory_xact_lock(?)", (_CREATE_LOCK,))
             for statement in ddl:
                 self.execute(statement)
 
