@@ -37,7 +37,7 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
         The FastAPI app; ``app.state.sea`` is ``ctx``, ``app.state.auth`` the auth
         dependency, ``app.state.ops`` what the drain needs (:mod:`sea.serve.ops`).
     """
-    from sea.serve.compat import assistants, meta, runs, threads
+    from sea.serve.compat import assistants, meta, runs, stateless, threads
     from sea.serve.v1 import approvals, personas, pulses, routers
 
     @asynccontextmanager
@@ -55,7 +55,7 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
     errors.install(app)
     if security is not None:
         install(app, security)
-    for module in (meta, assistants, threads, runs, personas, pulses, approvals):
+    for module in (meta, assistants, threads, runs, stateless, personas, pulses, approvals):
         app.include_router(module.router)
     routers.include(app)
     ops.install(app, ctx.metrics)  # last: the outermost middleware (logs, metrics, drain)

@@ -152,3 +152,16 @@ def test_forks_and_state_edits_answer_why_they_cannot_be_done(client: Any) -> No
     done = client.runs.wait(thread["thread_id"], "agent", input=human("at the head"),
                             checkpoint=head)
     assert done["messages"][-2]["content"] == "at the head"
+
+
+def test_a_run_without_a_thread_starts_a_conversation_and_a_thread_can_be_followed(
+        client: Any) -> None:
+    created: list[Any] = []
+    final = client.runs.wait(None, "agent", input=human("no thread"),
+                             on_run_created=created.append)
+    assert [m["content"] for m in final["messages"]] == ["no thread", REPLY]
+    thread_id = created[0]["thread_id"]
+    assert client.threads.get(thread_id)["metadata"]["persona"] == "aoi"
+    parts = list(client.threads.join_stream(thread_id, stream_mode="values"))
+    assert parts[0].event == "metadata" and parts[-1].event == "end"
+    assert parts[-2].data["messages"][-1]["content"] == REPLY

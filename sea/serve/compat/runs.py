@@ -46,7 +46,8 @@ def run_json(row: RunRow) -> dict[str, Any]:
             "multitask_strategy": row.kwargs.get("multitask_strategy", "reject")}
 
 
-def _where(row: RunRow) -> str:
+def where(row: RunRow) -> str:
+    """The run's path (its ``Content-Location``)."""
     return f"/threads/{row.thread_id}/runs/{row.run_id}"
 
 
@@ -124,7 +125,7 @@ async def create(thread_id: str, body: RunCreate, response: Response,
     """Start a run in the background."""
     thread = await ctx.visible_thread(principal, thread_id)
     row = await begin(ctx, principal, thread, body)
-    response.headers["Content-Location"] = _where(row)
+    response.headers["Content-Location"] = where(row)
     return run_json(row)
 
 
@@ -136,15 +137,16 @@ async def stream(thread_id: str, body: RunCreate, ctx: Ctx,
     row = await begin(ctx, principal, thread, body)
     cancel = (body.on_disconnect or ("continue" if body.stream_resumable else "cancel")) \
         == "cancel"
-    headers = {"Content-Location": _where(row)}
+    headers = {"Content-Location": where(row)}
     if body.stream_resumable:
-        headers["Location"] = f"{_where(row)}/stream"
+        headers["Location"] = f"{where(row)}/stream"
     body_events = stream_of(ctx, row, thread, modes_of(body.stream_mode), None,
                             cancel_on_disconnect=cancel)
     return sse.response(body_events, headers)
 
 
-async def _final(ctx: ServeContext, row: RunRow) -> dict[str, Any]:
+async def final_values(ctx: ServeContext, row: RunRow) -> dict[str, Any]:
+    """The run's conversation's values once the run ended (``__error__`` when it failed)."""
     await ctx.hub.wait(row.run_id)
     done = await ctx.call(ctx.records.run, row.run_id) or row
     thread = await ctx.call(ctx.records.thread, row.thread_id)
@@ -166,7 +168,7 @@ async def wait(thread_id: str, body: RunCreate, ctx: Ctx,
     """Start a run and answer its final state when it ends."""
     thread = await ctx.visible_thread(principal, thread_id)
     row = await begin(ctx, principal, thread, body)
-    return JSONResponse(await _final(ctx, row), headers={"Content-Location": _where(row)})
+    return JSONResponse(await final_values(ctx, row), headers={"Content-Location": where(row)})
 
 
 async def _visible_run(ctx: ServeContext, principal: Principal, thread_id: str,
@@ -222,7 +224,7 @@ async def join(thread_id: str, run_id: str, ctx: Ctx,
                principal: Reader) -> dict[str, Any]:
     """Wait for the run to end; its conversation's final state."""
     _, row = await _visible_run(ctx, principal, thread_id, run_id)
-    return await _final(ctx, row)
+    return await final_values(ctx, row)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream", response_class=StreamingResponse)
@@ -240,4 +242,4 @@ async def join_stream(
     modes = modes_of(asked or row.kwargs.get("stream_mode"))
     body = stream_of(ctx, row, thread, modes, last_event_id,
                      cancel_on_disconnect=cancel_on_disconnect)
-    return sse.response(body, {"Content-Location": _where(row)})
+    return sse.response(body, {"Content-Location": where(row)})

@@ -95,6 +95,19 @@ async def create(body: ThreadCreate, ctx: Ctx,
         if body.if_exists == "do_nothing" and principal.sees(found.persona, found.tenant):
             return await thread_json(ctx, found)
         raise AlreadyExists(f"thread {thread_id!r} exists already")
+    row = await new_conversation(ctx, principal, thread_id, metadata)
+    return await thread_json(ctx, row, values=False)
+
+
+async def new_conversation(ctx: ServeContext, principal: Principal, thread_id: str,
+                           metadata: dict[str, Any]) -> ThreadRow:
+    """Start a conversation of the persona ``metadata.persona`` names, else of the default
+    one, as a new SAIMemory sub-thread of the persona.
+
+    Raises:
+        InvalidRequest: no persona named and no default one.
+        ResourceNotFound: the persona is unknown, or not the key's.
+    """
     persona_id = metadata.get("persona")
     if persona_id is None:
         default = ctx.settings.default_persona
@@ -107,10 +120,9 @@ async def create(body: ThreadCreate, ctx: Ctx,
     persona = await ctx.visible_persona(principal, persona_id)
     memory = await ctx.call(ctx.store.create_thread, persona.id,
                             title=f"conversation {thread_id}")
-    metadata["persona"] = persona.id
-    row = ThreadRow(thread_id, persona.id, persona.tenant, memory.id, metadata)
-    row = await ctx.call(ctx.records.add_thread, row)
-    return await thread_json(ctx, row, values=False)
+    row = ThreadRow(thread_id, persona.id, persona.tenant, memory.id,
+                    {**metadata, "persona": persona.id})
+    return await ctx.call(ctx.records.add_thread, row)
 
 
 async def _search(ctx: ServeContext, principal: Principal, body: ThreadSearch) -> list[ThreadRow]:
