@@ -35,7 +35,6 @@ from sea.errors import (
     UsageError,
 )
 from sea.host.runtime import Runtime
-from sea.serve.compat.state import replies_by_node
 from sea.serve.db import ServerDB
 from sea.serve.eventlog import EventLog, MemoryEventLog
 from sea.serve.hub import RunHub, StartRequest, memory_thread
@@ -43,6 +42,7 @@ from sea.serve.owners import Ownership
 from sea.serve.pglog import DDL, PgEventLog
 from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
 from sea.serve.relay import CANCEL_CHANNEL, RunWriter
+from sea.serve.thread_state import replies_by_node
 
 log = logging.getLogger("sea.serve")
 MakeHub = Callable[[Runtime, MessageStore, Records, EventLog, int], RunHub]

@@ -30,9 +30,9 @@ from saimemory.records import Persona
 from sea.engine.events import Event
 from sea.errors import InvalidRequest, NotInterrupted, RunConflict
 from sea.host.runtime import Runtime
-from sea.serve.compat.state import interrupt_of, messages_of, replies_by_node
 from sea.serve.eventlog import EventLog
 from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
+from sea.serve.thread_state import interrupt_of, messages_of, replies_by_node
 
 log = logging.getLogger("sea.serve")
 T = TypeVar("T")

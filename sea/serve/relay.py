@@ -26,10 +26,10 @@ from typing import Any
 from saimemory.base import MessageStore
 from sea.engine.events import Event
 from sea.host.result import PulseResult
-from sea.serve.compat.state import interrupt_of, messages_of
 from sea.serve.hub import RUN_STATUS, memory_thread
 from sea.serve.pglog import PgEventLog
 from sea.serve.records import Records, RunRow, ThreadRow
+from sea.serve.thread_state import interrupt_of, messages_of
 
 log = logging.getLogger("sea.serve")
 

@@ -16,6 +16,7 @@ from fastapi import Request
 from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
+from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 from sea.serve.app import create_app
@@ -58,9 +59,10 @@ def served(tmp_path: Path) -> Any:
     from sea.lang.library import PlaybookLibrary
 
     library = PlaybookLibrary.bundled([books])
-    runtime = Runtime(store, ModelSet.single(model), library=library,
-                      checkpoint_path=tmp_path / "checkpoints.sqlite",
-                      limits=Limits(approval_tools=frozenset({"memory_recent"})))
+    runtime = Runtime(RuntimeConfig(
+        store, ModelSet.single(model), library=library,
+        checkpoint_path=tmp_path / "checkpoints.sqlite",
+        limits=Limits(approval_tools=frozenset({"memory_recent"}))))
     db = ServerDB(str(tmp_path / "memory.sqlite"))
     persona = Persona("aoi", "Aoi", "You are Aoi.")
     ctx = ServeContext(runtime, store, db, library, MemoryEventLog(),
@@ -97,7 +99,8 @@ def test_every_route_hides_another_tenants_resources_and_needs_a_role(served: An
             run = (await http.get(f"/threads/{thread['thread_id']}/runs")).json()[0]
             ids = {"thread_id": thread["thread_id"], "run_id": run["run_id"],
                    "pulse_id": run["run_id"], "persona_id": "aoi", "assistant_id": "agent",
-                   "checkpoint_id": run["run_id"]}
+                   "checkpoint_id": run["run_id"], "name": "chat", "plan_id": "no-such-plan",
+                   "pin_id": "1", "schedule_id": "no-such-schedule"}
             secrets = {thread["thread_id"], run["run_id"]}
             calls = _calls(app, ids)
             assert len(calls) >= 35
@@ -112,7 +115,9 @@ def test_every_route_hides_another_tenants_resources_and_needs_a_role(served: An
                 if re.search(r"\{(thread_id|run_id|pulse_id|persona_id)\}", path):
                     # the same answer as for ids that do not exist: 404, or 422 for a body
                     # read before the id is looked at (it tells nothing either way)
-                    unknown = re.sub(r"\{(\w+)\}", lambda m: "unknown", path)
+                    unknown = re.sub(r"\{(\w+)\}", lambda m: "unknown" if m.group(1) in (
+                        "thread_id", "run_id", "pulse_id", "persona_id") else ids[m.group(1)],
+                        path)
                     other = await http.request(method, unknown,
                                                json={} if method != "GET" else None)
                     assert answer.status_code == other.status_code, (method, path)

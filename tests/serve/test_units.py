@@ -16,9 +16,9 @@ from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from sea.serve.compat.state import answer_of, interrupt_of
 from sea.serve.compat.stream import position
 from sea.serve.eventlog import Entry, MemoryEventLog
+from sea.serve.thread_state import answer_of, interrupt_of
 from tests.serve.server import ASKING, CHAT
 
 PLAN = {"action": "plan", "playbook": "p", "node": "n",

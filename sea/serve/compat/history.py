@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from sea.errors import ForkUnsupported
-from sea.serve.compat.state import is_conversation, messages_of
 from sea.serve.context import ServeContext
 from sea.serve.records import ThreadRow
+from sea.serve.thread_state import is_conversation, messages_of
 
 READ_LIMIT = 2000
 """The most stored messages a history reads."""

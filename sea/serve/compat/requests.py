@@ -4,7 +4,7 @@
 joined); its ``id`` becomes the stored message's uid, so the client finds its optimistic
 message again in the state. ``context`` (and the rest of ``input``) are the playbook's
 arguments, only those it declares. ``command.resume`` answers a waiting pulse
-(:func:`sea.serve.compat.state.answer_of`); ``command.goto`` ``"__end__"`` (agent-chat-ui's
+(:func:`sea.serve.thread_state.answer_of`); ``command.goto`` ``"__end__"`` (agent-chat-ui's
 "mark as resolved") refuses it; ``command.update`` and other ``goto`` answer 422.
 """
 

@@ -25,12 +25,12 @@ from sea.serve.compat.requests import (
     is_answer,
     user_message,
 )
-from sea.serve.compat.state import answer_of
 from sea.serve.compat.stream import CompatStream, modes_of, position
 from sea.serve.context import ServeContext
 from sea.serve.deps import Ctx, Reader, Runner
 from sea.serve.hub import StartRequest
 from sea.serve.records import RunRow, ThreadRow
+from sea.serve.thread_state import answer_of
 
 router = APIRouter(tags=["runs"])
 GONE = 999_999_999

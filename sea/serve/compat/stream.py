@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sea.errors import InvalidRequest
-from sea.serve.compat.state import reply_id, visit_key
 from sea.serve.eventlog import Entry
+from sea.serve.thread_state import reply_id, visit_key
 
 MODES = frozenset({"values", "updates", "messages", "messages-tuple", "custom", "events",
                    "debug", "tasks", "checkpoints", "tools", "lifecycle"})

@@ -134,13 +134,13 @@ async def show_plan(persona_id: str, plan_id: str, ctx: Ctx,
 
 
 @router.post("/personas/{persona_id}/plans/{plan_id}/preview")
-async def preview_plan(persona_id: str, plan_id: str, body: PreviewRequest, ctx: Ctx,
-                       options: Options, principal: Reader) -> dict[str, Any]:
+async def preview_plan(persona_id: str, plan_id: str, ctx: Ctx, options: Options,
+                       principal: Reader, body: PreviewRequest | None = None) -> dict[str, Any]:
     """What the plan's specs would change in the workspace now (files, unified diffs, risks,
     risk score) and the approval request that shows it (``request_id``; null when nothing
     shown can be approved), as ``sea plan preview``."""
     persona = await _persona(ctx, principal, persona_id)
-    selection = None if body.ids is None else {"ids": body.ids}
+    selection = None if body is None or body.ids is None else {"ids": body.ids}
 
     def previewed() -> dict[str, Any]:
         plan = _plan(ctx.store, persona, plan_id)

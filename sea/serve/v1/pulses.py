@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from sea.errors import InvalidRequest, NotInterrupted, ResourceNotFound
 from sea.serve import sse
 from sea.serve.auth import Principal
-from sea.serve.compat.state import answer_of
 from sea.serve.context import ServeContext
 from sea.serve.deps import Approver, Ctx, Reader, Runner
 from sea.serve.eventlog import Entry
 from sea.serve.hub import StartRequest
 from sea.serve.records import RunRow
+from sea.serve.thread_state import answer_of
 from sea.serve.v1.personas import main_conversation
 
 router = APIRouter(prefix="/v1", tags=["pulses"])
