@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -449,6 +450,16 @@ class SQLiteStore(SqlStore):
         with self._write() as tx:
             tx.run("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
             tx.run("INSERT INTO messages_short (messages_short) VALUES ('optimize')")
+
+    @property
+    def connection_lock(self) -> threading.RLock:
+        """The lock this store's connection is used under (every read and write holds it).
+
+        Another connection of this process to the same file (``sea serve``'s own tables)
+        that takes it too never waits on SQLite's busy handler, which sleeps 1 to 100 ms a
+        try when two connections write at once."""
+        lock: threading.RLock = self._lock
+        return lock
 
     def persona_lock(self, persona: str) -> PersonaLock:
         """A file lock on ``persona`` in ``<file>.locks/`` beside the store, which every

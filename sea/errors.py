@@ -364,6 +364,69 @@ class ServerDatabaseError(ServeError):
     status = 503
 
 
+class ResourceNotFound(ServeError, LookupError):
+    """A thread, run, pulse, persona or assistant the request names does not exist, or
+    belongs to a tenant (or persona) the key may not see: both answer the same 404."""
+
+    code = "SEA820"
+    status = 404
+
+
+class RunConflict(ServeError):
+    """A run cannot start now: its conversation's persona is running another pulse and
+    the request asked to be refused then (``multitask_strategy`` reject)."""
+
+    code = "SEA821"
+    status = 409
+
+
+class ForkUnsupported(ServeError):
+    """A request asked to run from an older checkpoint (a fork, regenerate, time travel):
+    SAIMemory's history is append-only, so a conversation has one line only."""
+
+    code = "SEA822"
+    status = 409
+
+
+class StateEditUnsupported(ServeError):
+    """A request asked to edit a conversation's state (``update_state``,
+    ``Command(update=...)``, ``goto`` other than ``__end__``): a conversation's state is
+    its stored memory, written only by pulses."""
+
+    code = "SEA823"
+    status = 422
+
+
+class NotInterrupted(ServeError):
+    """A resume answered a conversation (or pulse) that waits for no approval."""
+
+    code = "SEA824"
+    status = 409
+
+
+class InvalidRequest(ServeError):
+    """A request's body has the right JSON shape but a value the server cannot take (an
+    empty input, a stream mode or strategy SEA does not know, a resume it cannot read)."""
+
+    code = "SEA825"
+    status = 422
+
+
+class AlreadyExists(ServeError):
+    """A persona or thread with the id a request creates already exists."""
+
+    code = "SEA826"
+    status = 409
+
+
+class ServerShuttingDown(ServeError):
+    """The server is shutting down (it received SIGTERM): it takes no new request, and a
+    run still under way when its grace period ends is cancelled with this error."""
+
+    code = "SEA850"
+    status = 503
+    hint = "send it again: another server process (or this one, restarted) answers it"
+
 
 # -- keys, roles, tenants and request limits of the server: SEA860-SEA889 --------------------
 
@@ -386,15 +449,6 @@ class PermissionDeniedError(ServeError):
     code = "SEA861"
     status = 403
     hint = "ask an administrator for a key with that role (sea keys add NAME --role ROLE)"
-
-
-class ResourceNotFoundError(ServeError, LookupError):
-    """No such persona, thread, run or pulse, or one of another tenant or outside the
-    key's personas: both answer the same, so that no key learns what another tenant has."""
-
-    code = "SEA862"
-    status = 404
-    hint = None
 
 
 class KeySpecError(ServeError, UsageError):
@@ -465,3 +519,21 @@ class SecurityOptionError(ServeError, UsageError):
     code = "SEA874"
     status = 400
     hint = None
+
+
+class ServerLacks(ServeError):
+    """The request needs what the server was not started with: a workspace (``sea serve
+    --workspace``) for a plan's files, a PostgreSQL store (the workers' queue) for
+    schedules. The message names the option."""
+
+    code = "SEA890"
+    status = 409
+
+
+class TraceNotRecorded(ResourceNotFound):
+    """The pulse has no recorded trace on this server: the server records none (record
+    one with ``sea run --record FILE``), or not of this pulse."""
+
+    code = "SEA891"
+    hint = ("record a pulse with `sea run --record FILE` and replay it with `sea replay "
+            "FILE`; a served pulse's events are at /v1/pulses/{id}/events")

@@ -47,6 +47,12 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "tools": ("--tools",), "trace": ("TRACE",), "until": ("--until",),
     "when_busy": ("--when-busy",), "words": ("COMMAND [OPTION...]",),
     "workspace": ("--workspace",), "write": ("--write",), "yes": ("--yes",),
+    # sea serve
+    "host": ("--host",), "port": ("--port",), "token_file": ("--token-file",),
+    "keepalive": ("--keepalive",), "allow_host": ("--allow-host",),
+    "cors_origin": ("--cors-origin",), "max_body": ("--max-body",),
+    "request_timeout": ("--request-timeout",), "workers": ("--workers",),
+    "log_ttl": ("--log-ttl",), "grace": ("--grace",), "access_log": ("--no-access-log",),
     # sea keys
     "key_name": ("NAME",), "role": ("--role",), "tenant": ("--tenant",),
     "personas": ("--personas",), "active": ("--active",), "key": ("ID|NAME",),

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "resume": "answer a waiting pulse's approval request and continue it",
     "run": "run one pulse of a persona (streams the reply)",
     "schedule": "run a persona's playbook every so often, on the workers",
+    "serve": "serve pulses over HTTP/SSE (LangGraph-compatible API and /v1)",
     "stats": "statistics of model and tool calls (per node, pattern, model, tool)",
     "submit": "queue a pulse for the workers (`sea worker`); prints its id",
     "validate": "check playbooks (schema and static checks)",

@@ -42,7 +42,7 @@ import orjson
 from saimemory import MessageStore
 from saimemory.errors import NotFoundError
 from saimemory.plan_codec import plan_to_dict, to_jsonable
-from saimemory.plans import PLAN_STATUSES, RISKS, Plan
+from saimemory.plans import PLAN_STATUSES, Plan
 from sea.cli._answers import approve_value
 from sea.cli._flags import Renamed
 from sea.cli._preview import event_line, history_lines, spec_line
@@ -51,7 +51,7 @@ from sea.cli._text import printable
 from sea.engine.answers import RISK_LEVELS
 from sea.engine.plans import PlanEvent, PlanPolicy, PlanService, export_plan, export_plans
 from sea.engine.plans.shown import Shown
-from sea.engine.plans.state import succeeded
+from sea.engine.plans.state import succeeded, up_to
 from sea.errors import PlanApprovalError, PlanNotFound, UsageError
 
 PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -345,10 +345,7 @@ def _up_to(plan: Plan, level: str) -> list[str]:
     Raises:
         PlanApprovalError: there are none.
     """
-    done = succeeded(plan.state)
-    limit = [str(risk) for risk in RISKS].index(level)
-    ids = [spec.id for spec in plan.state.action_specs
-           if spec.id not in done and RISKS.index(spec.risk) <= limit]
+    ids = up_to(plan.state, level)
     if not ids:
         raise PlanApprovalError(f"plan {plan.id} has no spec still to run of at most "
                                 f"{level} risk; nothing approved")

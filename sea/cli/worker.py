@@ -4,7 +4,9 @@ Any number of workers, on any machines, share one PostgreSQL database: each runs
 ``--concurrency`` pulses at once, a persona's pulses one at a time in submission order.
 A worker that dies (SIGKILL, a crash, a lost connection) stops sending heartbeats; after
 ``--stall-timeout`` seconds another worker continues its pulses from their last
-checkpoints.
+checkpoints. The events of the pulses ``sea serve --workers`` queued go into the
+servers' event log, and a server's cancel request reaches the worker that runs the pulse
+(:mod:`sea.serve.relay`; with the ``serve`` extra).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from saimemory import open_store
@@ -69,8 +73,11 @@ def worker_command(args: argparse.Namespace) -> int:
             store = open_store(setup.location)
             try:
                 runtime = Runtime(setup.config(store, tools=tools, keep_checkpoints=True))
-                async with queue:
-                    worker = Worker(queue, runtime, options, report=report)
+                async with queue, _relay(setup.location, store) as relay:
+                    worker = Worker(queue, runtime, options, report=report, watch=relay)
+                    if relay is not None:
+                        relay.cancel_with(worker.cancel)
+                        await relay.start()
                     report(f"{worker.name} runs up to {options.concurrency} pulse(s) at once")
                     await worker.run()
             finally:
@@ -79,3 +86,26 @@ def worker_command(args: argparse.Namespace) -> int:
 
     asyncio.run(work())
     return 0
+
+
+@asynccontextmanager
+async def _relay(location: str, store: Any) -> AsyncIterator[Any]:
+    """The relay that publishes the pulses' events for the servers (None without the
+    serve extra: the pulses run unwatched)."""
+    try:
+        from sea.serve.db import ServerDB
+        from sea.serve.pglog import DDL, PgEventLog
+        from sea.serve.records import Records
+        from sea.serve.relay import Relay
+    except ImportError:
+        yield None
+        return
+    db = ServerDB(location)
+    log = PgEventLog(location, sweep_s=0)
+    try:
+        records = Records(db)
+        db.create(DDL)
+        yield Relay(log, records, store)
+    finally:
+        await log.aclose()
+        db.close()

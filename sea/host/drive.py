@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
-from saimemory.records import CONVERSATION_TAG, NewMessage
+from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, NewMessage
 from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.events import (
     ApprovalRequested,
@@ -169,7 +169,8 @@ class Driver:
         pulse = self.wiring.pulse(run, sink)
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
-        frame = Frame(pulse, playbook, stack=(playbook.name,))
+        threads = () if run.thread is None else (run.thread,)
+        frame = Frame(pulse, playbook, stack=(playbook.name,), threads=threads)
         payload = _payload(run, frame)
         held: HeldPulse | None = None
         if run.mode == "start":  # it has no checkpoint yet: its reads need not be asked
@@ -261,21 +262,26 @@ class Driver:
                 "(Limits.max_message_chars); nothing was stored",
                 limit="max_message_chars",
             )
-        uid = write_uid(run.pulse_id, "input") if run.recover else None
+        uid = write_uid(run.pulse_id, "input") if run.recover else run.input_uid
         if uid is not None and uid in run.stored_uids:
             return  # stored by an earlier start of this pulse
+        metadata = dict(run.input_metadata)
+        metadata.pop(ENGINE_MEMO, None)  # the user's words are never the engine's own
         message = NewMessage(
             persona=run.persona.id,
             role="user",
             content=run.input,
             tags=(CONVERSATION_TAG,),
+            metadata=metadata,
             pulse_id=run.pulse_id,
+            thread=run.thread,
             uid=uid,
         )
         stored = await asyncio.to_thread(self.services.store.append, message)
         sink(
             MemoryWritten(
-                run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags
+                run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags,
+                run.thread,
             )
         )
 

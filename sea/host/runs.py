@@ -54,6 +54,12 @@ class Run:
     traceparent: str | None = None
     """The W3C ``traceparent`` of the span of the drive that started the pulse (kept in
     its origin: a resumed drive links to it)."""
+    thread: str | None = None
+    """The persona's memory thread the pulse reads and writes (None: its main thread)."""
+    input_uid: str | None = None
+    """The uid the stored user message gets (a client's message id); None: a new one."""
+    input_metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Metadata the stored user message carries (a client's)."""
 
     @classmethod
     def start(
@@ -65,6 +71,9 @@ class Run:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> Run:
         """A new pulse (a fresh id unless the host gives one).
 
@@ -75,12 +84,16 @@ class Run:
             pulse_id: The pulse's id (default: a new one).
             args: The playbook's arguments beyond ``input``.
             recover: The pulse may be started again or continued after its process died.
+            thread: The persona's memory thread it reads and writes (None: the main one).
+            input_uid: The stored user message's uid (a client's message id).
+            input_metadata: The stored user message's metadata (a client's).
 
         Returns:
             The drive that starts the pulse.
         """
         return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}),
-                   recover=recover)
+                   recover=recover, thread=thread, input_uid=input_uid,
+                   input_metadata=dict(input_metadata or {}))
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:
@@ -108,6 +121,7 @@ def origin_of(run: Run) -> dict[str, Any]:
         "input": run.input,
         "approval_tools": sorted(run.approval_tools),
         "recover": run.recover,
+        "thread": run.thread,
         "persona": {"id": persona.id, "name": persona.name, "system_prompt": persona.system_prompt},
     }
     if run.traceparent is not None:
@@ -137,3 +151,5 @@ def restore_origin(run: Run, values: Mapping[str, Any] | None) -> None:
     run.recover = bool(origin.get("recover"))
     waited = origin.get("traceparent")
     run.traceparent = waited if isinstance(waited, str) else None
+    thread = origin.get("thread")
+    run.thread = thread if isinstance(thread, str) else None

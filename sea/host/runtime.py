@@ -55,6 +55,8 @@ from sea.host.turns import BusyPolicy, PersonaTurns
 __all__ = ["BusyPolicy", "PulseResult", "Runtime", "RuntimeConfig", "Status"]
 
 Sink = Callable[[Event | None], None]
+Observer = Callable[[Event], None]
+"""Called with each event of a pulse run to its end (``arun_pulse(..., observe=)``)."""
 
 
 class Runtime:
@@ -114,6 +116,9 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
 
@@ -129,12 +134,19 @@ class Runtime:
             pulse_id: The pulse's id (default: a new one).
             args: The playbook's arguments beyond ``input``.
             recover: Save a checkpoint after every step, so the pulse can be continued.
+            thread: One of the persona's memory threads: the pulse reads and writes it
+                instead of the main one (a conversation of its own; pins, search and plans
+                stay the persona's).
+            input_uid: The stored user message's uid (a client's message id).
+            input_metadata: The stored user message's metadata (a client's; the engine's
+                trust mark is never taken from it).
 
         Returns:
             The pulse's events, ``PulseEnded`` last.
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
-                        recover=recover)
+                        recover=recover, thread=thread, input_uid=input_uid,
+                        input_metadata=input_metadata)
         return self._stream(run)
 
     async def arun_pulse(
@@ -146,16 +158,23 @@ class Runtime:
         pulse_id: str | None = None,
         args: Mapping[str, Any] | None = None,
         recover: bool = False,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
+        observe: Observer | None = None,
     ) -> PulseResult:
         """Run a pulse to its end and return what it did (the arguments are
-        :meth:`astream_pulse`'s).
+        :meth:`astream_pulse`'s, and ``observe``: called with each event as it happens, on
+        the pulse's loop; it must not block, so a host that publishes the events queues
+        them).
 
         Returns:
             What the pulse did; a failure is its ``error``, never raised.
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
-                        recover=recover)
-        return await self._collect(run)
+                        recover=recover, thread=thread, input_uid=input_uid,
+                        input_metadata=input_metadata)
+        return await self._collect(run, observe)
 
     stream_pulse = blocking_stream(astream_pulse)
     run_pulse = blocking(arun_pulse)
@@ -164,10 +183,12 @@ class Runtime:
         """Answer a waiting pulse's approval request and yield the rest of its events."""
         return self._stream(Run.resumed(pulse_id, answer))
 
-    async def arun_resume(self, pulse_id: str, answer: Any) -> PulseResult:
+    async def arun_resume(
+        self, pulse_id: str, answer: Any, *, observe: Observer | None = None
+    ) -> PulseResult:
         """Answer a waiting pulse's approval request (``True``/``"approve"`` approves)
         and return what the pulse did."""
-        return await self._collect(Run.resumed(pulse_id, answer))
+        return await self._collect(Run.resumed(pulse_id, answer), observe)
 
     run_resume = blocking(arun_resume)
 
@@ -175,7 +196,9 @@ class Runtime:
         """Go on with an interrupted pulse from its last checkpoint, yielding its events."""
         return self._stream(Run.continued(pulse_id))
 
-    async def arun_continue(self, pulse_id: str) -> PulseResult:
+    async def arun_continue(
+        self, pulse_id: str, *, observe: Observer | None = None
+    ) -> PulseResult:
         """Go on with a pulse from its last checkpoint (its process died): node runs that
         finished are not run again, but for ``set`` and ``pass`` nodes of a step that had
         not ended (consecutive ones are one step, :mod:`sea.engine.compiler`), which read
@@ -187,7 +210,7 @@ class Runtime:
         The result ends ``error`` (code SEA300) when the checkpointer does not know the
         pulse.
         """
-        return await self._collect(Run.continued(pulse_id))
+        return await self._collect(Run.continued(pulse_id), observe)
 
     run_continue = blocking(arun_continue)
 
@@ -229,13 +252,15 @@ class Runtime:
 
     # -- driving ----------------------------------------------------------------------------
 
-    async def _collect(self, run: Run) -> PulseResult:
+    async def _collect(self, run: Run, observe: Observer | None = None) -> PulseResult:
         # the events are kept as they come: no queue and no reader to wake for each of them
         events: list[Event] = []
 
         def keep(event: Event | None) -> None:
             if event is not None:
                 events.append(event)
+                if observe is not None:
+                    observe(event)
 
         task = self._begin(run, keep)
         try:

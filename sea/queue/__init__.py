@@ -21,6 +21,7 @@ from sea.queue.records import (
     Schedule,
     parse_every,
 )
+from sea.queue.watch import PulseWatch, Watcher
 from sea.queue.worker import Worker
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "PulseStatus",
     "Schedule",
     "Worker",
+    "PulseWatch",
+    "Watcher",
     "WorkerOptions",
     "parse_every",
 ]

@@ -3,9 +3,9 @@
 SEA's tables sit beside procrastinate's, in the schema the DSN names (``?schema=NAME``,
 as for the store; default ``public``):
 
-- ``sea_pulses``: one row per submitted pulse (who, what, its status, attempts, result or
-  error). The row is the record users read (``sea pulses``); procrastinate's job is the
-  plumbing that hands the pulse to a worker.
+- ``sea_pulses``: one row per submitted pulse (who, what, how: ``options``, its status,
+  attempts, result or error). The row is the record users read (``sea pulses``);
+  procrastinate's job is the plumbing that hands the pulse to a worker.
 - ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``);
   ``error`` says why the workers stopped running one whose row cannot run (SEA366).
 
@@ -68,6 +68,7 @@ CREATE TABLE IF NOT EXISTS sea_schedules (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS sea_schedules_due_idx ON sea_schedules (next_at);
+ALTER TABLE sea_pulses ADD COLUMN IF NOT EXISTS options jsonb NOT NULL DEFAULT '{}';
 """
 
 

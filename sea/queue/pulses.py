@@ -139,6 +139,9 @@ class PulseQueue:
         args: Mapping[str, Any] | None = None,
         pulse_id: str | None = None,
         schedule_id: str | None = None,
+        thread: str | None = None,
+        input_uid: str | None = None,
+        input_metadata: Mapping[str, Any] | None = None,
         conn: Any = None,
     ) -> str:
         """Queue a pulse; its id. The persona's pulses run one at a time, in the order
@@ -151,6 +154,9 @@ class PulseQueue:
             args: The playbook's arguments.
             pulse_id: The pulse's id (default: a new one).
             schedule_id: The schedule that submits it, if any.
+            thread: The persona's memory thread it runs in (default: its main one).
+            input_uid: The stored input's uid (a client's message id).
+            input_metadata: The stored input's metadata.
             conn: A connection whose transaction the submission joins (default: its own).
 
         Raises:
@@ -158,18 +164,23 @@ class PulseQueue:
         """
         from psycopg.types.json import Jsonb
 
+        options = {key: value for key, value in (
+            ("thread", thread), ("input_uid", input_uid),
+            ("input_metadata", dict(input_metadata or {}))) if value}
         storable(playbook=playbook, input=input, arguments=dict(args or {}),
-                 persona=persona_json(persona))
+                 persona=persona_json(persona), options=options)
         pid = pulse_id or uuid.uuid4().hex
         if conn is None:
             async with self.connection() as own:
                 return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
-                                         schedule_id=schedule_id, conn=own)
+                                         schedule_id=schedule_id, thread=thread,
+                                         input_uid=input_uid, input_metadata=input_metadata,
+                                         conn=own)
         await conn.execute(
             "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
-            "schedule_id) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s)",
+            "schedule_id, options) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s, %s)",
             [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
-             Jsonb(dict(args or {})), schedule_id],
+             Jsonb(dict(args or {})), schedule_id, Jsonb(options)],
         )
         job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn)
         job_id = await job.defer_async(pulse_id=pid, **_trace_context())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -43,6 +43,9 @@ class PulseRecord:
     """The last error (``{code, message, playbook, node}``), also while a retry is queued."""
     schedule_id: str | None = None
     worker: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    """How it runs beyond its input: ``thread`` (a memory thread of the persona),
+    ``input_uid``, ``input_metadata`` (see ``Runtime.astream_pulse``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable form (``sea pulses --json``, ``sea pulse show --json``)."""

@@ -36,16 +36,17 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
-
-from sea.errors import ExecutionError, PulseLost, UsageError
+from sea.errors import PulseCancelled, PulseLost, UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
-from sea.jsontypes import json_text
 from sea.queue.options import WorkerOptions
+from sea.queue.outcomes import guarded as _guarded
+from sea.queue.outcomes import json_safe as _json
+from sea.queue.outcomes import summary as _summary
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
 from sea.queue.records import PulseRecord, due_run, persona_of
 from sea.telemetry.context import attached
+from sea.queue.watch import PulseWatch, Watcher
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
@@ -102,6 +103,7 @@ class Worker:
             does (:mod:`sea.cli._runtime`).
         options: Concurrency, attempts and timings.
         report: Called with one line per pulse that ends (default: nothing).
+        watch: Follows each attempt's events and end (:mod:`sea.queue.watch`), if given.
 
     Raises:
         UsageError: the runtime removes checkpoints of ended pulses (SEA365).
@@ -114,6 +116,7 @@ class Worker:
         options: WorkerOptions | None = None,
         *,
         report: Report | None = None,
+        watch: PulseWatch | None = None,
     ) -> None:
         if not runtime.keeps_checkpoints:
             raise UsageError("a worker's runtime must keep checkpoints "
@@ -126,6 +129,8 @@ class Worker:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         """How the pulse rows name this worker (host and process id)."""
         self._report = report or (lambda _: None)
+        self._watch = watch
+        self._cancelled: set[str] = set()
         self._stop = asyncio.Event()
         self._wakers: set[asyncio.Task[None]] = set()
 
@@ -182,6 +187,14 @@ class Worker:
         """Ask :meth:`run` to end (running pulses finish first)."""
         self._stop.set()
 
+    def cancel(self, pulse_id: str) -> bool:
+        """Cancel a pulse this worker runs: it ends ``failed`` with SEA590 and is not
+        tried again. False if it does not run here."""
+        if not self.runtime.cancel(pulse_id):
+            return False
+        self._cancelled.add(pulse_id)
+        return True
+
     def _recovery_interval(self) -> float:
         return max(0.2, min(self.options.tick, self.options.stall_timeout / 2))
 
@@ -222,14 +235,16 @@ class Worker:
             await self._tidy(pulse_id)
             return
 
-        async def run() -> PulseResult:
+        async def run(watcher: Watcher | None) -> PulseResult:
             with attached(traceparent):  # the pulse continues the submitter's trace
                 return await self.runtime.arun_pulse(
                     record.persona, record.playbook, record.input, pulse_id=pulse_id,
-                    args=record.args, recover=True,
+                    args=record.args, recover=True, thread=record.options.get("thread"),
+                    input_uid=record.options.get("input_uid"),
+                    input_metadata=record.options.get("input_metadata"), observe=watcher,
                 )
 
-        await self._settle(record, await _guarded(record, run), attempt)
+        await self._attempt(record, attempt, run)
 
     async def _resume_job(self, context: Any, pulse_id: str, answer: Any,
                           traceparent: str | None = None) -> None:
@@ -240,16 +255,33 @@ class Worker:
             await self._tidy(pulse_id)
             return
 
-        async def run() -> PulseResult:
+        async def run(watcher: Watcher | None) -> PulseResult:
             result = None
             with attached(traceparent):  # the answer's request is the resumed drive's parent
                 if attempt > 1:  # its first try may have got the answer through, then died
-                    result = await self.runtime.arun_continue(pulse_id)
+                    result = await self.runtime.arun_continue(pulse_id, observe=watcher)
                 if result is None or result.status == "waiting":
-                    result = await self.runtime.arun_resume(pulse_id, answer)
+                    result = await self.runtime.arun_resume(pulse_id, answer, observe=watcher)
             return result
 
-        await self._settle(record, await _guarded(record, run), attempt)
+        await self._attempt(record, attempt, run)
+
+    async def _attempt(self, record: PulseRecord, attempt: int,
+                       run: Callable[[Watcher | None], Awaitable[PulseResult]]) -> None:
+        """Run one attempt, watched (if a watch is given), and settle it."""
+        watcher = None if self._watch is None else await self._watch.attempt(record.id, attempt)
+        result = await _guarded(record, lambda: run(watcher))
+        final = False
+        try:
+            await self._settle(record, result, attempt)
+            final = True
+        except PulseFailed:
+            final = True
+            raise
+        finally:
+            self._cancelled.discard(record.id)
+            if watcher is not None:
+                await watcher.ended(result, final)
 
     async def _claim(
         self, pulse_id: str, attempt: int | None, statuses: tuple[str, ...]
@@ -260,7 +292,7 @@ class Worker:
                 "UPDATE sea_pulses SET status = 'running', worker = %s, "
                 "attempts = COALESCE(%s, attempts + 1), started_at = now(), ended_at = NULL "
                 "WHERE id = %s AND status = ANY(%s) RETURNING persona_json, playbook, input, "
-                "args, attempts, submitted_at",
+                "args, attempts, submitted_at, options",
                 [self.name, attempt, pulse_id, list(statuses)],
             )).fetchone()
         if row is None:
@@ -269,7 +301,7 @@ class Worker:
             id=pulse_id, persona=persona_of(row[0]), playbook=row[1], input=row[2],
             args=dict(row[3] or {}), status="running", attempts=int(row[4]),
             submitted_at=row[5], started_at=None, ended_at=None, result=None, error=None,
-            worker=self.name,
+            worker=self.name, options=dict(row[6] or {}),
         )
 
     async def _tidy(self, pulse_id: str) -> None:
@@ -283,6 +315,13 @@ class Worker:
     async def _settle(self, record: PulseRecord, result: PulseResult, attempt: int) -> None:
         """Record how the pulse's run ended; raise to have the job retried or failed."""
         pulse_id = record.id
+        if result.status == "cancelled" and pulse_id in self._cancelled:
+            error = {"code": PulseCancelled.code, "message": "the pulse was cancelled",
+                     "playbook": record.playbook, "node": None}
+            await self._record(pulse_id, "failed", _summary(result), error)
+            await self.runtime.aforget(pulse_id)
+            self._report(f"pulse {pulse_id} ({record.persona.id}): cancelled")
+            raise PulseFailed(f"{PulseCancelled.code}: the pulse was cancelled")
         if result.status in ("ok", "waiting"):
             status = "done" if result.status == "ok" else "waiting"
             await self._record(pulse_id, status, _summary(result), None)
@@ -336,7 +375,7 @@ class Worker:
         ``doing`` for a silent worker. A worker that was only slow, and ends the pulse
         meanwhile, keeps its recorded end (the job it finishes is not sent back).
         """
-        failed: list[str] = []
+        failed: list[tuple[str, dict[str, Any]]] = []
         async with self.queue.connection() as conn:
             got = await (await conn.execute(
                 "SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))",
@@ -347,8 +386,9 @@ class Worker:
                 _STALLED_JOBS, [[PULSE_TASK, RESUME_TASK], self.options.stall_timeout]
             )).fetchall()
             for job_id, pulse_id, attempts in stalled:
-                if await self._take_over(conn, int(job_id), str(pulse_id), int(attempts)):
-                    failed.append(str(pulse_id))
+                lost = await self._take_over(conn, int(job_id), str(pulse_id), int(attempts))
+                if lost is not None:
+                    failed.append((str(pulse_id), lost))
             orphans = await (await conn.execute(
                 _ORPHANED_PULSES, [[PULSE_TASK, RESUME_TASK]])).fetchall()
             for pulse_id, attempts in orphans:
@@ -357,14 +397,17 @@ class Worker:
                                     f"{self.options.attempts} without recording how the "
                                     "pulse ended (the worker's log tells why)"}
                 await self._record(str(pulse_id), "failed", None, error, conn=conn)
-                failed.append(str(pulse_id))
+                failed.append((str(pulse_id), error))
                 self._report(f"pulse {pulse_id}: failed: {error['message']}")
-        for pulse_id in failed:
+        for pulse_id, error in failed:
             await self.runtime.aforget(pulse_id)
+            if self._watch is not None:
+                await self._watch.lost(pulse_id, error)
 
-    async def _take_over(self, conn: Any, job_id: int, pulse_id: str, attempts: int) -> bool:
+    async def _take_over(self, conn: Any, job_id: int, pulse_id: str,
+                         attempts: int) -> dict[str, Any] | None:
         """Send a dead worker's job back to the queue, first in its persona's line, or
-        fail it after the last attempt (True then), with its pulse's row."""
+        fail it after the last attempt (its error then), with its pulse's row."""
         attempt = attempts + 1
         error = {"code": PulseLost.code, "playbook": None, "node": None,
                  "message": f"its worker stopped during attempt {attempt} of "
@@ -378,7 +421,7 @@ class Worker:
                                [job_id])
             await self._record(pulse_id, "failed", None, error, conn=conn)
             self._report(f"pulse {pulse_id}: failed: {error['message']}")
-            return True
+            return error
         from psycopg.types.json import Jsonb
 
         # a pulse whose end was recorded goes back too: its next job only tidies up
@@ -388,7 +431,7 @@ class Worker:
             "UPDATE sea_pulses SET status = 'queued', error = %s WHERE id = %s "
             "AND status = 'running'", [Jsonb(_json(error)), pulse_id])
         self._report(f"pulse {pulse_id}: {error['message']}; back in the queue")
-        return False
+        return None
 
     # -- schedules ------------------------------------------------------------------------
 
@@ -435,39 +478,3 @@ class Worker:
             return not await asyncio.to_thread(lock.try_acquire)
         finally:
             await asyncio.to_thread(lock.release)
-
-
-async def _guarded(record: PulseRecord, run: Callable[[], Awaitable[PulseResult]]) -> PulseResult:
-    """The run's result; anything it raises but cancellation becomes an error result, so
-    the attempt is recorded and retried like any failed attempt. (The runtime turns what
-    a pulse raises into its result; a fault below it, such as a native extension's panic,
-    which is no ``Exception``, would otherwise fail the job and leave the pulse
-    ``running`` for good.)"""
-    try:
-        return await run()
-    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # recorded as the attempt's error
-        error = {"code": ExecutionError.code, "message": f"{type(exc).__name__}: {exc}",
-                 "playbook": record.playbook, "node": None}
-        return PulseResult(pulse_id=record.id, status="error", spoken=[], outputs={},
-                           texts=[], error=error, llm_calls=[], memory_writes=[], usage={})
-
-
-def _summary(result: PulseResult) -> dict[str, Any]:
-    """What a pulse row keeps of a run's result."""
-    return _json({
-        "status": result.status,
-        "spoken": result.spoken,
-        "texts": result.texts,
-        "outputs": result.outputs,
-        "usage": result.usage,
-        "handled_errors": result.handled_errors,
-        "approval": result.approval,
-    })
-
-
-def _json(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` with everything JSON cannot hold written as text."""
-    loaded: dict[str, Any] = orjson.loads(json_text(value))
-    return loaded

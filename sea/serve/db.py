@@ -26,6 +26,7 @@ from sea.errors import ServerDatabaseError, UsageError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 Row = tuple[Any, ...]
+_CREATE_LOCK = 0x5EA5E7  # advisory lock held while the server's tables are created
 Backend = Literal["sqlite", "postgres"]
 
 
@@ -43,15 +44,20 @@ class ServerDB:
     Args:
         location: The store: a SQLite file, or a ``postgresql://`` DSN (``?schema=NAME``
             allowed; needs the ``postgres`` extra).
+        share_lock: The SQLite store's connection lock
+            (:attr:`saimemory.sqlite.SQLiteStore.connection_lock`), for a server whose
+            store is open in this process: its writes and the store's then take turns in
+            this process instead of in SQLite's busy handler (ignored on PostgreSQL).
 
     Raises:
         ServerDatabaseError: the database cannot be opened.
     """
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str, *, share_lock: Any = None) -> None:
         self.location = location
         self.backend: Backend = "postgres" if location.startswith(POSTGRES_SCHEMES) else "sqlite"
-        self._lock = threading.RLock()
+        shared = share_lock if self.backend == "sqlite" else None
+        self._lock = shared or threading.RLock()
         self._conn: Any = self._connect()
 
     def _connect(self) -> Any:
@@ -61,6 +67,7 @@ class ServerDB:
                 lite = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                        timeout=30.0)
                 lite.execute("PRAGMA journal_mode=WAL")
+                lite.execute("PRAGMA synchronous=NORMAL")  # as the store's: no fsync a commit
             except sqlite3.Error as exc:
                 raise ServerDatabaseError(
                     f"cannot open the server's tables in {path}: {exc}") from None
@@ -75,7 +82,9 @@ class ServerDB:
         try:
             conn: Any = psycopg.connect(dsn, autocommit=True)
             name = schema or "public"
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
+            with conn.transaction():  # two processes that start together create it once
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+                conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{name}"')
             conn.execute(f'SET search_path TO "{name}"')
         except psycopg.Error as exc:
             raise ServerDatabaseError(
@@ -127,6 +136,8 @@ class ServerDB:
         """Run idempotent ``CREATE ... IF NOT EXISTS`` statements (each table's owner
         module gives its own)."""
         with self.transaction():
+            if self.backend == "postgres":  # processes that start together create once
+                self.execute("SELECT pg_advisory_xact_lock(?)", (_CREATE_LOCK,))
             for statement in ddl:
                 self.execute(statement)
 

@@ -179,3 +179,17 @@ def test_a_runtime_built_from_playbook_directories(
         assert bundled.spoken == ["Hello!"]
     with pytest.raises(UsageError, match="playbook directory not found: .*nowhere"):
         Runtime(RuntimeConfig(store, ModelSet.single(model), library=tmp_path / "nowhere"))
+
+
+def test_an_observer_sees_the_events_of_a_pulse_run_to_its_end(
+    make_runtime: MakeRuntime, persona: Persona
+) -> None:
+    import asyncio
+
+    runtime, _ = make_runtime()
+    seen: list[Any] = []
+    result = asyncio.run(runtime.arun_pulse(persona, "counter_loop", "", pulse_id="o",
+                                            args={"limit": 2}, observe=seen.append))
+    assert result.status == "ok"
+    assert [e.kind for e in seen] == [e.kind for e in result.events]
+    assert seen[0].kind == "pulse_start" and seen[-1].kind == "pulse_end"

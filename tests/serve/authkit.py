@@ -15,7 +15,7 @@ import pytest
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from sea.errors import ResourceNotFoundError, ServeError
+from sea.errors import ResourceNotFound, ServeError
 from sea.serve.auth import Auth, Principal, require
 from sea.serve.db import ServerDB
 from sea.serve.security import error_body
@@ -100,7 +100,7 @@ def _tattling() -> APIRouter:
     @router.get("/v1/personas/{persona_id}/stats")
     async def stats(persona_id: str, who: Reader) -> dict[str, str]:
         if PERSONAS.get(persona_id) not in (None, who.tenant):
-            raise ResourceNotFoundError("that persona belongs to another tenant")
+            raise ResourceNotFound("that persona belongs to another tenant")
         return {"id": persona(who, persona_id)}
 
     return router
@@ -141,7 +141,7 @@ def persona(principal: Principal, persona_id: str) -> str:
     """The persona's id, if the principal sees it; else 404, as for an unknown one."""
     tenant = PERSONAS.get(persona_id)
     if tenant is None or not principal.sees(persona_id, tenant):
-        raise ResourceNotFoundError(f"no persona {persona_id!r}")
+        raise ResourceNotFound(f"no persona {persona_id!r}")
     return persona_id
 
 
@@ -149,7 +149,7 @@ def thread(principal: Principal, thread_id: str) -> str:
     """The thread's id, if the principal sees its persona; else 404."""
     owner = THREADS.get(thread_id)
     if owner is None or not principal.sees(owner, PERSONAS[owner]):
-        raise ResourceNotFoundError(f"no thread {thread_id!r}")
+        raise ResourceNotFound(f"no thread {thread_id!r}")
     return thread_id
 
 

@@ -104,7 +104,7 @@ def test_another_tenant_s_persona_answers_as_an_unknown_one(keys: KeyStore) -> N
     foreign = client.get("/v1/personas/globex-kai", headers={"x-api-key": acme})
     unknown = client.get("/v1/personas/nobody", headers={"x-api-key": acme})
     assert foreign.status_code == unknown.status_code == 404
-    assert foreign.json()["error"]["code"] == unknown.json()["error"]["code"] == "SEA862"
+    assert foreign.json()["error"]["code"] == unknown.json()["error"]["code"] == "SEA820"
     assert (foreign.json()["detail"].replace("globex-kai", "X")
             == unknown.json()["detail"].replace("nobody", "X"))
     assert client.get("/v1/personas/acme-aoi", headers={"x-api-key": acme}).status_code == 200

@@ -31,8 +31,15 @@ BODIES = {
     "POST /threads/{thread_id}/history": {"limit": 5},
     "POST /v1/personas/{persona_id}/pulses": {"input": "hi"},
     "POST /v1/pulses/{pulse_id}/resume": {"answer": True},
+    "POST /v1/personas/{persona_id}/pins": {"text": "a pin"},
+    "POST /v1/validate": {"text": "[]"},
+    "POST /v1/schedules": {"persona": "{persona_id}", "playbook": "chat", "every": "1h"},
+    "POST /v1/personas/{persona_id}/plans/{plan_id}/approve": {"reason": "fine"},
+    "POST /v1/personas/{persona_id}/plans/{plan_id}/reject": {"reason": "no"},
 }
-SHARED = {"assistant_id": "agent", "checkpoint_id": "no-such-checkpoint"}
+QUERIES = {"GET /v1/personas/{persona_id}/search": {"q": "hello"}}
+SHARED = {"assistant_id": "agent", "checkpoint_id": "no-such-checkpoint", "name": "chat",
+          "plan_id": "no-such-plan", "pin_id": "1", "schedule_id": "no-such-schedule"}
 """Path parameters that are not a tenant's: the same value for every key."""
 
 
@@ -65,7 +72,7 @@ def test_every_route_of_the_server_isolates_tenants(tmp_path: Path) -> None:
             foreign = tenant_objects(client, "globex", globex)
             report = check_isolation(client, Isolation(
                 own={**own, **SHARED}, foreign=foreign, key_for=acme,
-                public=(*PUBLIC, "GET /info"), bodies=BODIES))
+                public=(*PUBLIC, "GET /info"), bodies=BODIES, queries=QUERIES))
     finally:
         db.close()
         server.stop()

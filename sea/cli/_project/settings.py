@@ -70,7 +70,7 @@ class Setting:
         return self.kind in (Kind.PATHS, Kind.NAMES, Kind.TOOLS, Kind.OPTIONS, Kind.ASSIGNMENTS)
 
 
-_PULSES = ("run", "resume", "worker")
+_PULSES = ("run", "resume", "worker", "serve")
 _ACTORS = ("run", "submit", "schedule add")
 _MEMORY = tuple(f"memory {name}" for name in (
     "recent", "pulse", "search", "export", "threads", "delete", "pin", "unpin", "pins"))
@@ -79,9 +79,11 @@ _PLANS = tuple(f"plan {name}" for name in (
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("db", "db", Kind.STORE, "SEA_DB"),
-    Setting("persona", "persona", Kind.TEXT, "SEA_PERSONA", (*_ACTORS, *_MEMORY, *_PLANS)),
-    Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", _ACTORS),
-    Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK", ("run", "submit")),
+    Setting("persona", "persona", Kind.TEXT, "SEA_PERSONA",
+            (*_ACTORS, *_MEMORY, *_PLANS, "serve")),
+    Setting("persona_file", "persona_file", Kind.PATH, "SEA_PERSONA_FILE", (*_ACTORS, "serve")),
+    Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK",
+            ("run", "submit", "serve")),
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
             (*_PULSES, *_ACTORS, "graph", "replay", "lsp")),
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", (*_PULSES, *_PLANS)),
@@ -90,7 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", (*_PULSES, "validate", "lsp")),
     Setting("ask_before", "ask_before", Kind.NAMES, "SEA_ASK_BEFORE", _PULSES),
     Setting("when_busy", "when_busy", Kind.TEXT, "SEA_WHEN_BUSY", _PULSES),
-    Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT", ("run", "resume")),
+    Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT",
+            ("run", "resume", "serve")),
     Setting("tool_timeout", "tool_timeout", Kind.NUMBER, "SEA_TOOL_TIMEOUT", _PULSES),
     Setting("limits", "limit", Kind.ASSIGNMENTS, "SEA_LIMITS", _PULSES),
     Setting("prices", "prices", Kind.PATH, "SEA_PRICES", _PULSES),

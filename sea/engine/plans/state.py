@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from saimemory.plans import ActionSpecExt, Approval, PlanState, SpecSelection
+from saimemory.plans import RISKS, ActionSpecExt, Approval, PlanState, SpecSelection
 from sea.engine.plans.preflight import CHANGING_KINDS, Checked, Inspection
 from sea.engine.plans.results import SpecConflict
 from sea.engine.plans.specs import selected
@@ -25,6 +25,15 @@ def remaining(state: PlanState, selection: SpecSelection) -> tuple[str, ...]:
     """The selected specs that have not run successfully yet, in plan order."""
     done = succeeded(state)
     return tuple(item for item in selected(selection, state.action_specs) if item not in done)
+
+
+def up_to(state: PlanState, level: str) -> list[str]:
+    """The ids of the specs still to run of at most ``level`` risk (``low``, ``medium``,
+    ``high``), in plan order; empty when there are none."""
+    done = succeeded(state)
+    limit = [str(risk) for risk in RISKS].index(level)
+    return [spec.id for spec in state.action_specs
+            if spec.id not in done and RISKS.index(spec.risk) <= limit]
 
 
 def specs_by_id(state: PlanState, ids: Iterable[str]) -> list[ActionSpecExt]:

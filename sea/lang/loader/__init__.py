@@ -38,6 +38,10 @@ class LoadResult:
     playbook: Playbook | None
     """The playbook when the document has no errors (warnings allowed), else ``None``."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    salvaged: Playbook | None = None
+    """The playbook as far as it could be built, errors or not (what the schema refused left
+    out, e.g. a node with an unknown type): enough to draw a document while it is edited;
+    never to run."""
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -308,7 +312,7 @@ def check_document(
         [*repeated, *(i.diagnostic(file, locator) for i in issues)], key=_sort_key
     )
     ok = not any(d.severity is Severity.ERROR for d in diagnostics)
-    return LoadResult(playbook if ok else None, capped(diagnostics, file))
+    return LoadResult(playbook if ok else None, capped(diagnostics, file), salvaged=playbook)
 
 
 def load_playbook_file(

@@ -1,0 +1,1 @@
+"""SEA's own API under ``/v1``: personas, pulses, the approvals inbox."""

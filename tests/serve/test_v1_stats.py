@@ -1,0 +1,73 @@
+"""``/v1/stats`` (= ``sea stats --json``, of the key's personas) and the trace of a pulse."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.serve.server import ROOT
+from tests.serve.test_agent_chat_ui import events_of
+from tests.serve.v1app import App, serving
+
+
+@pytest.fixture
+def v1(tmp_path: Path) -> Iterator[App]:
+    with serving(tmp_path) as app:
+        yield app
+
+
+def pulse(app: App, persona: str, key: str) -> str:
+    """A pulse of ``persona`` streamed to its end; its id."""
+    answer = app.client.post(f"/v1/personas/{persona}/pulses", json={"input": "hello"},
+                             headers={**app.as_(key), "Accept": "text/event-stream"})
+    events = events_of(answer.text)
+    assert events[-1]["event"] == "end", events
+    pulse_id = events[0]["data"]["pulse_id"]
+    assert isinstance(pulse_id, str)
+    return pulse_id
+
+
+def sea_stats(app: App, *words: str) -> object:
+    done = subprocess.run([sys.executable, "-m", "sea", "stats", "--json", "--db",
+                           str(app.root / "memory.sqlite"), *words], capture_output=True,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                                         "SEA_HOME": str(app.root / "home")}, check=True)
+    return orjson.loads(done.stdout)
+
+
+def test_stats_are_sea_stats_json_of_the_keys_personas(v1: App) -> None:
+    pulse(v1, "aoi", "k-admin")
+    pulse(v1, "aoi", "k-admin")
+    pulse(v1, "zed", "k-globex")
+    mine = v1.get("/v1/stats", "k-read").json()
+    assert mine == sea_stats(v1, "--persona", "aoi")  # zed's call is another tenant's
+    assert mine["calls"] == 2 and mine["by_node"][0]["key"] == "chat.reply"
+    assert v1.get("/v1/stats", params={"persona": "aoi"}).json() == mine
+    theirs = v1.get("/v1/stats", "k-globex").json()
+    assert theirs == sea_stats(v1, "--persona", "zed") and theirs["calls"] == 1
+    assert v1.get("/v1/stats", params={"since": "1h"}).json() == mine
+    later = v1.get("/v1/stats", params={"since": "2999-01-01T00:00:00+00:00"}).json()
+    assert later["calls"] == 0
+    bad = v1.get("/v1/stats", params={"since": "yesterday"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "SEA825"
+    naive = v1.get("/v1/stats", params={"since": "2024-01-01T00:00:00"})
+    assert "UTC offset" in naive.json()["error"]["message"]
+    assert v1.get("/v1/stats", "k-none").status_code == 403
+    foreign = v1.get("/v1/stats", "k-globex", params={"persona": "aoi"})
+    assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "SEA820"
+
+
+def test_the_trace_of_a_pulse_says_this_server_records_none(v1: App) -> None:
+    pulse_id = pulse(v1, "aoi", "k-admin")
+    answer = v1.get(f"/v1/pulses/{pulse_id}/trace", "k-read")
+    assert answer.status_code == 404 and answer.json()["error"]["code"] == "SEA891"
+    assert "sea run --record" in answer.json()["error"]["hint"]
+    assert v1.get(f"/v1/pulses/{pulse_id}/trace", "k-none").status_code == 403
+    foreign = v1.get(f"/v1/pulses/{pulse_id}/trace", "k-globex")
+    assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "SEA820"
+    assert v1.get("/v1/pulses/nope/trace").json()["error"]["code"] == "SEA820"
