@@ -45,8 +45,8 @@ from sea.queue.outcomes import json_safe as _json
 from sea.queue.outcomes import summary as _summary
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
 from sea.queue.records import PulseRecord, due_run, persona_of
-from sea.telemetry.context import attached
 from sea.queue.watch import PulseWatch, Watcher
+from sea.telemetry.context import attached
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
