@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 500
 """The most lines a module of ``sea/`` or ``saimemory/`` may have."""
 
-SHARED_ROOT_MODULES = {"__init__", "__main__", "errors", "jsonfile", "jsontypes", "resources"}
+SHARED_ROOT_MODULES = {"__init__", "__main__", "errors", "diagnostics", "jsonfile", "jsontypes",
+                       "resources"}
 """The root of ``sea/``: the package's face and the few modules every layer shares."""
 
 
