@@ -16,14 +16,27 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sea.cli._flags import Renamed
 from sea.cli._guards import add_guard_arguments
 from sea.cli._numbers import seconds
 from sea.errors import UsageError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from langchain_core.tools import BaseTool
+
+    from saimemory.records import Persona
+    from sea.cli._runtime import RuntimeArgs
+    from sea.host.config import RuntimeConfig
+    from sea.serve.auth import Auth
+    from sea.serve.context import ServeContext
+    from sea.serve.db import ServerDB
+    from sea.serve.security import SecurityOptions
 
 DEFAULT_PORT = 2024
 """LangGraph's dev port: agent-chat-ui's defaults reach SEA unchanged."""
@@ -84,61 +97,78 @@ def serve_command(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from sea import __version__
     from sea.cli._guards import guard_options
     from sea.cli._runtime import runtime_args
     from sea.cli._setup import load_persona
     from sea.cli._toolsources import host_tools
     from sea.cli.run import playbook_library, writable_store
-    from sea.host.runtime import Runtime
-    from sea.serve.app import create_app
     from sea.serve.auth import auth_for
-    from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
     from sea.serve.db import ServerDB
     from sea.serve.drain import Drain, DrainingServer
-    from sea.serve.fleet import fleet_parts
     from sea.serve.keys import KeyStore
-    from sea.serve.records import PersonaRow, settle_orphans
     from sea.serve.security import check_bind
-    from sea.serve.v1.common import V1Options
 
     library, name = playbook_library(args.playbook, args.playbooks)
     library.get(name)  # a missing or invalid default playbook fails before anything runs
     persona = load_persona(args.persona_file, args.persona)
     setup = runtime_args(args, library)
     guards = guard_options(args, args.host)
-    location = setup.location
     async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
-        store = writable_store(location)
-        db = ServerDB(location, share_lock=getattr(store, "connection_lock", None))
+        store = writable_store(setup.location)
+        db = ServerDB(setup.location, share_lock=getattr(store, "connection_lock", None))
         try:
             auth, token = auth_for(KeyStore(db))
             check_bind(args.host, token is None)  # no keys: loopback only
-            runtime = Runtime(setup.config(store, tools=tools))
-            settings = ServerSettings(default_playbook=name, default_persona=persona,
-                                      keepalive_s=args.keepalive, version=__version__)
-            parts = await stack.enter_async_context(
-                fleet_parts(location, db, workers=args.workers, log_ttl_s=args.log_ttl))
-            ctx = ServeContext(runtime, store, db, library, parts.log, settings,
-                               make_hub=parts.make_hub)
-            ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
-                                                  persona.system_prompt))
-            if db.backend == "sqlite":  # one process runs this database's pulses
-                settle_orphans(ctx.records)
-            app = create_app(ctx, auth=auth, security=guards)
-            app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
+            ctx = await _context(args, stack, setup, setup.config(store, tools=tools), db,
+                                 name, persona)
+            app = _app(args, ctx, auth, guards, tools)
             sock = _bind(args.host, args.port)
-            port = sock.getsockname()[1]
-            _announce(args, port, token)
+            _announce(args, sock.getsockname()[1], token)
             _log_to_stderr(args.access_log)
             config = uvicorn.Config(app, log_level="warning", lifespan="on",
                                     timeout_graceful_shutdown=5)
             drain = Drain(ctx.hub, app.state.ops, args.grace)
             await DrainingServer(config, drain).serve(sockets=[sock])
         finally:
+            setup.flush_telemetry()  # --otel: what the exporter still holds
             db.close()
             store.close()
     return 0
+
+
+async def _context(args: argparse.Namespace, stack: AsyncExitStack, setup: RuntimeArgs,
+                   config: RuntimeConfig, db: ServerDB, playbook: str,
+                   persona: Persona) -> ServeContext:
+    """The server's parts: the runtime of ``config``, the event log and hub for its store
+    (:func:`sea.serve.fleet.fleet_parts`), the default persona's row."""
+    from sea import __version__
+    from sea.host.runtime import Runtime
+    from sea.serve.context import DEFAULT_TENANT, ServeContext, ServerSettings
+    from sea.serve.fleet import fleet_parts
+    from sea.serve.records import PersonaRow, settle_orphans
+
+    settings = ServerSettings(default_playbook=playbook, default_persona=persona,
+                              keepalive_s=args.keepalive, version=__version__)
+    parts = await stack.enter_async_context(
+        fleet_parts(setup.location, db, workers=args.workers, log_ttl_s=args.log_ttl))
+    ctx = ServeContext(Runtime(config), config.store, db, setup.library, parts.log, settings,
+                       make_hub=parts.make_hub)
+    ctx.records.ensure_persona(PersonaRow(persona.id, DEFAULT_TENANT, persona.name,
+                                          persona.system_prompt))
+    if db.backend == "sqlite":  # one process runs this database's pulses
+        settle_orphans(ctx.records)
+    return ctx
+
+
+def _app(args: argparse.Namespace, ctx: ServeContext, auth: Auth,
+         guards: SecurityOptions, tools: Sequence[BaseTool]) -> FastAPI:
+    """The app of ``ctx``, with the request guards and the tools ``/v1/validate`` knows."""
+    from sea.serve.app import create_app
+    from sea.serve.v1.common import V1Options
+
+    app = create_app(ctx, auth=auth, security=guards)
+    app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
+    return app
 
 
 def _log_to_stderr(access_log: bool) -> None:

@@ -300,6 +300,8 @@ SCENES: tuple[Scene, ...] = (
           checks={"sea run": _said('"name": "sea.pulse meta_user"')}),
     Scene("guides/recording.md", "sea run", checks={"sea replay": _said("replay matched")}),
     Scene("guides/writing-playbooks.md", "sea run meta_intent"),
+    Scene("guides/serving.md", "sea serve --playbooks", files=_my_playbooks),
+    Scene("guides/serving-many.md", "sea serve --db"),
     Scene("guides/serving-security.md", "sea keys add", checks={
         "sea keys list": _said("alice"),
         "sea keys revoke": _said("alice")}),

@@ -128,11 +128,14 @@ class Reader:
             assert self.ids, f"`{text}`: no earlier step printed an id"
             text = _ABBREVIATED_ID.sub(self.ids[-1], text)
         if self.dsn is not None:
-            text = re.sub(r"postgresql://\S+", self.dsn, text)
+            text = re.sub(r"postgresql://[^\s\"']+", self.dsn, text)
         words = shlex.split(text)
         for index, word in enumerate(words[:-1]):
             if word in _MODEL_OPTIONS and not words[index + 1].startswith("scripted:"):
                 words[index + 1] = self.model
+        if words[1:2] == ["serve"]:  # a port of the page's may be taken here: any free one
+            words = [w for i, w in enumerate(words) if "--port" not in words[i - 1: i + 1]]
+            words += ["--port", "0"]
         return words
 
     def run(self, step: Step) -> None:
@@ -143,9 +146,12 @@ class Reader:
             return
         if step.background:
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
-            self.background.append(subprocess.Popen(
+            process = subprocess.Popen(
                 [sys.executable, "-m", "sea", *words[1:]], cwd=Path.cwd(), env=env, text=True,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.background.append(process)
+            if words[1] in _READY:  # a later step (or the stop) needs it up: wait until it is
+                _wait_until_ready(process, step.command, _READY[words[1]])
             return
         done = self.sea(*words[1:])
         for start, holds in self.scene.until.items():
@@ -177,6 +183,21 @@ class Reader:
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=30)
             assert process.returncode == 0, err
+
+
+_READY = {"serve": "listening on", "worker": "pulse(s) at once"}
+"""What a background command says on stderr once it is up."""
+
+
+def _wait_until_ready(process: subprocess.Popen[str], command: str, ready: str) -> None:
+    assert process.stderr is not None
+    said = []
+    for line in process.stderr:  # ends when the process does
+        said.append(line)
+        if ready in line:
+            return
+    raise AssertionError(f"`{command}` exited {process.wait()} before it was up:\n"
+                         + "".join(said))
 
 
 def _printed_id(out: str, err: str) -> list[str]:

@@ -124,6 +124,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("worker.tick", "tick", Kind.NUMBER, "SEA_WORKER_TICK", ("worker",)),
     Setting("worker.busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_WORKER_BUSY_TIMEOUT",
             ("worker",)),
+    Setting("server.host", "host", Kind.TEXT, "SEA_SERVE_HOST", ("serve",)),
+    Setting("server.port", "port", Kind.INTEGER, "SEA_SERVE_PORT", ("serve",)),
+    Setting("server.allow_hosts", "allow_host", Kind.NAMES, "SEA_SERVE_ALLOW_HOSTS", ("serve",)),
+    Setting("server.cors_origins", "cors_origin", Kind.NAMES, "SEA_SERVE_CORS_ORIGINS",
+            ("serve",)),
+    Setting("server.max_body", "max_body", Kind.INTEGER, "SEA_SERVE_MAX_BODY", ("serve",)),
+    Setting("server.request_timeout", "request_timeout", Kind.NUMBER,
+            "SEA_SERVE_REQUEST_TIMEOUT", ("serve",)),
+    Setting("server.keepalive", "keepalive", Kind.NUMBER, "SEA_SERVE_KEEPALIVE", ("serve",)),
+    Setting("server.grace", "grace", Kind.NUMBER, "SEA_SERVE_GRACE", ("serve",)),
+    Setting("server.log_ttl", "log_ttl", Kind.NUMBER, "SEA_SERVE_LOG_TTL", ("serve",)),
 )
 """Every setting, in the order ``sea config`` shows them."""
 
