@@ -162,7 +162,8 @@ def test_the_readme_shows_the_first_playbook_and_its_commands_run(
     readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"```json\n(.*?)```", readme, re.S)
     assert shown is not None and shown.group(1) == _example()
-    commands = re.findall(r"\n    (sea .*)", readme)
+    example = readme.split("\n## One example\n", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"\n    (sea .*)", example)
     assert [c.split()[:2] for c in commands] == [["sea", "validate"], ["sea", "run"]]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))

@@ -115,7 +115,8 @@ def test_a_callee_changed_in_one_window_rechecks_its_caller_in_another(tmp_path:
             callee = (tmp_path / "greet.json").resolve().as_uri()
             caller = (tmp_path / "caller.json").resolve().as_uri()
             changed = json.loads(json.dumps(CALLEE))
-            changed["input_schema"].append({"name": "mood", "description": "how"})
+            changed["input_schema"].append({"name": "mood", "description": "how",
+                                            "required": True})
             session.send_change(callee, text_of(changed))  # not saved: the editor's text
             assert await session.wait_for(callee) == []
             [missing] = await session.wait_for(caller)
