@@ -34,7 +34,9 @@ def register(subparsers: Any) -> None:
         "per file; nothing is written without --write. Called playbooks are looked up in "
         "the given directories (and the files' directories), then the bundled ones.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", type=Path, help="file or directory")
+    parser.add_argument("paths", nargs="*", default=None, metavar="PATH", type=Path,
+                        help="file or directory (default: the project file's playbooks "
+                        "directories)")
     parser.add_argument(
         "--write", action="store_true", help="rewrite the files in place (keeping their layout)"
     )
@@ -104,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     from sea.lang.library import PlaybookLibrary
     from sea.lang.migrate import migrate_text
 
+    if not args.paths:
+        raise UsageError("name the playbook files or directories to migrate (sea migrate "
+                         "PATH...), or give the project file `playbooks` directories")
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(map(printable_name, missing)))

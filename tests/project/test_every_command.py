@@ -44,6 +44,23 @@ def test_validate_without_paths_or_a_project_says_what_to_give(sea: Sea) -> None
     assert "name the playbook files or directories to check" in done.err
 
 
+def test_migrate_takes_the_project_playbooks_unless_given_paths(sea: Sea) -> None:
+    sea.write("sea.toml", 'playbooks = ["pb"]\n')
+    sea.write("pb/old.json", orjson.dumps({  # a SAIVerse habit: exec with "action": null
+        "name": "old", "description": "Runs a playbook.", "start_node": "go",
+        "nodes": [{"id": "go", "type": "exec", "playbook_source": "input", "action": None}],
+    }).decode())
+    done = sea("migrate")
+    assert done.code == 0, done.err
+    assert str(sea.root / "pb" / "old.json") in done.out and "1 would change" in done.err
+    added = [line for line in done.out.splitlines() if line.startswith("+{")]
+    assert added and '"action"' not in added[0]  # the null action is migrated away
+    assert sea("migrate", "--no-project").code == 2
+    sea.write("other/fine.json", playbook("fine"))
+    done = sea("migrate", "other")  # a PATH replaces the file's directories
+    assert done.code == 0 and "old.json" not in done.out, done.out
+
+
 def test_replay_and_graph_take_the_project_playbooks(
     sea: Sea, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

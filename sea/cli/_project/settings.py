@@ -87,7 +87,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
             (*_PULSES, *_ACTORS, "graph", "replay", "lsp")),
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", (*_PULSES, *_PLANS)),
-    Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate",)),  # its PATHs
+    Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate", "migrate")),  # PATHs
     Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", (*_PULSES, "validate", "lsp")),
     Setting("mcp", "mcp", Kind.PATHS, "SEA_MCP", (*_PULSES, "validate", "lsp")),
     Setting("ask_before", "ask_before", Kind.NAMES, "SEA_ASK_BEFORE", _PULSES),
