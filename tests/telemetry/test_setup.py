@@ -59,7 +59,9 @@ def test_sea_run_otel_with_a_bad_setting_says_so_and_exits_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    script = tmp_path / "script.json"  # a scripted model: the local one may not be installed
+    script.write_text('{"default": ["hello"]}')
     code = main(["run", "--otel", "--input", "hi", "--db", str(tmp_path / "m.sqlite"),
-                 "--no-project"])
+                 "--model", f"scripted:{script}", "--no-project"])
     err = capsys.readouterr().err
     assert code == 2 and "SEA352" in err and "Traceback" not in err
