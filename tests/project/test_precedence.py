@@ -73,8 +73,9 @@ def test_a_setting_applies_only_to_the_commands_it_belongs_to(sea: Sea) -> None:
     assert sea.config("memory", "recent")["settings"]["persona"]["value"] == "mira"
     assert sea.config("stats")["settings"].keys() == {"db"}  # its --persona is a filter
     assert sea.config("validate")["settings"].keys() == {"playbooks", "tools", "mcp"}
-    done = sea("config", "migrate")
-    assert done.code == 2 and "sea migrate takes no project setting" in done.err
+    assert sea.config("migrate")["settings"].keys() == {"playbooks"}  # its PATHs
+    done = sea("config", "init")
+    assert done.code == 2 and "sea init takes no project setting" in done.err
 
 
 def test_the_settings_reach_the_command(sea: Sea) -> None:
