@@ -12,8 +12,7 @@ prints one object: the totals of the model calls at the top level (``calls``, ``
 from __future__ import annotations
 
 import argparse
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -26,10 +25,7 @@ from sea.cli._fit import Fitted
 from sea.cli._setup import add_db_argument, opened_store
 from sea.cli._text import printable
 from sea.errors import UsageError
-from sea.llm.stats import Statistics, StatsRow, statistics
-
-_AGO = re.compile(r"(?P<count>\d+)(?P<unit>[smhdw])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+from sea.llm.stats import Statistics, StatsRow, since_moment, statistics
 
 
 def register(subparsers: Any) -> None:
@@ -46,25 +42,18 @@ def register(subparsers: Any) -> None:
 
 
 def since_time(text: str | None, now: datetime) -> datetime | None:
-    """The moment ``--since`` names (None when not given).
+    """The moment ``--since`` names (None when not given; see
+    :func:`sea.llm.stats.since_moment`).
 
     Raises:
         UsageError: neither a time ago (``24h``) nor an ISO 8601 time with an offset.
     """
     if text is None:
         return None
-    ago = _AGO.fullmatch(text.strip())
-    if ago is not None:
-        return now - timedelta(**{_UNITS[ago["unit"]]: int(ago["count"])})
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--since {text!r} is neither a time ago (30m, 24h, 7d) nor an "
-                         "ISO 8601 time", code="SEA321") from None
-    if moment.tzinfo is None:
-        raise UsageError(f"--since {text!r} needs a UTC offset, e.g. {text}+00:00",
-                         code="SEA321")
-    return moment
+        return since_moment(text, now)
+    except ValueError as wrong:
+        raise UsageError(f"--since {text!r} {wrong}", code="SEA321") from None
 
 
 def _stats(args: argparse.Namespace) -> int:

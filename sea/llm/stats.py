@@ -11,8 +11,10 @@ of model calls adds up to them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from saimemory.calls import CallRecord
@@ -83,6 +85,29 @@ class Statistics:
             "by_model": [row.to_json() for row in self.by_model],
             "tools": [row.to_json() for row in self.tools],
         }
+
+
+_AGO = re.compile(r"(?P<count>\d{1,6})(?P<unit>[smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def since_moment(text: str, now: datetime) -> datetime:
+    """The moment a statistics filter's ``since`` names: a time ago (``30m``, ``24h``,
+    ``7d``; at most six digits) or an ISO 8601 time with a UTC offset.
+
+    Raises:
+        ValueError: neither; its message says what is wrong, to follow the value.
+    """
+    ago = _AGO.fullmatch(text.strip())
+    if ago is not None:
+        return now - timedelta(**{_UNITS[ago["unit"]]: int(ago["count"])})
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError("is neither a time ago (30m, 24h, 7d) nor an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"needs a UTC offset, e.g. {text}+00:00")
+    return moment
 
 
 def percentile(values: Sequence[float], share: float) -> float:

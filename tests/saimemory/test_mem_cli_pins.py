@@ -73,6 +73,8 @@ def test_since_takes_a_time_ago_or_an_iso_time() -> None:
     assert since_time(None, now) is None
     with pytest.raises(UsageError, match="UTC offset"):
         since_time("2025-04-30T00:00:00", now)
+    with pytest.raises(UsageError, match="neither a time ago"):  # not an OverflowError
+        since_time("99999999999999d", now)
 
 
 def test_unpin_of_a_number_not_pinned_names_the_pinned_ones(

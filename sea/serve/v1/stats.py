@@ -9,41 +9,32 @@ ISO 8601 time with a UTC offset, or a time ago: ``30m``, ``24h``, ``7d``).
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter
 
 from sea.errors import InvalidRequest
-from sea.llm.stats import statistics
+from sea.llm.stats import since_moment, statistics
 from sea.serve.deps import Ctx, Reader
 
 router = APIRouter(prefix="/v1", tags=["stats"])
-_AGO = re.compile(r"(?P<count>\d{1,6})(?P<unit>[smhdw])")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 MAX_PERSONAS = 10_000
 
 
 def since_time(text: str | None, now: datetime) -> datetime | None:
-    """The moment ``since`` names (None when not given).
+    """The moment ``since`` names (None when not given; see
+    :func:`sea.llm.stats.since_moment`).
 
     Raises:
         InvalidRequest: neither a time ago (``24h``) nor an ISO 8601 time with an offset.
     """
     if text is None:
         return None
-    ago = _AGO.fullmatch(text.strip())
-    if ago is not None:
-        return now - timedelta(**{_UNITS[ago["unit"]]: int(ago["count"])})
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"since {text!r} is neither a time ago (30m, 24h, 7d) nor an "
-                             "ISO 8601 time") from None
-    if moment.tzinfo is None:
-        raise InvalidRequest(f"since {text!r} needs a UTC offset, e.g. {text}+00:00")
-    return moment
+        return since_moment(text, now)
+    except ValueError as wrong:
+        raise InvalidRequest(f"since {text!r} {wrong}") from None
 
 
 @router.get("/stats")
