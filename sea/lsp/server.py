@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
@@ -21,7 +21,15 @@ from sea.errors import SeaError
 from sea.lsp.actions import code_actions, graph, to_lsp
 from sea.lsp.analysis import Analysis
 from sea.lsp.features import complete, hover_text
-from sea.lsp.navigation import Spans, definition, occurrences, rename, symbols, target_at
+from sea.lsp.navigation import (
+    Spans,
+    Target,
+    definition,
+    occurrences,
+    rename,
+    symbols,
+    target_at,
+)
 from sea.lsp.positions import Lines
 from sea.lsp.scan import cursor_at, scan
 from sea.lsp.workspace import Document, Workspace
@@ -103,6 +111,26 @@ class SeaServer(LanguageServer):
         document = self.sea.documents.get(uri)
         return document if document is not None and document.playbook else None
 
+    def aimed(self, uri: str, position: lsp.Position) -> Aimed | None:
+        """What the cursor at ``position`` of the open playbook ``uri`` names (a node id,
+        variable or playbook name), with the document read to find it; None: nothing."""
+        document = self.document(uri)
+        if document is None:
+            return None
+        spans = Spans.of(document.text)
+        analysis = self.analysis(document)
+        target = target_at(analysis, spans, spans.lines.offset(position))
+        return None if target is None else Aimed(document, spans, analysis, target)
+
+
+class Aimed(NamedTuple):
+    """A name under the cursor and the document it is in (:meth:`SeaServer.aimed`)."""
+
+    document: Document
+    spans: Spans
+    analysis: Analysis
+    target: Target
+
 
 def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handler each
     """A server over ``workspace``, every feature registered.
@@ -168,41 +196,30 @@ def build(workspace: Workspace) -> SeaServer:  # noqa: C901, PLR0915 - one handl
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def goto(ls: SeaServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
-        document = ls.document(params.text_document.uri)
-        if document is None:
+        aimed = ls.aimed(params.text_document.uri, params.position)
+        if aimed is None:
             return None
-        spans = Spans.of(document.text)
-        analysis = ls.analysis(document)
-        target = target_at(analysis, spans, spans.lines.offset(params.position))
-        if target is None:
-            return None
-        return definition(ls.sea, analysis, spans, document.uri, target)
+        return definition(ls.sea, aimed.analysis, aimed.spans, aimed.document.uri,
+                          aimed.target)
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
     def references(ls: SeaServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
-        document = ls.document(params.text_document.uri)
-        if document is None:
+        aimed = ls.aimed(params.text_document.uri, params.position)
+        if aimed is None:
             return None
-        spans = Spans.of(document.text)
-        analysis = ls.analysis(document)
-        target = target_at(analysis, spans, spans.lines.offset(params.position))
-        if target is None:
-            return None
-        found = occurrences(analysis, spans, target, params.context.include_declaration)
-        return [lsp.Location(document.uri, spans.lines.range(*span)) for span in found]
+        found = occurrences(aimed.analysis, aimed.spans, aimed.target,
+                            params.context.include_declaration)
+        return [lsp.Location(aimed.document.uri, aimed.spans.lines.range(*span))
+                for span in found]
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME)
     def do_rename(ls: SeaServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        document = ls.document(params.text_document.uri)
-        if document is None:
-            return None
-        spans = Spans.of(document.text)
-        analysis = ls.analysis(document)
-        target = target_at(analysis, spans, spans.lines.offset(params.position))
-        if target is None:
+        aimed = ls.aimed(params.text_document.uri, params.position)
+        if aimed is None:
             return None
         try:
-            return rename(ls.sea, document, analysis, spans, target, params.new_name)
+            return rename(ls.sea, aimed.document, aimed.analysis, aimed.spans, aimed.target,
+                          params.new_name)
         except SeaError as exc:  # the editor shows the message, not a traceback
             raise JsonRpcInvalidParams(str(exc), data={"code": exc.code}) from None
 
