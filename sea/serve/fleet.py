@@ -167,14 +167,7 @@ class FleetHub(RunHub):
     async def _announce(self, row: RunRow, thread: ThreadRow, visits: dict[str, int]) -> None:
         """The run's row, its conversation busy, its log opened with ``metadata`` and
         written before a worker writes after it."""
-        ctx = self._ctx
-        await ctx.call(ctx.records.add_run, row)
-        await ctx.call(ctx.records.update_thread, thread.thread_id, status="busy",
-                       waiting_pulse=None, interrupts=[])
-        await self._pg.open(row.run_id)
-        await self._pg.append(row.run_id, "metadata", {
-            "run_id": row.run_id, "thread_id": row.thread_id, "pulse_id": row.pulse_id,
-            "attempt": 1, "visits": visits})
+        await self._open(row, thread, visits, self._pg)
         try:  # a worker numbers its events after this one
             await asyncio.wait_for(self._pg.flush(), 10)
         except TimeoutError:

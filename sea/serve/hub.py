@@ -174,16 +174,22 @@ class RunHub:
         """The runs of ``persona`` under way (a hub of many processes reads the rows)."""
         return self.running(persona)
 
-    async def _launch(self, row: RunRow, thread: ThreadRow,
-                      events: AsyncGenerator[Event, None], visits: dict[str, int]) -> RunRow:
+    async def _open(self, row: RunRow, thread: ThreadRow, visits: dict[str, int],
+                    log: EventLog) -> None:
+        """Record a new run, mark its conversation busy, and open its log in ``log`` with
+        the ``metadata`` entry every stream starts with."""
         ctx = self._ctx
         await ctx.call(ctx.records.add_run, row)
         await ctx.call(ctx.records.update_thread, thread.thread_id, status="busy",
                        waiting_pulse=None, interrupts=[])
-        await ctx.log.open(row.run_id)
-        await ctx.log.append(row.run_id, "metadata", {
+        await log.open(row.run_id)
+        await log.append(row.run_id, "metadata", {
             "run_id": row.run_id, "thread_id": row.thread_id, "pulse_id": row.pulse_id,
             "attempt": 1, "visits": visits})
+
+    async def _launch(self, row: RunRow, thread: ThreadRow,
+                      events: AsyncGenerator[Event, None], visits: dict[str, int]) -> RunRow:
+        await self._open(row, thread, visits, self._ctx.log)
         active = self._active[row.run_id] = _Active(row)
         active.task = asyncio.create_task(self._drive(active, thread, events))
         return row
