@@ -1,34 +1,18 @@
-"""Fixtures of the many-process server tests: a PostgreSQL schema of their own."""
+"""Fixtures of the many-process server tests: a PostgreSQL schema of their own (the queue
+tests' helpers, :mod:`tests.workers.conftest`)."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
-DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
-needs_postgres = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(not DSN, reason="SEA_TEST_POSTGRES_DSN is not set"),
-]
+from tests.workers.conftest import DSN, drop_schema, fresh_schema, needs_postgres
 
-
-def drop_schema(schema: str) -> None:
-    """Remove a test schema and everything in it."""
-    import psycopg
-
-    assert DSN is not None
-    with psycopg.connect(DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+__all__ = ["DSN", "drop_schema", "needs_postgres", "store_dsn"]
 
 
 @pytest.fixture
 def store_dsn() -> Iterator[str]:
     """A DSN whose ``?schema=`` is fresh (dropped afterwards)."""
-    assert DSN is not None
-    schema = f"f_{uuid.uuid4().hex[:10]}"
-    separator = "&" if "?" in DSN else "?"
-    yield f"{DSN}{separator}schema={schema}"
-    drop_schema(schema)
+    yield from fresh_schema("f_")

@@ -31,14 +31,20 @@ def drop_schema(schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@pytest.fixture
-def queue_dsn() -> Iterator[str]:
-    """A DSN whose ``?schema=`` is fresh (dropped afterwards)."""
+def fresh_schema(prefix: str) -> Iterator[str]:
+    """A DSN whose ``?schema=`` is new (named ``prefix`` and random letters), dropped once
+    the caller is done with it."""
     assert DSN is not None
-    schema = f"q_{uuid.uuid4().hex[:10]}"
+    schema = f"{prefix}{uuid.uuid4().hex[:10]}"
     separator = "&" if "?" in DSN else "?"
     yield f"{DSN}{separator}schema={schema}"
     drop_schema(schema)
+
+
+@pytest.fixture
+def queue_dsn() -> Iterator[str]:
+    """A DSN whose ``?schema=`` is fresh (dropped afterwards)."""
+    yield from fresh_schema("q_")
 
 
 def chat_script(path: Path, pulses: int, *, delay: float = 0.0) -> Path:
