@@ -91,16 +91,10 @@ def _quick_fix(document: Document, spans: Spans, found: lsp.Diagnostic) -> lsp.C
 
 
 def _object_at(raw: Any, pointer: str) -> dict[str, Any] | None:
-    from sea.lsp.features import split
+    from sea.lsp.features import split, value_at
 
-    for segment in split(pointer):
-        if isinstance(raw, dict):
-            raw = raw.get(segment)
-        elif isinstance(raw, list) and segment.isdigit() and int(segment) < len(raw):
-            raw = raw[int(segment)]
-        else:
-            return None
-    return raw if isinstance(raw, dict) else None
+    found = value_at(raw, split(pointer))
+    return found if isinstance(found, dict) else None
 
 
 def code_actions(workspace: Workspace, document: Document,

@@ -215,7 +215,7 @@ def hover_text(workspace: Workspace, analysis: Analysis, pointer: str, is_key: b
         if index is not None and len(segments) == 3 and kind:
             return field_docs(workspace.types.models[kind]).get(segments[2])
         return BRANCH_FIELDS.get(segments[-1]) if field == "conditional_next" else None
-    value = _value(raw, segments)
+    value = value_at(raw, segments)
     if not isinstance(value, str):
         return None
     if field in PLAYBOOK_FIELDS and kind in ("subplay", "exec"):
@@ -230,7 +230,9 @@ def hover_text(workspace: Workspace, analysis: Analysis, pointer: str, is_key: b
     return None
 
 
-def _value(raw: Any, segments: list[str]) -> Any:
+def value_at(raw: Any, segments: list[str]) -> Any:
+    """What ``segments`` (a JSON pointer's, split) name in the parsed document ``raw``, or
+    None when the path leads nowhere."""
     for segment in segments:
         if isinstance(raw, dict):
             raw = raw.get(segment)
