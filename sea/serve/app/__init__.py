@@ -37,6 +37,7 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
         The FastAPI app; ``app.state.sea`` is ``ctx``, ``app.state.auth`` the auth
         dependency, ``app.state.ops`` what the drain needs (:mod:`sea.serve.ops`).
     """
+    from sea.serve import studio
     from sea.serve.compat import assistants, meta, runs, stateless, threads
     from sea.serve.v1 import approvals, personas, pulses, routers
 
@@ -58,5 +59,6 @@ def create_app(ctx: ServeContext, *, token: str | None = None, auth: Auth | None
     for module in (meta, assistants, threads, runs, stateless, personas, pulses, approvals):
         app.include_router(module.router)
     routers.include(app)
+    studio.install(app)
     ops.install(app, ctx.metrics)  # last: the outermost middleware (logs, metrics, drain)
     return app
