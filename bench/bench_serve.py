@@ -103,21 +103,22 @@ def write_setup(root: Path, pulses: int, chunk_delay_s: float = 0.0) -> list[str
         "responses": {"slow.reply": [SLOW_REPLY] * 4},
         "default": [REPLY] * pulses, "chunk_delay_s": chunk_delay_s}))
     return ["--model", f"scripted:{root / 'script.json'}", "--playbooks", str(books),
-            "--playbook", "chat"]
+            "chat"]
 
 
 def in_process_runtime(root: Path, options: list[str]) -> Any:
     """The runtime ``sea serve`` would build from ``options`` (the same builders)."""
     from sea.cli import build_parser
-    from sea.cli._setup import store_location
-    from sea.cli.run import models_of, playbook_library, runtime_of, writable_store
+    from sea.cli._runtime import runtime_args
+    from sea.cli.run import playbook_library, writable_store
+    from sea.host.runtime import Runtime
 
     args = build_parser("serve").parse_args(
         ["serve", "--db", str(root / "memory.sqlite"), *options])
     library, _ = playbook_library(args.playbook, args.playbooks)
-    location = store_location(args.db)
-    store = writable_store(location)
-    return runtime_of(args, store, models_of(args), library, location), store
+    setup = runtime_args(args, library)
+    store = writable_store(setup.location)
+    return Runtime(setup.config(store)), store
 
 
 async def run_in_process(runtime: Any, clients: int, per_client: int) -> Timings:
@@ -185,7 +186,7 @@ def start_server(root: Path, options: list[str], profile: Path | None) -> Served
     while time.monotonic() < deadline:
         text = (root / "server.log").read_text(errors="replace")
         found = re.search(r"listening on http://([\d.]+):(\d+)", text)
-        if found and "token (send" in text and _listens(found.group(1), int(found.group(2))):
+        if found and "token" in text and (root / "token").exists() and _listens(found.group(1), int(found.group(2))):
             token = (root / "token").read_text().strip()
             return Served(found.group(1), int(found.group(2)), token, process)
         if process.poll() is not None:
