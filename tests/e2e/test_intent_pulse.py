@@ -71,6 +71,23 @@ def test_a_sure_intent_goes_on_to_the_router(store: SQLiteStore, tmp_path: Path)
     assert judged.result["clarify"] is False
 
 
+def test_a_failed_intent_call_asks_back_instead_of_routing(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    broken = ["not json", "still not json", "no"]  # every try of both models is unusable
+    light = {"sub_intent.analyze": broken}
+    normal = {"sub_intent.analyze": broken, "sub_speak.compose": ["What would you like?"]}
+    with make(store, tmp_path, normal, light) as runtime:
+        result = runtime.run_pulse(PERSONA, "meta_intent", "Hmm, that thing.")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["What would you like?"]
+    analyze = [c for c in result.llm_calls if c.node == "analyze"]
+    assert analyze and all(c.outcome == "error" for c in analyze)
+    assert "sub_router_user" not in {c.playbook for c in result.llm_calls}  # not routed
+    told = contents(request_of(result, "sub_speak", "compose"))
+    assert "could not be worked out" in told and "Ask them one short question" in told
+
+
 def test_the_host_sets_the_threshold(store: SQLiteStore, tmp_path: Path) -> None:
     light = {"sub_intent.analyze": [intent(0.8)]}
     normal = {"sub_speak.compose": ["Could you say more?"]}
