@@ -34,7 +34,7 @@ from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
-from sea.nodes.llm import memorize_tags
+from sea.nodes.llm import intent_pattern, memorize_tags
 
 PLAN_APPROVAL = "running the planned actions"
 """The ``action`` of the approval request a plan makes."""
@@ -99,6 +99,7 @@ class ActionsKind(NodeKind[ActionsNode]):
             thread=frame.thread,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
             specialized=node.specialized,
+            intent_pattern=intent_pattern(node.intent_patterns, state),
         )
         result = await pulse.caller.call(request)
         plan: dict[str, Any] = dict(result.parsed or {})

@@ -10,11 +10,13 @@ model chose is stored as ``{name, args, id}`` under the ``function_call`` output
 ``tool_arg_<name>`` (:func:`sea.lang.saiverse.tool_mode_values`). ``memorize`` stores the
 prompt (user) and the answer (assistant) with its tags; ``speak`` streams tokens to the
 host and stores the answer as conversation. A tool-call turn's JSON is never stored as a
-reply.
+reply. A node with ``intent_patterns`` builds its context by the pulse's intent's pattern when
+it is one of them (:func:`intent_pattern`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from saimemory.records import CONVERSATION_TAG
@@ -27,9 +29,21 @@ from sea.lang import saiverse
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.trust import neutralize_outside
+from sea.lang.variables import INTENT_PATTERN
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
+from sea.llm.patterns import PATTERNS, Pattern
 from sea.nodes._utterance import node_metadata
+
+
+def intent_pattern(allowed: Sequence[str] | None, state: PlaybookState) -> Pattern | None:
+    """The pulse's intent's prompt pattern (the ``prompt_pattern`` variable) when it is one of
+    the patterns a node takes (its ``intent_patterns``), else None."""
+    if not allowed:
+        return None
+    chosen = variables(state).get(INTENT_PATTERN)
+    return next((pattern for pattern in PATTERNS if pattern == chosen and pattern in allowed),
+                None)
 
 
 def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMRequest:
@@ -59,6 +73,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         scope=frame.scope,
         thread=frame.thread,
         specialized=node.specialized,
+        intent_pattern=intent_pattern(node.intent_patterns, state),
     )
 
 
