@@ -173,3 +173,50 @@ def test_stored_calls_add_up_in_sea_stats(
     text = capsys.readouterr().out
     assert f"{len(models)} model calls" in text and "sub_intent.analyze" in text
     assert "judge_intent" in text
+
+
+def test_a_simple_file_question_is_answered_by_a_tool_no_model_chose(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "todo.md").write_text("- buy milk\n", "utf-8")
+    asks = [intent(0.95, action_type="file_operation", file_target="notes/todo.md",
+                   tool_operations=[{"operation": "exists"}]),
+            intent(0.9, action_type="file_operation", file_target="notes",
+                   tool_operations=[{"operation": "list", "args": {}}])]
+    light = {"sub_intent.analyze": asks}
+    normal = {"sub_speak.compose": ["Yes, it is there.", "You have todo.md."]}
+    big = ScriptedChatModel(model_name="normal", responses=normal)
+    small = ScriptedChatModel(model_name="light", responses=light)
+    config = RuntimeConfig(store, ModelSet(normal=big, lightweight=small),
+                           library=PlaybookLibrary.bundled(), workspace=workspace,
+                           checkpoint_path=tmp_path / "checkpoints.sqlite")
+    with Runtime(config) as runtime:
+        events = [list(runtime.stream_pulse(PERSONA, "meta_intent", text))
+                  for text in ("Is there a notes/todo.md?", "List my notes.")]
+    for pulse, (tool, args, result) in zip(events, [
+        ("file_exists", {"path": "notes/todo.md"},
+         {"path": "notes/todo.md", "exists": True, "type": "file", "size": 11}),
+        ("list_files", {"path": "notes"},
+         {"entries": [{"path": "notes/todo.md", "type": "file", "size": 11}],
+          "truncated": False}),
+    ], strict=True):
+        calls = [(e.record.playbook, e.record.node) for e in pulse if isinstance(e, LLMCalled)]
+        assert calls == [("sub_intent", "analyze"), ("sub_speak", "compose")]  # no planning
+        used = [e for e in pulse if isinstance(e, ToolCalled) and e.tool != "judge_intent"]
+        assert [(e.tool, e.args, e.result) for e in used] == [(tool, args, result)]
+        speaker = next(e.record for e in pulse
+                       if isinstance(e, LLMCalled) and e.record.node == "compose")
+        assert json.dumps(result, separators=(",", ":")) in contents(speaker.messages)
+
+
+def test_without_a_workspace_a_file_question_is_routed(store: SQLiteStore, tmp_path: Path) -> None:
+    light = {"sub_intent.analyze": [intent(0.95, action_type="file_operation",
+                                           tool_operations=[{"operation": "list"}])],
+             "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "chat"}]}
+    normal = {"sub_speak.compose": ["I cannot see your files."]}
+    with make(store, tmp_path, normal, light) as runtime:
+        result = runtime.run_pulse(PERSONA, "meta_intent", "List my files.")
+    assert result.status == "ok", result.error
+    assert ("sub_router_user", "decide") in {(c.playbook, c.node) for c in result.llm_calls}

@@ -13,6 +13,7 @@ from sea.llm.intent import (
     ACTION_TYPES,
     INTENT_SCHEMA,
     IntentPolicy,
+    direct_file_call,
     judge_intent,
     select_prompt_pattern,
 )
@@ -59,6 +60,7 @@ def test_judging_an_intent_fills_the_seed_record() -> None:
         "complexity": "simple",
         "clarify": False,
         "threshold": 0.6,
+        "file_call": None,  # a delete is no simple question
     }
 
 
@@ -83,4 +85,35 @@ def test_sub_intent_asks_for_the_seed_schema_and_returns_the_seed_fields() -> No
     seed_fields = {"action_type", "prompt_pattern", "tool_operations", "file_target",
                    "require_approval", "confidence", "reasoning", "specialized_domain"}
     assert seed_fields <= set(INTENT_SCHEMA["properties"])
-    assert seed_fields | {"clarify", "intent"} == set(document["output_schema"])
+    assert seed_fields | {"clarify", "intent", "file_call"} == set(document["output_schema"])
+
+
+@pytest.mark.parametrize(
+    ("operations", "target", "call"),
+    [
+        ([{"operation": "exists", "args": {"file_target": "notes/todo.md"}}], None,
+         ("file_exists", "notes/todo.md")),
+        ([{"operation": "exists"}], "notes/todo.md", ("file_exists", "notes/todo.md")),
+        ([{"operation": "exists", "args": {"path": " a.md "}}], "b.md", ("file_exists", "a.md")),
+        ([{"operation": "list", "args": {}}], "notes", ("list_files", "notes")),
+        ([{"operation": "list"}], None, ("list_files", ".")),
+        ([{"operation": "exists"}], None, None),  # nothing to look for
+        ([{"operation": "read", "args": {"file_target": "a.md"}}], "a.md", None),
+        ([{"operation": "list"}, {"operation": "read"}], "notes", None),  # not simple
+        ([], "notes", None),
+    ],
+)
+def test_a_simple_file_question_gets_its_tool_call_from_the_intent_alone(
+    operations: list[dict[str, object]], target: str | None, call: tuple[str, str] | None
+) -> None:
+    intent = {"action_type": "file_operation", "confidence": 0.9, "tool_operations": operations,
+              "file_target": target}
+    found = judge_intent(intent, IntentPolicy())["file_call"]
+    assert (None if found is None else (found["name"], found["args"]["path"])) == call
+    assert direct_file_call(intent) == found
+
+
+def test_an_unsure_intent_gets_no_file_call() -> None:
+    intent = {"confidence": 0.2, "tool_operations": [{"operation": "list"}]}
+    assert judge_intent(intent, IntentPolicy())["file_call"] is None
+    assert direct_file_call(intent) is not None

@@ -71,6 +71,10 @@ class _ListFilesArgs(BaseModel):
     )
 
 
+class _FileExistsArgs(BaseModel):
+    path: str = Field(min_length=1, description="The file or folder to look for. " + _PATH)
+
+
 class _ReadFileArgs(BaseModel):
     path: str = Field(
         min_length=1,
@@ -107,6 +111,7 @@ class _SearchFilesArgs(BaseModel):
 
 WORKSPACE_ARGUMENTS: dict[str, type[BaseModel]] = {
     "list_files": _ListFilesArgs,
+    "file_exists": _FileExistsArgs,
     "read_file": _ReadFileArgs,
     "search_files": _SearchFilesArgs,
 }
