@@ -46,7 +46,8 @@ PROFILE_DOC = (
 )
 SPECIALIZED_DOC = (
     "The Specialized guidelines of this call (for a profile with Specialized): a stage, "
-    "`planning`, `execution`, `review`, `summary` or `extraction` (the bundled guidelines), "
+    "`planning`, `execution`, `review`, `summary`, `extraction` or `generation` (the bundled "
+    "guidelines), "
     "or the path of a text file of your own. Without it, the stage of the persona's active "
     "plan is used, if it has one."
 )

@@ -1,6 +1,7 @@
 """Specialized: the guidelines of a task's stage, bundled as one text file per stage.
 
-Stages (seed 003): ``PLANNING``, ``EXECUTION``, ``REVIEW``, ``SUMMARY``, ``EXTRACTION``.
+Stages (seed 003): ``PLANNING``, ``EXECUTION``, ``REVIEW``, ``SUMMARY``, ``EXTRACTION``,
+``GENERATION`` (content to be written, the ``generate_content`` mode).
 The stage of a call whose pattern holds Specialized is, in order:
 
 1. the node's ``specialized`` field: a stage name (any case, ``"planning"``) or the path of
@@ -22,7 +23,7 @@ from saimemory.plans import PlanStatus
 from sea.errors import UsageError
 from sea.resources import guidelines_dir
 
-Stage = Literal["PLANNING", "EXECUTION", "REVIEW", "SUMMARY", "EXTRACTION"]
+Stage = Literal["PLANNING", "EXECUTION", "REVIEW", "SUMMARY", "EXTRACTION", "GENERATION"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 """Every stage, in the order a task goes through them."""
 

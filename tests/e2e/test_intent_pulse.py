@@ -220,3 +220,37 @@ def test_without_a_workspace_a_file_question_is_routed(store: SQLiteStore, tmp_p
         result = runtime.run_pulse(PERSONA, "meta_intent", "List my files.")
     assert result.status == "ok", result.error
     assert ("sub_router_user", "decide") in {(c.playbook, c.node) for c in result.llm_calls}
+
+
+GENERATE_PLAYBOOK = {
+    "name": "write_note",
+    "description": "Writes the content of a note the user asked for.",
+    "output_schema": ["note"],
+    "start_node": "write",
+    "nodes": [
+        {"id": "write", "type": "tool", "action": "generate_content",
+         "args": {"request": "a todo list for the trip", "material": "tent, map, water"},
+         "output_key": "note"},
+    ],
+}
+
+
+def test_generate_content_writes_with_the_conversation_and_its_guidelines(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    (folder / "write_note.json").write_text(json.dumps(GENERATE_PLAYBOOK), encoding="utf-8")
+    normal = {"write_note.write": ["- tent\n- map\n- water"]}
+    with make(store, tmp_path, normal, {}, dirs=(folder,)) as runtime:
+        result = runtime.run_pulse(PERSONA, "write_note", "We hike on Sunday.")
+    assert result.status == "ok", result.error
+    assert result.outputs["note"] == {"content": "- tent\n- map\n- water"}
+    (call,) = result.llm_calls
+    assert (call.model, call.pattern, call.stage) == (
+        "normal", "base_main_specialized", "GENERATION")
+    system, *rest = call.messages
+    assert "Stage: GENERATION." in system["content"]
+    assert "We hike on Sunday." in contents(rest)  # Main: the conversation
+    assert "Request: a todo list for the trip" in rest[-1]["content"]
+    assert "Material:\ntent, map, water" in rest[-1]["content"]
