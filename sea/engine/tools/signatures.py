@@ -201,8 +201,10 @@ class _PlanIdArgs(BaseModel):
 class _StepArgs(BaseModel):
     step_id: str = Field(
         min_length=1, max_length=300,
-        description="A step id, `<plan_id>:<spec id>` (plan_propose's first_step_id).",
-        json_schema_extra={"x-sea-ref": ["step_id", "first_step_id"]},
+        description="A step id, `<plan_id>:<spec id>` (the first_step_id of "
+        "plan_set_action_specs or plan_get_state).",
+        json_schema_extra={"x-sea-ref": ["step_id", "first_step_id"],
+                           "x-sea-ref-lookup": {"plan_id": "plan_get_state"}},
     )
 
 
