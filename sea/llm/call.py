@@ -48,6 +48,7 @@ from sea.llm.options import LLMOptions
 from sea.llm.patterns import DEFAULT_PROFILE, Pattern, profile_named
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.resilience import is_rate_limit
+from sea.llm.specialized import Stage
 from sea.llm.structured import Usage, check_schema, with_playbook_enum
 
 __all__ = [
@@ -95,6 +96,8 @@ class LLMRequest:
         intent_pattern: The prompt pattern the pulse's intent chose, for a node that takes
             it (its ``intent_patterns``): the context is built by it in place of the
             profile's pattern; the model stays the profile's (None: the profile decides).
+        intent_stage: The stage the pulse's intent implies, with ``intent_pattern``: the
+            Specialized guidelines when neither ``specialized`` nor an active plan names one.
     """
 
     playbook: str
@@ -114,6 +117,7 @@ class LLMRequest:
     specialized: str | None = None
     refresh_short_term: bool = True
     intent_pattern: Pattern | None = None
+    intent_stage: Stage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +243,7 @@ class LLMCaller:
         context = ContextRequest(
             request.persona, profile, request.node, request.prompt, request.pulse_id,
             request.scope, request.specialized, request.refresh_short_term, request.thread,
+            request.intent_stage,
         )
 
         async def summarize(node: str, prompt: str) -> str:

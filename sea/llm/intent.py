@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 
 from sea.errors import UsageError
 from sea.llm.patterns import Pattern
+from sea.llm.specialized import Stage
 
 ActionType = Literal[
     "file_operation", "plan_generation", "direct_response", "code_execution",
@@ -75,6 +76,29 @@ def select_prompt_pattern(action_type: str, complexity: str, confidence: float) 
     if action_type in ("plan_generation", "code_execution") or complexity == "complex":
         return "base_main_specialized"
     return "base_main"
+
+
+ACTION_STAGES: Mapping[str, Stage] = {
+    "plan_generation": "PLANNING",
+    "code_execution": "EXECUTION",
+    "summary_generation": "SUMMARY",
+    "content_extraction": "EXTRACTION",
+}
+"""The Specialized stage an action type implies."""
+DOMAIN_STAGES: Mapping[str, Stage] = {
+    "planning": "PLANNING",
+    "execution": "EXECUTION",
+    "review": "REVIEW",
+    "code_review": "REVIEW",
+}
+"""The Specialized stage a ``specialized_domain`` implies (``file_analysis`` implies none)."""
+
+
+def intent_stage(action_type: str, domain: str | None) -> Stage | None:
+    """The Specialized stage an intent implies: its action type's (:data:`ACTION_STAGES`),
+    else its domain's (:data:`DOMAIN_STAGES`), else None. A node that takes the intent's
+    pattern uses it when neither the node nor an active plan names a stage."""
+    return ACTION_STAGES.get(action_type) or DOMAIN_STAGES.get(domain or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +168,8 @@ def judge_intent(intent: Mapping[str, Any], policy: IntentPolicy) -> dict[str, A
         runs; ``clarify`` is true when the confidence is below ``policy.clarify_below``
         (a missing or unusable confidence counts as 0); ``file_call`` is the tool call that
         answers a simple file question without a model planning it
-        (:func:`direct_file_call`), None when the intent is not one or is unsure.
+        (:func:`direct_file_call`), None when the intent is not one or is unsure;
+        ``stage`` is the Specialized stage it implies (:func:`intent_stage`).
     """
     raw = intent.get("confidence")
     confidence = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else 0.0
@@ -155,6 +180,7 @@ def judge_intent(intent: Mapping[str, Any], policy: IntentPolicy) -> dict[str, A
     operations = [op for op in intent.get("tool_operations") or [] if isinstance(op, Mapping)]
     writes = any(op.get("operation") in APPROVAL_OPERATIONS for op in operations)
     clarify = confidence < policy.clarify_below
+    domain = intent.get("specialized_domain") or None
     return {
         "action_type": action_type,
         "prompt_pattern": select_prompt_pattern(action_type, complexity, confidence),
@@ -163,9 +189,10 @@ def judge_intent(intent: Mapping[str, Any], policy: IntentPolicy) -> dict[str, A
         "require_approval": bool(intent.get("require_approval")) or writes,
         "confidence": confidence,
         "reasoning": str(intent.get("reasoning") or ""),
-        "specialized_domain": intent.get("specialized_domain") or None,
+        "specialized_domain": domain,
         "complexity": complexity,
         "clarify": clarify,
         "threshold": policy.clarify_below,
         "file_call": None if clarify else direct_file_call(intent),
+        "stage": intent_stage(action_type, domain if isinstance(domain, str) else None),
     }

@@ -110,6 +110,11 @@ def test_meta_intent_speaks_with_the_intents_pattern_in_records_and_trace(
     compose, decide = calls["compose"], calls["decide"]
     assert (compose.pattern, compose.intent_pattern, compose.model) == (
         "base_main_specialized", "base_main_specialized", "normal")
+    # a plan request implies PLANNING: with no active plan, the guidelines are the intent's
+    assert compose.stage == "PLANNING"
+    assert {"part": "specialized", "detail": "PLANNING (intent)"}.items() <= next(
+        part for part in compose.context if part["part"] == "specialized").items()
+    assert "Stage: PLANNING." in compose.messages[0].content
     assert (decide.pattern, decide.intent_pattern) == ("base_main", None)  # the router's own
     stored = {r.node: r for r in store.call_records(PERSONA.id) if r.kind == "model"}
     assert stored["compose"].pattern == "base_main_specialized"

@@ -14,6 +14,7 @@ from sea.llm.intent import (
     INTENT_SCHEMA,
     IntentPolicy,
     direct_file_call,
+    intent_stage,
     judge_intent,
     select_prompt_pattern,
 )
@@ -61,6 +62,7 @@ def test_judging_an_intent_fills_the_seed_record() -> None:
         "clarify": False,
         "threshold": 0.6,
         "file_call": None,  # a delete is no simple question
+        "stage": None,  # a file operation without a domain implies no stage
     }
 
 
@@ -85,7 +87,8 @@ def test_sub_intent_asks_for_the_seed_schema_and_returns_the_seed_fields() -> No
     seed_fields = {"action_type", "prompt_pattern", "tool_operations", "file_target",
                    "require_approval", "confidence", "reasoning", "specialized_domain"}
     assert seed_fields <= set(INTENT_SCHEMA["properties"])
-    assert seed_fields | {"clarify", "intent", "file_call"} == set(document["output_schema"])
+    assert seed_fields | {"clarify", "intent", "file_call", "intent_stage"} == set(
+        document["output_schema"])
 
 
 @pytest.mark.parametrize(
@@ -117,3 +120,24 @@ def test_an_unsure_intent_gets_no_file_call() -> None:
     intent = {"confidence": 0.2, "tool_operations": [{"operation": "list"}]}
     assert judge_intent(intent, IntentPolicy())["file_call"] is None
     assert direct_file_call(intent) is not None
+
+
+@pytest.mark.parametrize(
+    ("action_type", "domain", "stage"),
+    [
+        ("plan_generation", "review", "PLANNING"),  # the action type first
+        ("code_execution", None, "EXECUTION"),
+        ("summary_generation", None, "SUMMARY"),
+        ("content_extraction", "planning", "EXTRACTION"),
+        ("direct_response", "code_review", "REVIEW"),
+        ("file_operation", "execution", "EXECUTION"),
+        ("direct_response", "file_analysis", None),
+        ("direct_response", None, None),
+    ],
+)
+def test_the_stage_an_intent_implies(action_type: str, domain: str | None,
+                                     stage: str | None) -> None:
+    assert intent_stage(action_type, domain) == stage
+    judged = judge_intent({"action_type": action_type, "specialized_domain": domain,
+                           "confidence": 0.8}, IntentPolicy())
+    assert judged["stage"] == stage
