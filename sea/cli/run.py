@@ -125,7 +125,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workspace", metavar="DIR",
-        help="a directory the persona's workspace tools (list_files, read_file, "
+        help="a directory the persona's workspace tools (list_files, file_exists, read_file, "
         "search_files) may read and its plans may change once a person approves (the plan "
         "tools); without it they are absent",
     )

@@ -9,7 +9,8 @@ from an earlier loop iteration never survives by accident).
 SAIVerse's implicit rules (:mod:`sea.lang.saiverse`) apply: a callee's ``input`` is the
 node's ``args.input``, else the caller's ``input``, else its ``last``; ``metadata`` (the user
 message's metadata) is passed on to every callee that does not declare it; a parameter
-declared without a type takes any JSON value.
+declared without a type takes any JSON value. The intent's prompt pattern and stage
+(:data:`~sea.lang.variables.INTENT_VARIABLES`) are passed on the same way.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from sea.lang import saiverse
 from sea.lang.models import REPORT_KEY, Playbook
 from sea.lang.node_models import CallNode
 from sea.lang.templates import MISSING, render, resolve_path
-from sea.lang.variables import SAIVERSE_RUN_VARIABLES, RunVariables
+from sea.lang.variables import INTENT_VARIABLES, SAIVERSE_RUN_VARIABLES, RunVariables
 
 
 def bind_args(
@@ -166,8 +167,8 @@ async def call_playbook(
         args = {**args, "input": render(node.input_template, caller, missing="keep")}
     args = sourced_args(callee, implicit_args(node, args, caller), caller)
     bound = bind_args(callee, args, strict=strict, playbook=frame.name, node=node.id)
-    for name in SAIVERSE_RUN_VARIABLES:  # the user message's metadata reaches every callee
-        if name in caller.maps[-1]:
+    for name in (*SAIVERSE_RUN_VARIABLES, *INTENT_VARIABLES):  # the user message's metadata
+        if name in caller.maps[-1]:  # and the intent's pattern and stage reach every callee
             bound.setdefault(name, caller[name])
     dropped = [] if strict else unknown_args(callee, args)
     if dropped:

@@ -65,9 +65,10 @@ class RuntimeConfig:
         history_budget: How much earlier conversation an LLM context may hold.
         keep_checkpoints: Keep the checkpoints of pulses that ended (ok, error, cancelled).
             By default only waiting pulses keep theirs, so the file does not grow forever.
-        workspace: A directory the built-in workspace tools (``list_files``, ``read_file``,
-            ``search_files``) may read, and nothing outside it, and the plan tools may change
-            once a person approves; without one they are absent.
+        workspace: A directory the built-in workspace tools (``list_files``,
+            ``file_exists``, ``read_file``, ``search_files``) may read, and nothing outside
+            it, and the plan tools may change once a person approves; without one they are
+            absent.
         when_busy: What a pulse does while another pulse of its persona runs (in this
             runtime, or in any process on the same store): ``"wait"`` for its turn (the
             default) or ``"fail"`` at once with :class:`sea.errors.PersonaBusy`.

@@ -19,6 +19,7 @@ from sea.lang.node import (
     template_reads,
 )
 from sea.lang.node_options import (
+    INTENT_PATTERNS_DOC,
     MODEL_HINT,
     PROFILE_DOC,
     PROMPT_HINT,
@@ -26,6 +27,7 @@ from sea.lang.node_options import (
     ContextProfile,
     MemorizeOption,
     ModelType,
+    PromptPattern,
     memorize_tags,
     specialized_fits,
 )
@@ -45,6 +47,9 @@ class LLMNode(FallibleNode):
         default=None, description=PROFILE_DOC + " Default: `conversation`."
     )
     specialized: str | None = Field(default=None, min_length=1, description=SPECIALIZED_DOC)
+    intent_patterns: list[PromptPattern] | None = Field(
+        default=None, min_length=1, description=INTENT_PATTERNS_DOC
+    )
     model_type: ModelType = Field(
         default="normal",
         description="`normal` or `lightweight` model; a `context_profile` decides it when given.",
@@ -178,6 +183,9 @@ class ActionsNode(FallibleNode):
     )
     specialized: str | None = Field(
         default=None, min_length=1, description=SPECIALIZED_DOC + " (As on an `llm` node.)"
+    )
+    intent_patterns: list[PromptPattern] | None = Field(
+        default=None, min_length=1, description=INTENT_PATTERNS_DOC + " (As on an `llm` node.)"
     )
     model_type: ModelType = Field(
         default="normal",

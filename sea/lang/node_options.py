@@ -19,6 +19,8 @@ ContextProfile = Literal[
 kept as an alias (``conversation`` = ``base_main``, ``router`` = ``base_main`` on the
 lightweight model, ``worker`` = ``base_specialized`` on the normal model, ``worker_light`` =
 ``base_specialized``); see :mod:`sea.llm.patterns`."""
+PromptPattern = Literal["base_main_specialized", "base_main", "base_specialized"]
+"""Seed 003's three prompt patterns (:data:`sea.llm.patterns.Pattern`)."""
 WITH_SPECIALIZED = frozenset({"base_main_specialized", "base_specialized", "worker",
                               "worker_light"})
 """The profiles whose context holds Specialized (the guidelines a `specialized` names)."""
@@ -44,9 +46,18 @@ PROFILE_DOC = (
 )
 SPECIALIZED_DOC = (
     "The Specialized guidelines of this call (for a profile with Specialized): a stage, "
-    "`planning`, `execution`, `review`, `summary` or `extraction` (the bundled guidelines), "
+    "`planning`, `execution`, `review`, `summary`, `extraction` or `generation` (the bundled "
+    "guidelines), "
     "or the path of a text file of your own. Without it, the stage of the persona's active "
     "plan is used, if it has one."
+)
+
+INTENT_PATTERNS_DOC = (
+    "The prompt patterns this node takes from the pulse's intent in place of its "
+    "`context_profile`'s: when the `prompt_pattern` variable (what `sub_intent` chose; passed "
+    "on to every playbook called after it) is one of these, the context is built by it; the "
+    "model stays the profile's. E.g. `[\"base_main\", \"base_main_specialized\"]` for a "
+    "speaker that must keep the conversation. Default: none (the profile alone decides)."
 )
 
 

@@ -17,6 +17,9 @@ __all__ = [
     "ALWAYS_DEFINED",
     "BUILTIN_VARIABLES",
     "KEPT_VARIABLES",
+    "INTENT_PATTERN",
+    "INTENT_STAGE",
+    "INTENT_VARIABLES",
     "SAIVERSE_RUN_VARIABLES",
     "RunVariables",
     "run_defaults",
@@ -54,3 +57,16 @@ message that started the pulse (a pulse or call argument ``metadata``; ``{}`` wi
 ALWAYS_DEFINED: Final[frozenset[str]] = (BUILTIN_VARIABLES - {"error"}) | SAIVERSE_RUN_VARIABLES
 """Variables a static check may assume are defined at every node (``error`` only after an
 ``error_next`` edge)."""
+
+
+INTENT_PATTERN: Final[str] = "prompt_pattern"
+"""The variable that holds the pulse's intent's prompt pattern (seed 003, flow 3): set by the
+playbook that read the intent (``sub_intent`` outputs it), passed on to every playbook called
+after it, and read by the model-calling nodes that take it (their ``intent_patterns``)."""
+
+INTENT_STAGE: Final[str] = "intent_stage"
+"""The variable that holds the Specialized stage the pulse's intent implies (``PLANNING``...;
+``sub_intent`` outputs it), passed on like :data:`INTENT_PATTERN` and read with it."""
+
+INTENT_VARIABLES: Final[tuple[str, ...]] = (INTENT_PATTERN, INTENT_STAGE)
+"""The intent's variables every callee receives."""

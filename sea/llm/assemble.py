@@ -21,7 +21,7 @@ from sea.llm.compose import Composition, MainRead, compose, read_main
 from sea.llm.options import LLMOptions
 from sea.llm.patterns import Profile
 from sea.llm.shortterm import SHORT_TERM_NODE, fold_prompt, summary_text
-from sea.llm.specialized import Specialized
+from sea.llm.specialized import Specialized, Stage
 
 Summarize = Callable[[str, str], Awaitable[str]]
 """Makes the short-term memory update call: ``(node, prompt) -> the model's answer``."""
@@ -43,6 +43,9 @@ class ContextRequest:
     call itself)."""
     thread: str | None = None
     """The memory thread whose history Main holds (None: the main thread)."""
+    intent_stage: Stage | None = None
+    """The stage the pulse's intent implies, for a node that took the intent's pattern (used
+    when neither the node nor an active plan names one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ class ContextAssembler:
         read = await asyncio.to_thread(self._read, request, specialized is None)
         if profile.has_specialized and specialized is None:
             specialized = self._options.guidelines.for_plan(read.plan_status)
+        if profile.has_specialized and specialized is None and request.intent_stage:
+            specialized = self._options.guidelines.for_intent(request.intent_stage)
         summary = None
         if read.main is not None:
             summary = await self._summary(request, read.main, summarize, warnings)

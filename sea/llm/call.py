@@ -45,9 +45,10 @@ from sea.llm.errors import BudgetExceeded, ModelError, ScriptExhausted, Structur
 from sea.llm.messages import estimate_tokens
 from sea.llm.models import ModelSet, model_name
 from sea.llm.options import LLMOptions
-from sea.llm.patterns import DEFAULT_PROFILE, profile_named
+from sea.llm.patterns import DEFAULT_PROFILE, Pattern, profile_named
 from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.resilience import is_rate_limit
+from sea.llm.specialized import Stage
 from sea.llm.structured import Usage, check_schema, with_playbook_enum
 
 __all__ = [
@@ -92,6 +93,11 @@ class LLMRequest:
         specialized: The node's Specialized guidelines: a stage name or a file path (None:
             the current plan's stage, if any).
         refresh_short_term: Bring the short-term memory up to date when it is behind.
+        intent_pattern: The prompt pattern the pulse's intent chose, for a node that takes
+            it (its ``intent_patterns``): the context is built by it in place of the
+            profile's pattern; the model stays the profile's (None: the profile decides).
+        intent_stage: The stage the pulse's intent implies, with ``intent_pattern``: the
+            Specialized guidelines when neither ``specialized`` nor an active plan names one.
     """
 
     playbook: str
@@ -110,6 +116,8 @@ class LLMRequest:
     check: AnswerCheck | None = None
     specialized: str | None = None
     refresh_short_term: bool = True
+    intent_pattern: Pattern | None = None
+    intent_stage: Stage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +233,17 @@ class LLMCaller:
         self, request: LLMRequest, tracker: CallTracker, on_token: TokenCallback | None
     ) -> LLMResult:
         profile = profile_named(request.profile or DEFAULT_CONTEXT_PROFILE)
+        if request.intent_pattern is not None:  # the intent steers the context, not the model
+            profile = replace(profile, pattern=request.intent_pattern)
         kind = self._models.kind_for(request.profile, request.model_type)
         chain = self._models.chain(kind)
         tracker.record = replace(tracker.record, pattern=profile.pattern,
+                                 intent_pattern=request.intent_pattern,
                                  model=model_name(chain[0][0]), model_kind=chain[0][1])
         context = ContextRequest(
             request.persona, profile, request.node, request.prompt, request.pulse_id,
             request.scope, request.specialized, request.refresh_short_term, request.thread,
+            request.intent_stage,
         )
 
         async def summarize(node: str, prompt: str) -> str:

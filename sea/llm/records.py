@@ -67,6 +67,9 @@ class LLMCallRecord:
         context: The parts of the composed context and their sizes, in order
             (``[{"part", "tokens", "detail"}]``).
         stage: The Specialized part's stage (``PLANNING``...) or ``file:PATH``, if any.
+        intent_pattern: The pattern the pulse's intent chose, when the calling node took it
+            in place of its profile's (``pattern`` is then this one; None: the node's
+            profile decided).
     """
 
     playbook: str
@@ -90,6 +93,7 @@ class LLMCallRecord:
     rate_limited: int = 0
     context: list[dict[str, Any]] = field(default_factory=list)
     stage: str | None = None
+    intent_pattern: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready dict: every field, by its name, in order."""

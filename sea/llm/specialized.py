@@ -1,6 +1,7 @@
 """Specialized: the guidelines of a task's stage, bundled as one text file per stage.
 
-Stages (seed 003): ``PLANNING``, ``EXECUTION``, ``REVIEW``, ``SUMMARY``, ``EXTRACTION``.
+Stages (seed 003): ``PLANNING``, ``EXECUTION``, ``REVIEW``, ``SUMMARY``, ``EXTRACTION``,
+``GENERATION`` (content to be written, the ``generate_content`` mode).
 The stage of a call whose pattern holds Specialized is, in order:
 
 1. the node's ``specialized`` field: a stage name (any case, ``"planning"``) or the path of
@@ -8,7 +9,9 @@ The stage of a call whose pattern holds Specialized is, in order:
 2. else, when the persona has a current plan that is active, the stage of its status
    (:data:`PLAN_STAGES`: proposed → PLANNING, pending_review → REVIEW, approved, scheduled
    and executing → EXECUTION; a completed or aborted plan is not active);
-3. else none: the Specialized part is then only the node's own prompt.
+3. else, when the node took the pulse's intent's pattern, the stage the intent implies
+   (:func:`sea.llm.intent.intent_stage`: a plan request → PLANNING...);
+4. else none: the Specialized part is then only the node's own prompt.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from saimemory.plans import PlanStatus
 from sea.errors import UsageError
 from sea.resources import guidelines_dir
 
-Stage = Literal["PLANNING", "EXECUTION", "REVIEW", "SUMMARY", "EXTRACTION"]
+Stage = Literal["PLANNING", "EXECUTION", "REVIEW", "SUMMARY", "EXTRACTION", "GENERATION"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 """Every stage, in the order a task goes through them."""
 
@@ -65,12 +68,13 @@ class Specialized:
     Attributes:
         label: The stage (``PLANNING``...) or ``file:PATH`` for an author's file.
         text: The guidelines.
-        source: ``node`` (the node named it) or ``plan`` (the current plan's status).
+        source: ``node`` (the node named it), ``plan`` (the current plan's status) or
+            ``intent`` (the pulse's intent).
     """
 
     label: str
     text: str
-    source: Literal["node", "plan"]
+    source: Literal["node", "plan", "intent"]
 
 
 @dataclass(slots=True)
@@ -117,6 +121,10 @@ class Guidelines:
         if stage is None:
             return None
         return Specialized(stage, self.stage_text(stage), "plan")
+
+    def for_intent(self, stage: Stage) -> Specialized:
+        """The Specialized part of the stage the pulse's intent implies."""
+        return Specialized(stage, self.stage_text(stage), "intent")
 
     def _read(self, path: Path) -> str:
         key = str(path)

@@ -34,7 +34,7 @@ from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
-from sea.nodes.llm import memorize_tags
+from sea.nodes.llm import intent_steer, memorize_tags
 
 PLAN_APPROVAL = "running the planned actions"
 """The ``action`` of the approval request a plan makes."""
@@ -86,6 +86,7 @@ class ActionsKind(NodeKind[ActionsNode]):
         task = as_text(render(node.action, variables(state), missing="keep",
                               guard=neutralize_outside))
         prompt = actions_prompt(task, catalogue, node.max_actions)
+        pattern, stage = intent_steer(node.intent_patterns, state)
         request = LLMRequest(
             playbook=frame.name,
             node=node.id,
@@ -99,6 +100,8 @@ class ActionsKind(NodeKind[ActionsNode]):
             thread=frame.thread,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
             specialized=node.specialized,
+            intent_pattern=pattern,
+            intent_stage=stage,
         )
         result = await pulse.caller.call(request)
         plan: dict[str, Any] = dict(result.parsed or {})

@@ -10,11 +10,13 @@ model chose is stored as ``{name, args, id}`` under the ``function_call`` output
 ``tool_arg_<name>`` (:func:`sea.lang.saiverse.tool_mode_values`). ``memorize`` stores the
 prompt (user) and the answer (assistant) with its tags; ``speak`` streams tokens to the
 host and stores the answer as conversation. A tool-call turn's JSON is never stored as a
-reply.
+reply. A node with ``intent_patterns`` builds its context by the pulse's intent's pattern when
+it is one of them, with the stage the intent implies (:func:`intent_steer`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from saimemory.records import CONVERSATION_TAG
@@ -27,9 +29,29 @@ from sea.lang import saiverse
 from sea.lang.node_models import LLMNode, MemorizeOption
 from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.trust import neutralize_outside
+from sea.lang.variables import INTENT_PATTERN, INTENT_STAGE
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
+from sea.llm.patterns import PATTERNS, Pattern
+from sea.llm.specialized import STAGES, Stage
 from sea.nodes._utterance import node_metadata
+
+
+def intent_steer(
+    allowed: Sequence[str] | None, state: PlaybookState
+) -> tuple[Pattern | None, Stage | None]:
+    """The pulse's intent's prompt pattern (the ``prompt_pattern`` variable) when it is one of
+    the patterns a node takes (its ``intent_patterns``), and the stage the intent implies
+    (``intent_stage``) with it; ``(None, None)`` when the node does not take it."""
+    if not allowed:
+        return None, None
+    found = variables(state)
+    chosen = found.get(INTENT_PATTERN)
+    pattern = next((p for p in PATTERNS if p == chosen and p in allowed), None)
+    if pattern is None:
+        return None, None
+    named = found.get(INTENT_STAGE)
+    return pattern, next((stage for stage in STAGES if stage == named), None)
 
 
 def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMRequest:
@@ -44,6 +66,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         enum = [playbook.name for playbook in frame.pulse.router_callable()]
     tools = frame.pulse.toolbox.select(node.available_tools or [], playbook=frame.name,
                                        node=node.id)
+    pattern, stage = intent_steer(node.intent_patterns, state)
     return LLMRequest(
         playbook=frame.name,
         node=node.id,
@@ -59,6 +82,8 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         scope=frame.scope,
         thread=frame.thread,
         specialized=node.specialized,
+        intent_pattern=pattern,
+        intent_stage=stage,
     )
 
 

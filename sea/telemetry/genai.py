@@ -61,6 +61,7 @@ def call_attributes(record: LLMCallRecord, capture_content: bool) -> Attributes:
         "sea.llm.model_kind": record.model_kind,
         "sea.llm.fallback": record.fallback,
         "sea.llm.stage": record.stage,
+        "sea.llm.intent_pattern": record.intent_pattern,
         "error.type": None if record.outcome == "ok" else record.outcome,
         "sea.llm.error": record.error,
     }

@@ -100,6 +100,11 @@ class TraceLLMCall(_Entry):
     stage: str | None = Field(
         default=None, description="The Specialized guidelines' stage (or `file:PATH`), if any."
     )
+    intent_pattern: str | None = Field(
+        default=None,
+        description="The prompt pattern the pulse's intent chose, when the calling node took "
+        "it in place of its profile's (`pattern` is then this one); null: the profile decided.",
+    )
     context: list[dict[str, Any]] = Field(
         default_factory=list,
         description="The parts of the composed context, in order, each `{part, tokens, "

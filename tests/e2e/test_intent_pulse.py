@@ -71,6 +71,23 @@ def test_a_sure_intent_goes_on_to_the_router(store: SQLiteStore, tmp_path: Path)
     assert judged.result["clarify"] is False
 
 
+def test_a_failed_intent_call_asks_back_instead_of_routing(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    broken = ["not json", "still not json", "no"]  # every try of both models is unusable
+    light = {"sub_intent.analyze": broken}
+    normal = {"sub_intent.analyze": broken, "sub_speak.compose": ["What would you like?"]}
+    with make(store, tmp_path, normal, light) as runtime:
+        result = runtime.run_pulse(PERSONA, "meta_intent", "Hmm, that thing.")
+    assert result.status == "ok", result.error
+    assert result.spoken == ["What would you like?"]
+    analyze = [c for c in result.llm_calls if c.node == "analyze"]
+    assert analyze and all(c.outcome == "error" for c in analyze)
+    assert "sub_router_user" not in {c.playbook for c in result.llm_calls}  # not routed
+    told = contents(request_of(result, "sub_speak", "compose"))
+    assert "could not be worked out" in told and "Ask them one short question" in told
+
+
 def test_the_host_sets_the_threshold(store: SQLiteStore, tmp_path: Path) -> None:
     light = {"sub_intent.analyze": [intent(0.8)]}
     normal = {"sub_speak.compose": ["Could you say more?"]}
@@ -156,3 +173,84 @@ def test_stored_calls_add_up_in_sea_stats(
     text = capsys.readouterr().out
     assert f"{len(models)} model calls" in text and "sub_intent.analyze" in text
     assert "judge_intent" in text
+
+
+def test_a_simple_file_question_is_answered_by_a_tool_no_model_chose(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "todo.md").write_text("- buy milk\n", "utf-8")
+    asks = [intent(0.95, action_type="file_operation", file_target="notes/todo.md",
+                   tool_operations=[{"operation": "exists"}]),
+            intent(0.9, action_type="file_operation", file_target="notes",
+                   tool_operations=[{"operation": "list", "args": {}}])]
+    light = {"sub_intent.analyze": asks}
+    normal = {"sub_speak.compose": ["Yes, it is there.", "You have todo.md."]}
+    big = ScriptedChatModel(model_name="normal", responses=normal)
+    small = ScriptedChatModel(model_name="light", responses=light)
+    config = RuntimeConfig(store, ModelSet(normal=big, lightweight=small),
+                           library=PlaybookLibrary.bundled(), workspace=workspace,
+                           checkpoint_path=tmp_path / "checkpoints.sqlite")
+    with Runtime(config) as runtime:
+        events = [list(runtime.stream_pulse(PERSONA, "meta_intent", text))
+                  for text in ("Is there a notes/todo.md?", "List my notes.")]
+    for pulse, (tool, args, result) in zip(events, [
+        ("file_exists", {"path": "notes/todo.md"},
+         {"path": "notes/todo.md", "exists": True, "type": "file", "size": 11}),
+        ("list_files", {"path": "notes"},
+         {"entries": [{"path": "notes/todo.md", "type": "file", "size": 11}],
+          "truncated": False}),
+    ], strict=True):
+        calls = [(e.record.playbook, e.record.node) for e in pulse if isinstance(e, LLMCalled)]
+        assert calls == [("sub_intent", "analyze"), ("sub_speak", "compose")]  # no planning
+        used = [e for e in pulse if isinstance(e, ToolCalled) and e.tool != "judge_intent"]
+        assert [(e.tool, e.args, e.result) for e in used] == [(tool, args, result)]
+        speaker = next(e.record for e in pulse
+                       if isinstance(e, LLMCalled) and e.record.node == "compose")
+        assert json.dumps(result, separators=(",", ":")) in contents(speaker.messages)
+
+
+def test_without_a_workspace_a_file_question_is_routed(store: SQLiteStore, tmp_path: Path) -> None:
+    light = {"sub_intent.analyze": [intent(0.95, action_type="file_operation",
+                                           tool_operations=[{"operation": "list"}])],
+             "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "chat"}]}
+    normal = {"sub_speak.compose": ["I cannot see your files."]}
+    with make(store, tmp_path, normal, light) as runtime:
+        result = runtime.run_pulse(PERSONA, "meta_intent", "List my files.")
+    assert result.status == "ok", result.error
+    assert ("sub_router_user", "decide") in {(c.playbook, c.node) for c in result.llm_calls}
+
+
+GENERATE_PLAYBOOK = {
+    "name": "write_note",
+    "description": "Writes the content of a note the user asked for.",
+    "output_schema": ["note"],
+    "start_node": "write",
+    "nodes": [
+        {"id": "write", "type": "tool", "action": "generate_content",
+         "args": {"request": "a todo list for the trip", "material": "tent, map, water"},
+         "output_key": "note"},
+    ],
+}
+
+
+def test_generate_content_writes_with_the_conversation_and_its_guidelines(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    (folder / "write_note.json").write_text(json.dumps(GENERATE_PLAYBOOK), encoding="utf-8")
+    normal = {"write_note.write": ["- tent\n- map\n- water"]}
+    with make(store, tmp_path, normal, {}, dirs=(folder,)) as runtime:
+        result = runtime.run_pulse(PERSONA, "write_note", "We hike on Sunday.")
+    assert result.status == "ok", result.error
+    assert result.outputs["note"] == {"content": "- tent\n- map\n- water"}
+    (call,) = result.llm_calls
+    assert (call.model, call.pattern, call.stage) == (
+        "normal", "base_main_specialized", "GENERATION")
+    system, *rest = call.messages
+    assert "Stage: GENERATION." in system["content"]
+    assert "We hike on Sunday." in contents(rest)  # Main: the conversation
+    assert "Request: a todo list for the trip" in rest[-1]["content"]
+    assert "Material:\ntent, map, water" in rest[-1]["content"]

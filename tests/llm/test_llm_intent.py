@@ -13,6 +13,8 @@ from sea.llm.intent import (
     ACTION_TYPES,
     INTENT_SCHEMA,
     IntentPolicy,
+    direct_file_call,
+    intent_stage,
     judge_intent,
     select_prompt_pattern,
 )
@@ -59,6 +61,8 @@ def test_judging_an_intent_fills_the_seed_record() -> None:
         "complexity": "simple",
         "clarify": False,
         "threshold": 0.6,
+        "file_call": None,  # a delete is no simple question
+        "stage": None,  # a file operation without a domain implies no stage
     }
 
 
@@ -83,4 +87,57 @@ def test_sub_intent_asks_for_the_seed_schema_and_returns_the_seed_fields() -> No
     seed_fields = {"action_type", "prompt_pattern", "tool_operations", "file_target",
                    "require_approval", "confidence", "reasoning", "specialized_domain"}
     assert seed_fields <= set(INTENT_SCHEMA["properties"])
-    assert seed_fields | {"clarify", "intent"} == set(document["output_schema"])
+    assert seed_fields | {"clarify", "intent", "file_call", "intent_stage"} == set(
+        document["output_schema"])
+
+
+@pytest.mark.parametrize(
+    ("operations", "target", "call"),
+    [
+        ([{"operation": "exists", "args": {"file_target": "notes/todo.md"}}], None,
+         ("file_exists", "notes/todo.md")),
+        ([{"operation": "exists"}], "notes/todo.md", ("file_exists", "notes/todo.md")),
+        ([{"operation": "exists", "args": {"path": " a.md "}}], "b.md", ("file_exists", "a.md")),
+        ([{"operation": "list", "args": {}}], "notes", ("list_files", "notes")),
+        ([{"operation": "list"}], None, ("list_files", ".")),
+        ([{"operation": "exists"}], None, None),  # nothing to look for
+        ([{"operation": "read", "args": {"file_target": "a.md"}}], "a.md", None),
+        ([{"operation": "list"}, {"operation": "read"}], "notes", None),  # not simple
+        ([], "notes", None),
+    ],
+)
+def test_a_simple_file_question_gets_its_tool_call_from_the_intent_alone(
+    operations: list[dict[str, object]], target: str | None, call: tuple[str, str] | None
+) -> None:
+    intent = {"action_type": "file_operation", "confidence": 0.9, "tool_operations": operations,
+              "file_target": target}
+    found = judge_intent(intent, IntentPolicy())["file_call"]
+    assert (None if found is None else (found["name"], found["args"]["path"])) == call
+    assert direct_file_call(intent) == found
+
+
+def test_an_unsure_intent_gets_no_file_call() -> None:
+    intent = {"confidence": 0.2, "tool_operations": [{"operation": "list"}]}
+    assert judge_intent(intent, IntentPolicy())["file_call"] is None
+    assert direct_file_call(intent) is not None
+
+
+@pytest.mark.parametrize(
+    ("action_type", "domain", "stage"),
+    [
+        ("plan_generation", "review", "PLANNING"),  # the action type first
+        ("code_execution", None, "EXECUTION"),
+        ("summary_generation", None, "SUMMARY"),
+        ("content_extraction", "planning", "EXTRACTION"),
+        ("direct_response", "code_review", "REVIEW"),
+        ("file_operation", "execution", "EXECUTION"),
+        ("direct_response", "file_analysis", None),
+        ("direct_response", None, None),
+    ],
+)
+def test_the_stage_an_intent_implies(action_type: str, domain: str | None,
+                                     stage: str | None) -> None:
+    assert intent_stage(action_type, domain) == stage
+    judged = judge_intent({"action_type": action_type, "specialized_domain": domain,
+                           "confidence": 0.8}, IntentPolicy())
+    assert judged["stage"] == stage

@@ -45,7 +45,7 @@ def test_the_whole_path(
     made = service.propose("Outline", "1. outline 2. tidy", rationale="asked",
                            sources=[{"message_id": "12", "timestamp": "2025-01-01T00:00:00Z"}],
                            tags=["game"])
-    assert made.first_step_id == f"{made.plan_id}:1" == first_step_id(made.plan_id)
+    assert made.first_step_id is None  # no step yet
     specs = [
         {"kind": "mkdir", "path": "notes"},
         {"kind": "create", "path": "notes/outline.md", "content": "# Outline\n"},
@@ -54,7 +54,9 @@ def test_the_whole_path(
         {"kind": "delete", "path": "old.md"},
         {"kind": "analyze", "description": "think about it"},
     ]
-    assert service.set_action_specs(made.plan_id, specs).ok
+    report = service.set_action_specs(made.plan_id, specs)
+    assert report.ok
+    assert first_step_id(made.plan_id, report.normalized) == f"{made.plan_id}:1"
     request = service.request_approval(made.plan_id)
     assert request.spec_ids == ("1", "2", "3", "4", "5", "6")
     assert request.high_risk == ("5",) and request.needs_person

@@ -14,7 +14,7 @@ from sea.engine.answers import parse_answer
 from sea.engine.plans import PlanEvent, PlanPolicy
 from sea.engine.plans.tools import GATED_TOOL, HOST_APPROVER, PlanToolkit
 from sea.engine.tools.box import ToolBox
-from sea.engine.tools.refs import resolve_parameters
+from sea.engine.tools.refs import ToolParameters, resolve_parameters
 from sea.engine.tools.signatures import PLAN_ARGUMENTS, plan_tool_schemas
 from sea.engine.tools.workspace import Workspace
 from sea.errors import PlanApprovalError, ToolFailed
@@ -72,11 +72,13 @@ def test_the_tools_walk_the_lifecycle_and_report_events_with_their_node(
     made = call(box, "plan_propose", {"title": "Outline", "content": "Write the outline."})
     assert set(made) == {"plan_id", "first_step_id"}
     plan_id = made["plan_id"]
-    assert made["first_step_id"] == f"{plan_id}:1"
+    assert made["first_step_id"] is None  # no step yet
+    assert call(box, "plan_get_state", {"plan_id": plan_id})["first_step_id"] is None
     report = call(box, "plan_set_action_specs", {"plan_id": plan_id, "specs": SPECS})
     assert report["ok"] is True and report["issues"] == []
     assert [s["id"] for s in report["normalized"]] == ["1", "2"]
-    step = call(box, "plan_get_step", {"step_id": made["first_step_id"]})
+    assert report["first_step_id"] == f"{plan_id}:1"
+    step = call(box, "plan_get_step", {"step_id": report["first_step_id"]})
     assert step["spec"]["base"]["kind"] == "mkdir" and step["status"] == "pending_review"
     preview = call(box, "plan_preview", {"plan_id": plan_id})
     assert preview["files"] == ["notes", "notes/outline.md"]
@@ -88,6 +90,7 @@ def test_the_tools_walk_the_lifecycle_and_report_events_with_their_node(
     assert [p["plan_id"] for p in call(box, "plan_list", {})["plans"]] == [plan_id]
     state = call(box, "plan_get_state", {"plan_id": plan_id})
     assert state["status"] == "pending_review" and "approve" in state["allowed_calls"]
+    assert state["first_step_id"] == f"{plan_id}:1"
     with pytest.raises(ToolFailed, match="it is pending_review"):
         call(box, "plan_execute", {"plan_id": plan_id})  # nothing approved: nothing runs
     assert not (workspace / "notes").exists()
@@ -112,8 +115,9 @@ def test_invalid_specs_come_back_as_issues_to_fix(store: MessageStore, workspace
 def test_a_step_id_with_no_spec_yet_says_so(store: MessageStore, workspace: Path) -> None:
     box = ToolBox(kit(store, workspace, []).tools())
     made = call(box, "plan_propose", {"title": "t", "content": "c"})
+    assert made["first_step_id"] is None
     with pytest.raises(ToolFailed, match="none yet: set its action specs first"):
-        call(box, "plan_get_step", {"step_id": made["first_step_id"]})
+        call(box, "plan_get_step", {"step_id": f"{made['plan_id']}:1"})
 
 
 def requested(store: MessageStore, workspace: Path, specs: list[dict[str, Any]],
@@ -252,3 +256,16 @@ def test_each_plan_tool_maker_makes_the_tool_of_its_name(
     box = ToolBox(makers=kit(store, workspace, []).tool_makers())
     assert box.names() == sorted(PLAN_ARGUMENTS)
     assert {name: box.get(name).args_schema for name in box.names()} == PLAN_ARGUMENTS
+
+
+def test_a_step_id_ref_to_a_result_with_only_a_plan_id_needs_a_look_up() -> None:
+    fitting = ToolParameters("plan_get_step", plan_tool_schemas()["plan_get_step"])
+    ref = {"step_id": "ref:plan"}
+    assert fitting.lookups(ref, {"plan": {"plan_id": "p1", "first_step_id": "p1:1"}}) == []
+    (needed,) = fitting.lookups(ref, {"plan": {"plan_id": "p1", "first_step_id": None}})
+    assert (needed.parameter, needed.ref, needed.tool, needed.key, needed.value) == (
+        "step_id", "plan", "plan_get_state", "plan_id", "p1")
+    assert needed.merged({"plan_id": "p1"}, {"first_step_id": "p1:2", "status": "x"}) == {
+        "plan_id": "p1", "first_step_id": "p1:2"}
+    assert fitting.lookups(ref, {"plan": {"title": "no id"}}) == []
+    assert fitting.lookups({"step_id": "p1:1"}, {"plan": {"plan_id": "p1"}}) == []

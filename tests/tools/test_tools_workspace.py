@@ -110,9 +110,9 @@ def without_hanging(call: Callable[[], Any], fifo: Path) -> Any:
 # -- the catalogue ------------------------------------------------------------------------------
 
 
-def test_the_three_tools_are_built_from_the_catalogue(root: Path) -> None:
+def test_the_four_tools_are_built_from_the_catalogue(root: Path) -> None:
     tools = workspace_tools(root)
-    assert [t.name for t in tools] == ["list_files", "read_file", "search_files"]
+    assert [t.name for t in tools] == ["list_files", "file_exists", "read_file", "search_files"]
     assert sorted(workspace_tool_schemas()) == sorted(t.name for t in tools)
     for tool in tools:
         assert tool.args_schema is WORKSPACE_ARGUMENTS[tool.name]
@@ -120,6 +120,7 @@ def test_the_three_tools_are_built_from_the_catalogue(root: Path) -> None:
         properties = workspace_tool_schemas()[tool.name]["properties"]
         assert all(len(p["description"]) > 20 for p in properties.values())
     assert workspace_tool_schemas()["read_file"]["required"] == ["path"]
+    assert workspace_tool_schemas()["file_exists"]["required"] == ["path"]
     assert workspace_tool_schemas()["search_files"]["required"] == ["query"]
     assert "required" not in workspace_tool_schemas()["list_files"]
 
@@ -404,6 +405,32 @@ def test_every_tool_refuses_paths_out_of_the_workspace(
     if name == "search_files":
         args["query"] = "secret"
     assert refused(root, name, **args).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("../secret.txt", "path '../secret.txt' leaves the workspace: '..' components"),
+        ("/etc/passwd", "path '/etc/passwd' leaves the workspace: absolute paths"),
+        ("out/secret.txt", "path 'out/secret.txt' leaves the workspace: 'out' is a symbolic"),
+        ("secret_link", "path 'secret_link' leaves the workspace: 'secret_link' is a symbolic"),
+        ("a\0b", "path 'a\\x00b' is refused: it contains a NUL character"),
+    ],
+)
+def test_file_exists_refuses_paths_out_of_the_workspace(
+    root: Path, path: str, message: str
+) -> None:
+    assert refused(root, "file_exists", path=path).startswith(message)
+
+
+def test_file_exists_answers_for_files_folders_and_missing_paths(root: Path) -> None:
+    assert run(root, "file_exists", path="sub/todo.md") == {
+        "path": "sub/todo.md", "exists": True, "type": "file", "size": 23}
+    assert run(root, "file_exists", path="inner/deep") == {
+        "path": "inner/deep", "exists": True, "type": "dir"}  # through a link inside
+    for missing in ("sub/nope.md", "nope/deeper/x.md"):
+        assert run(root, "file_exists", path=missing) == {
+            "path": missing, "exists": False, "type": None}
 
 
 def test_the_absolute_path_of_a_file_inside_is_refused_too(root: Path) -> None:

@@ -71,6 +71,7 @@ def test_a_model_call_entry_is_its_record_as_json() -> None:
         {"tool_calls": [asked], "content": ""}, 0.5, 10, 3, 1, "ok", attempts=["x", asked],
         pattern="base_main", stage="PLANNING", context=[{"part": "base", "tokens": 4}],
         model_kind="normal", cost=0.25, fallback="backup", rate_limited=2,
+        intent_pattern="base_main",
     )
     recorder = _recorder()
     recorder.observe(LLMCalled("p1", record))
@@ -83,7 +84,7 @@ def test_a_model_call_entry_is_its_record_as_json() -> None:
         "messages": [{"role": "user", "content": "hi"}],
         "response": {"tool_calls": [call], "content": ""}, "attempts": ["x", call],
         "tokens_in": 10, "tokens_out": 3, "latency_s": 0.5, "retries": 1, "outcome": "ok",
-        "error": None, "pattern": "base_main", "stage": "PLANNING",
+        "error": None, "pattern": "base_main", "stage": "PLANNING", "intent_pattern": "base_main",
         "context": [{"part": "base", "tokens": 4}], "model_kind": "normal", "cost": 0.25,
         "fallback": "backup",
     }

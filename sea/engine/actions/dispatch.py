@@ -156,7 +156,8 @@ class Dispatcher:
         started = perf_counter()
         outcome = Outcome(action.action_id, action.tool, "ok")
         try:
-            args = self._prepare(action, fitting, results, outcome)
+            found = await self._looked_up(action, fitting, results)
+            args = self._prepare(action, fitting, found, outcome)
             asked = self.resumed if self.resumed is not None and self.resumed.get(
                 "action_id") == action.action_id else None
             outcome.result = await self.call(
@@ -172,6 +173,34 @@ class Dispatcher:
         frame.emit(ActionEnded(pulse_id, playbook, self.node, action.action_id, action.tool,
                                outcome.status, outcome.error, perf_counter() - started))
         return outcome
+
+    async def _looked_up(
+        self, action: PlannedAction, fitting: ToolParameters, results: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """``results`` with what the action's refs need looked up (``x-sea-ref-lookup``: a
+        ``step_id`` ref to a result with only a ``plan_id`` asks the plan tool for the plan's
+        ``first_step_id``), each look-up a tool call of the action.
+
+        Raises:
+            RefProblem: the look-up's result has none of the keys either (``no_id_key``).
+        """
+        needed = fitting.lookups(action.parameters, results)
+        if not needed:
+            return results
+        merged = dict(results)
+        for lookup in needed:
+            found = await self.call(self.frame, self.node, lookup.tool,
+                                    {lookup.key: lookup.value}, action_id=action.action_id,
+                                    approved=self.approved)
+            merged[lookup.ref] = lookup.merged(merged[lookup.ref], found)
+            if not any(merged[lookup.ref].get(key) for key in lookup.keys):
+                raise RefProblem(
+                    lookup.parameter, "no_id_key",
+                    f"the result of action {lookup.ref!r} has none of {', '.join(lookup.keys)}, "
+                    f"and {lookup.tool} of its {lookup.key} {lookup.value!r} gives none either "
+                    "(a plan whose action specs are not set yet has no step yet)",
+                    ref=lookup.ref, tool=action.tool)
+        return merged
 
     def _prepare(
         self,

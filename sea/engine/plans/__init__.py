@@ -38,8 +38,9 @@ The pieces:
 * :mod:`.memory`: plan memory (seed 001), the active plan's summary for prompts.
 
 Ids: a plan id is a UUID (32 hex digits); spec ids are positions (``"1"``, ``"2"``...);
-a step id is ``<plan_id>:<spec id>``, so ``propose`` returns ``first_step_id`` =
-``<plan_id>:1`` before any spec exists, and it is the first spec's step id once they do.
+a step id is ``<plan_id>:<spec id>``. ``first_step_id`` is the first spec's step id, or
+None while the plan has no spec ("no step yet"): ``propose`` returns None, the plan tools'
+``plan_set_action_specs`` and ``plan_get_state`` return it once specs are set.
 
 Errors (all :class:`~sea.errors.PlanError`, SEA582): :class:`~sea.errors.PlanNotFound`
 (SEA583), :class:`~sea.errors.PlanTransitionError` (SEA584),

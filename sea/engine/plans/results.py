@@ -13,11 +13,11 @@ from saimemory.plans import ActionSpecExt, PlanPreview, PlanStatus, SpecResult, 
 
 @dataclass(frozen=True, slots=True)
 class ProposeResult:
-    """A new plan's id and the step id of its first spec (``<plan_id>:1``; see
-    :func:`~sea.engine.plans.specs.step_id`)."""
+    """A new plan's id and the step id of its first spec: None, since a new plan has no spec
+    yet ("no step yet"; :func:`~sea.engine.plans.specs.first_step_id`)."""
 
     plan_id: str
-    first_step_id: str
+    first_step_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

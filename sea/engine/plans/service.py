@@ -144,8 +144,9 @@ class PlanService:
     ) -> ProposeResult:
         """Store a new plan (``proposed``) and make it the persona's current plan.
 
-        Returns its id and ``first_step_id`` (``<plan_id>:1``, the step id its first spec
-        will have). Raises :class:`PlanError` for a plan the store refuses (empty title...).
+        Returns its id and ``first_step_id``: None, no step yet (the first spec's step id
+        once specs are set). Raises :class:`PlanError` for a plan the store refuses (empty
+        title...).
         """
         _check_actor(actor)
         for name, value in (("title", title), ("content", content), ("rationale", rationale),
@@ -161,7 +162,7 @@ class PlanService:
         saved = self._save(plan, plan.state,
                            Happened("plan_proposed", actor, "", counts(plan.state)),
                            make_current=True)
-        return ProposeResult(saved.id, first_step_id(saved.id))
+        return ProposeResult(saved.id, first_step_id(saved.id, saved.state.action_specs))
 
     def set_action_specs(
         self, plan_id: str, specs: Sequence[SpecInput], *, actor: Actor = "ai"

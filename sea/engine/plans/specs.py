@@ -2,8 +2,8 @@
 
 Spec ids are positions: ``"1"``, ``"2"``, ... in the order ``set_action_specs`` received the
 specs (set again, they are numbered again). A spec's *step id*, unique across plans, is
-``<plan_id>:<spec id>``; so a new plan's ``first_step_id`` is ``<plan_id>:1``, known when the
-plan is proposed and the first spec's step id once specs are set.
+``<plan_id>:<spec id>``; a plan's ``first_step_id`` is its first spec's step id, None while it
+has no spec (a new plan: "no step yet").
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def step_id(plan_id: str, spec_id: str) -> str:
     return f"{plan_id}:{spec_id}"
 
 
-def first_step_id(plan_id: str) -> str:
-    """The step id of a plan's first spec (``<plan_id>:1``)."""
-    return step_id(plan_id, "1")
+def first_step_id(plan_id: str, specs: Sequence[ActionSpecExt]) -> str | None:
+    """The step id of a plan's first spec, or None when it has none yet ("no step yet")."""
+    return step_id(plan_id, specs[0].id) if specs else None
 
 
 def spec_id(position: int) -> str:

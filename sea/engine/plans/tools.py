@@ -7,8 +7,10 @@ pulse when its host gives a workspace; the argument models are
 =========================  =============================================================
 tool                       result
 =========================  =============================================================
-``plan_propose``           ``{plan_id, first_step_id}``; the plan is the current one
-``plan_set_action_specs``  ``{ok, issues, normalized}`` (the ValidationReport)
+``plan_propose``           ``{plan_id, first_step_id}``; the plan is the current one;
+                           ``first_step_id`` is null: no step yet
+``plan_set_action_specs``  ``{ok, issues, normalized, first_step_id}`` (the
+                           ValidationReport, and the first spec's step id)
 ``plan_preview``           ``{files, diffs, risk_score}`` (unified diffs)
 ``plan_request_approval``  the ApprovalRequest ``{request_id, plan_id, selection, spec_ids,
                            preview, high_risk, needs_person, fingerprints}`` with ``title``
@@ -16,8 +18,8 @@ tool                       result
                            in a pulse its gate settles it (below)
 ``plan_execute``           ``{overall_success, outcome, status, results, started_at,
                            finished_at, conflicts, remaining}`` (the ExecutionResult)
-``plan_get_state``         the state (status, specs, selection, approvals, previews, results)
-                           and ``allowed_calls``
+``plan_get_state``         the state (status, specs, selection, approvals, previews, results),
+                           ``allowed_calls`` and ``first_step_id`` (null: no step yet)
 ``plan_get_step``          one spec by step id (``<plan_id>:<spec id>``) and its results
 ``plan_get_current``       ``{plan}``: the current plan's reference, or null
 ``plan_list``              ``{plans}``, newest first
@@ -67,7 +69,7 @@ from sea.engine.plans.lifecycle import allowed_calls
 from sea.engine.plans.policy import PlanPolicy
 from sea.engine.plans.service import PlanService
 from sea.engine.plans.shown import Shown
-from sea.engine.plans.specs import step_id
+from sea.engine.plans.specs import first_step_id, step_id
 from sea.engine.tools.box import ToolMaker
 from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.signatures import PLAN_ARGUMENTS
@@ -336,7 +338,8 @@ def _sources(service: PlanService, where: Where) -> list[MessageRef]:
 def _set_specs(service: PlanService, where: Where, args: dict[str, Any]) -> Any:
     report = service.set_action_specs(args["plan_id"], args["specs"])
     return {"ok": report.ok, "issues": list(report.issues),
-            "normalized": to_jsonable(report.normalized)}
+            "normalized": to_jsonable(report.normalized),
+            "first_step_id": first_step_id(args["plan_id"], report.normalized)}
 
 
 def _preview(service: PlanService, where: Where, args: dict[str, Any]) -> Any:
@@ -370,7 +373,8 @@ def _get_state(service: PlanService, where: Where, args: dict[str, Any]) -> Any:
     state = service.get_state(args["plan_id"])
     found = to_jsonable(state)
     found.pop("history", None)
-    return {**found, "allowed_calls": list(allowed_calls(state.status))}
+    return {**found, "allowed_calls": list(allowed_calls(state.status)),
+            "first_step_id": first_step_id(args["plan_id"], state.action_specs)}
 
 
 def _get_step(service: PlanService, where: Where, args: dict[str, Any]) -> Any:
@@ -412,11 +416,13 @@ _WORK: dict[str, tuple[str, Work]] = {
     "plan_propose": (
         "Propose a plan for work on the workspace's files: a title and the plan in words "
         "(goal and steps). It becomes the persona's current plan. Returns {plan_id, "
-        "first_step_id}. Detail it next with plan_set_action_specs.", _propose),
+        "first_step_id} (first_step_id is null: no step yet). Detail it next with "
+        "plan_set_action_specs.", _propose),
     "plan_set_action_specs": (
         "Give a proposed plan its concrete steps (action specs: create, write, mkdir, read, "
         "analyze, run, delete, each with a path relative to the workspace), replacing any "
-        "earlier ones. They are validated and previewed; returns {ok, issues, normalized}. "
+        "earlier ones. They are validated and previewed; returns {ok, issues, normalized, "
+        "first_step_id}. "
         "Fix the issues and set them again when ok is false.", _set_specs),
     "plan_preview": (
         "Preview what a plan's specs would change: {files, diffs (unified), risk_score}.",

@@ -48,6 +48,17 @@ class _ExtractArgs(BaseModel):
     )
 
 
+class _GenerateArgs(BaseModel):
+    request: str = Field(
+        min_length=1, max_length=2000,
+        description="What to write, e.g. `a README for the game, with how to play it`.",
+    )
+    material: str | None = Field(
+        default=None, max_length=MAX_EXTRACT_CHARS,
+        description="Text to write it from (notes, a file's content), if any.",
+    )
+
+
 class _JudgeArgs(BaseModel):
     intent: dict[str, Any] = Field(
         description="The intent as sub_intent's model answered it (action_type, complexity, "
@@ -60,6 +71,7 @@ MODEL_TOOL_ARGUMENTS: dict[str, type[BaseModel]] = {
     "unpin_item": _UnpinArgs,
     "summarize_conversation": _SummarizeArgs,
     "extract": _ExtractArgs,
+    "generate_content": _GenerateArgs,
     "judge_intent": _JudgeArgs,
 }
 """Tool name → its arguments (one entry per tool :func:`model_tools` makes)."""

@@ -1,5 +1,5 @@
-"""Built-in tools of seed 003: pinned items, the light model's summary and extraction, and the
-decision on an intent.
+"""Built-in tools of seed 003: pinned items, the light model's summary and extraction, content
+generation, and the decision on an intent.
 
 * ``pin_item`` / ``unpin_item``: keep (or drop) one of the persona's pinned items, which
   every context with Main shows (at most five; a sixth is refused, naming the five).
@@ -7,12 +7,16 @@ decision on an intent.
   (``base_specialized`` with the SUMMARY guidelines).
 * ``extract``: what was asked for, taken from a text on the light model (``base_specialized``
   with the EXTRACTION guidelines).
+* ``generate_content``: the content a request asks for (a file's text, a note), written on
+  the normal model with ``base_main_specialized`` and the GENERATION guidelines: it sees the
+  conversation, so it knows what the user asked for (seed 003's ``generate_content`` mode).
 * ``judge_intent``: an intent (the ``sub_intent`` answer) as seed 003's record, with its
   prompt pattern chosen by the seed's rule and ``clarify`` when its confidence is below the
   host's threshold (:func:`sea.llm.intent.judge_intent`).
 
-The model calls of ``summarize_conversation`` and ``extract`` go through the pulse's call
-path, so they are recorded (at the calling node) and count against the pulse's budget.
+The model calls of ``summarize_conversation``, ``extract`` and ``generate_content`` go through
+the pulse's call path, so they are recorded (at the calling node) and count against the
+pulse's budget.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ def model_tool_makers(
         "unpin_item": partial(_unpin_tool, store, persona.id),
         "summarize_conversation": partial(_summarize_tool, store, persona, caller),
         "extract": partial(_extract_tool, persona, caller),
+        "generate_content": partial(_generate_tool, persona, caller),
         "judge_intent": partial(_judge_tool, intent),
     }
 
@@ -107,6 +112,21 @@ def _extract_tool(persona: Persona, caller: LLMCaller) -> BaseTool:
                   "figures, ...), on the light model.")
 
 
+def _generate_tool(persona: Persona, caller: LLMCaller) -> BaseTool:
+    async def run(
+        request: str, material: str | None = None, *, config: RunnableConfig
+    ) -> dict[str, Any]:
+        given = f"\n\nMaterial:\n{neutralize(material)}" if material else ""
+        prompt = (f"Write the content asked for below; answer with the content alone.\n\n"
+                  f"Request: {neutralize(request)}{given}")
+        text = await _model_call(caller, persona, config, prompt, "generation",
+                                 _meta(config, "sea_pulse_id"), "base_main_specialized")
+        return {"content": text}
+
+    return _async(run, "generate_content", "Write content that was asked for (a file's text, "
+                  "a note, a message draft), from the conversation and the material given.")
+
+
 def _judge_tool(policy: IntentPolicy) -> BaseTool:
     def run(intent: dict[str, Any]) -> dict[str, Any]:
         return judge_intent(intent, policy)
@@ -119,11 +139,19 @@ async def _light_call(
     caller: LLMCaller, persona: Persona, config: RunnableConfig, prompt: str, stage: str,
     pulse_id: str | None,
 ) -> str:
+    return await _model_call(caller, persona, config, prompt, stage, pulse_id,
+                             "base_specialized")
+
+
+async def _model_call(
+    caller: LLMCaller, persona: Persona, config: RunnableConfig, prompt: str, stage: str,
+    pulse_id: str | None, profile: str,
+) -> str:
     request = LLMRequest(
         playbook=_meta(config, "sea_playbook") or "tool",
         node=_meta(config, "sea_node") or "tool",
         persona=persona,
-        profile="base_specialized",
+        profile=profile,
         prompt=prompt,
         pulse_id=pulse_id,
         specialized=stage,

@@ -107,6 +107,13 @@ REF_PREFIX = "ref:"
 REF_KEYWORD = "x-sea-ref"
 """JSON Schema extension keyword on an id parameter: the result keys that feed it, in order."""
 
+LOOKUP_KEYWORD = "x-sea-ref-lookup"
+"""JSON Schema extension keyword on an id parameter: ``{result key: tool}``. A ref whose
+result has none of the ``x-sea-ref`` keys but one of these is looked up with that tool
+(called with ``{key: value}``), and the ``x-sea-ref`` keys are read from the tool's result
+too: a ``step_id`` ref to a result that carries only a ``plan_id`` finds the plan's
+``first_step_id`` through ``plan_get_state``."""
+
 TRUNCATION_NOTE = "\n…[truncated: {kept} of {full} characters]"
 """Appended to a string argument that was cut (``kept`` characters kept of ``full``)."""
 
@@ -209,6 +216,20 @@ def ref_keys(prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]) -> 
             found = tuple(k for k in keys if isinstance(k, str) and k)
             if found:
                 return found
+    return ()
+
+
+def ref_lookups(
+    prop_schema: Mapping[str, Any], root_schema: Mapping[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """The ``(result key, tool)`` pairs of an id parameter's ``x-sea-ref-lookup``, else ``()``."""
+    for candidate in (prop_schema, resolve_schema_ref(prop_schema, root_schema)):
+        found = candidate.get(LOOKUP_KEYWORD)
+        if isinstance(found, Mapping):
+            pairs = tuple((k, v) for k, v in found.items()
+                          if isinstance(k, str) and k and isinstance(v, str) and v)
+            if pairs:
+                return pairs
     return ()
 
 

