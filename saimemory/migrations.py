@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from saimemory.migration_runner import MIGRATIONS_TABLE, Migration, Unless, current_version, upgrade
 from saimemory.schema_common import (
+    CALL_CACHE,
+    CALL_CACHE_NAME,
     DERIVED_TAGS_NAME,
     MAIN_MEMORY_NAME,
     MESSAGE_COLUMNS,
@@ -113,6 +115,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
               SQLITE_ONE_TRIGGER_EACH),
     Migration(13, "the trigram index without sizes", SQLITE_FTS_NO_SIZES),
     Migration(14, DERIVED_TAGS_NAME, SQLITE_DERIVED_TAGS),
+    Migration(15, CALL_CACHE_NAME, CALL_CACHE),
 )
 
 
@@ -162,6 +165,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "short pending lists of the search indexes", POSTGRES_SHORT_PENDING_LISTS),
     Migration(17, "an index of each thread's conversation", POSTGRES_CONVERSATION_INDEX),
     Migration(18, "index keys in linear time", POSTGRES_LINEAR_KEYS),
+    Migration(19, CALL_CACHE_NAME, CALL_CACHE),
 )
 
 __all__ = [

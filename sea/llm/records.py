@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 
-from saimemory.calls import CallRecord
+from saimemory.calls import CacheOutcome, CallRecord
 from sea.llm.messages import message_dicts
 from sea.llm.structured import Usage
 
@@ -67,6 +67,11 @@ class LLMCallRecord:
         context: The parts of the composed context and their sizes, in order
             (``[{"part", "tokens", "detail"}]``).
         stage: The Specialized part's stage (``PLANNING``...) or ``file:PATH``, if any.
+        counted_by: How the context's tokens were counted (``model``, ``tiktoken:...``,
+            ``estimate``; :mod:`sea.llm.tokens`).
+        cache: ``hit`` (answered from the response cache, no model call) or ``miss`` (the
+            model was called and its answer kept); None: the call was not cacheable.
+        tokens_saved: For a hit: the tokens (in and out) the cached call had used.
     """
 
     playbook: str
@@ -90,6 +95,9 @@ class LLMCallRecord:
     rate_limited: int = 0
     context: list[dict[str, Any]] = field(default_factory=list)
     stage: str | None = None
+    counted_by: str | None = None
+    cache: CacheOutcome | None = None
+    tokens_saved: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready dict: every field, by its name, in order."""
@@ -123,6 +131,8 @@ class LLMCallRecord:
             cost=max(0.0, self.cost),
             fallback=self.fallback is not None,
             error=self.error,
+            cache=self.cache,
+            tokens_saved=max(0, self.tokens_saved),
         )
 
 
