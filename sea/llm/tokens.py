@@ -7,7 +7,8 @@ otherwise, and the history's token budget of each model.
   bundled local model has, :meth:`sea.chat.local.LocalChatModel.count_tokens`: its llama
   tokenizer);
 - an OpenAI chat model, with ``tiktoken`` when it is installed (it comes with the
-  ``openai`` extra): the model's encoding, ``o200k_base`` for a model tiktoken does not know;
+  ``openai`` extra) and has its encoding (downloaded on first use): the model's encoding,
+  ``o200k_base`` for a model tiktoken does not know;
 - any other model: an estimate, four characters a token.
 
 A :class:`TokenBudgets` says how many tokens of earlier conversation a call's history may
@@ -70,14 +71,19 @@ def counter_for(model: Any) -> TokenCounter:
 
 
 def _tiktoken_encoding(name: object) -> Any | None:
+    """The model's tiktoken encoding; None when tiktoken is not installed or cannot load
+    it (its encodings are downloaded once, then kept: offline, the estimate serves)."""
     try:
         tiktoken = importlib.import_module("tiktoken")
     except ImportError:
         return None
     try:
-        return tiktoken.encoding_for_model(str(name))
-    except (KeyError, ValueError):
-        return tiktoken.get_encoding(TIKTOKEN_FALLBACK)
+        try:
+            return tiktoken.encoding_for_model(str(name))
+        except (KeyError, ValueError):
+            return tiktoken.get_encoding(TIKTOKEN_FALLBACK)
+    except Exception:  # no network for the encoding's file, a broken cache...
+        return None
 
 
 @dataclass(frozen=True, slots=True)
