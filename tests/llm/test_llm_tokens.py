@@ -21,7 +21,6 @@ from sea.llm.tokens import MESSAGE_OVERHEAD, TokenBudgets, counter_for, fit_hist
 from tests.llm.fakes import Recorder, request, run
 
 
-
 def tiktoken_works() -> bool:
     """tiktoken is installed and has its encoding (it downloads it on first use)."""
     if importlib.util.find_spec("tiktoken") is None:
