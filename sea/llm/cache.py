@@ -10,9 +10,9 @@ any LangChain cache (``InMemoryCache``, ``langchain_community``'s caches...);
 A call is cached when its model is deterministic (:func:`is_deterministic`: a sampling
 temperature of 0 or a fixed seed, or no sampling settings at all, like the scripted model);
 the key holds everything the answer depends on: the messages as sent, the answer's schema,
-the tools offered and the model's settings. The call's record says ``cache: hit`` (no model
-call was made, no token spent; ``tokens_saved`` is what the cached call used) or ``cache:
-miss``; ``sea stats`` adds them up.
+the tools offered and the model (its class, name and settings). The call's record says
+``cache: hit`` (no model call was made, no token spent; ``tokens_saved`` is what the cached
+call used) or ``cache: miss``; ``sea stats`` adds them up.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from sea.errors import UsageError
+from sea.llm.models import model_name
 
 CACHE_TABLE = "sea_response_cache"
 
@@ -178,11 +179,12 @@ def cache_key(
         "schema": schema,
         "tools": [convert_to_openai_tool(tool) for tool in tools],
     }, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    named = f"{type(model).__qualname__}:{model_name(model)}"
     try:
-        llm = model._get_llm_string()
-    except Exception:  # a model whose settings do not serialize: its type and name
-        llm = f"{type(model).__qualname__}:{getattr(model, 'model_name', '')}"
-    return CacheKey(prompt, str(llm))
+        settings = str(model._get_llm_string())
+    except Exception:  # settings that do not serialize: its class and name alone
+        settings = ""
+    return CacheKey(prompt, f"{named}\n{settings}")
 
 
 ANTHROPIC_TYPES = frozenset({"anthropic-chat"})

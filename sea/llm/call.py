@@ -259,7 +259,8 @@ class LLMCaller:
         composition = await self._assembler.assemble(context, summarize, tracker.record.warnings)
         tracker.messages = composition.messages
         tracker.record = replace(tracker.record, context=composition.parts_json(),
-                                 stage=specialized_label(composition))
+                                 stage=specialized_label(composition),
+                                 stable_chars=len(composition.stable))
         ask = self._structured_ask(request)
         key = self._cache_key(chain[0][0], request, tracker, ask)
         if key is not None:

@@ -72,6 +72,9 @@ class LLMCallRecord:
         cache: ``hit`` (answered from the response cache, no model call) or ``miss`` (the
             model was called and its answer kept); None: the call was not cacheable.
         tokens_saved: For a hit: the tokens (in and out) the cached call had used.
+        stable_chars: How many characters the system message's stable prefix holds (Base,
+            pins, guidelines: what stays byte-identical from call to call, for providers'
+            prompt caches; :mod:`sea.llm.compose`).
     """
 
     playbook: str
@@ -98,6 +101,7 @@ class LLMCallRecord:
     counted_by: str | None = None
     cache: CacheOutcome | None = None
     tokens_saved: int = 0
+    stable_chars: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready dict: every field, by its name, in order."""
