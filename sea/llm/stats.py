@@ -5,8 +5,8 @@ calls, and per tool for tool calls.
 Each row counts calls, failures (outcome ``error``) and their rate, retries (rejected
 answers asked again and rate-limited requests), fallbacks, latency p50 and p95 (nearest
 rank), tokens in and out, cost, and the response cache's hits (calls answered from the
-cache, without a model call), misses and the tokens its hits saved. The totals are those of the model calls, so every table
-of model calls adds up to them.
+cache, without a model call), misses and the tokens its hits saved. The totals are those of
+the model calls, so every table of model calls adds up to them.
 """
 
 from __future__ import annotations
