@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sea.cli._filelimits import file_limit
-from sea.cli._numbers import amount, count
+from sea.cli._numbers import amount, count, positive_count
 from sea.errors import UsageError
 from sea.jsonfile import CONFIG_FILES, FileTooLarge, NotARegularFile, read_regular
 from sea.llm.budget import Budget
@@ -59,7 +59,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     add_safety_argument(parser)
     context = parser.add_argument_group("context and caching")
     context.add_argument(
-        "--history-tokens", type=count, metavar="N",
+        "--history-tokens", type=positive_count, metavar="N",
         help="the most tokens of earlier conversation a model call's history holds, counted "
         "by the model's own tokenizer (an estimate when it has none); the oldest messages "
         "that do not fit are left out whole (default: no token budget)")

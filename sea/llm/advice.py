@@ -9,8 +9,8 @@ A node is judged on its model calls once it has :data:`MIN_CALLS` of them:
   (rejected structured answers, rate limits). A structured-output method that works on the
   first try helps (the one the model's other nodes needed no retry with), or a simpler
   schema.
-- **cost**: it spent at least :data:`COST_SHARE` of the cost (of the tokens, when nothing
-  cost anything) of every node's calls, among several nodes.
+- **cost**: a call of it costs :data:`COST_RATIO` times what a call of the other nodes
+  costs (the median node's) or more (its tokens, when nothing cost anything).
 - **latency**: its median latency is :data:`LATENCY_RATIO` times the median of every model
   call or more, and :data:`LATENCY_GAP_S` longer at least, among several nodes.
 
@@ -38,8 +38,9 @@ FAILURE_RATE = 0.2
 """A node whose calls fail this often (or more) stands out."""
 RETRY_RATE = 0.5
 """A node whose answers are asked again this many times a call (or more) stands out."""
-COST_SHARE = 0.5
-"""A node that spends this share of the cost (or more), among several, stands out."""
+COST_RATIO = 3.0
+"""A node whose calls cost this many times the other nodes' (per call, the median node's)
+stands out."""
 LATENCY_RATIO = 2.0
 """A node whose median latency is this many times every call's median stands out."""
 LATENCY_GAP_S = 0.5
@@ -108,7 +109,7 @@ def advise(records: Iterable[CallRecord]) -> list[Advice]:
     found += [a for n in judged if (a := _failures(n)) is not None]
     found += [a for n in judged if (a := _retries(n, models)) is not None]
     if len(nodes) > 1:
-        found += [a for n in judged if (a := _cost(n, total, light)) is not None]
+        found += [a for n in judged if (a := _cost(n, nodes, total, light)) is not None]
         found += [a for n in judged if (a := _latency(n, total, light)) is not None]
     return found
 
@@ -157,21 +158,28 @@ def _retries(node: _Node, models: Sequence[CallRecord]) -> Advice | None:
                   figures)
 
 
-def _cost(node: _Node, total: StatsRow, light: Sequence[CallRecord]) -> Advice | None:
+def _cost(node: _Node, nodes: Sequence[_Node], total: StatsRow,
+          light: Sequence[CallRecord]) -> Advice | None:
+    priced = total.cost > 0
+
+    def per_call(row: StatsRow) -> float:
+        spent = row.cost if priced else row.tokens_in + row.tokens_out
+        return spent / row.calls
+
     row = node.row
-    if total.cost > 0:
-        share, what = row.cost / total.cost, f"cost {row.cost:.6f} of {total.cost:.6f}"
-    else:
-        spent = total.tokens_in + total.tokens_out
-        if not spent:
-            return None
-        share = (row.tokens_in + row.tokens_out) / spent
-        what = f"{row.tokens_in + row.tokens_out} of {spent} tokens"
-    if share < COST_SHARE:
+    others = [per_call(n.row) for n in nodes if n.key != node.key]
+    typical = percentile(others, 0.5)
+    mine = per_call(row)
+    if not others or mine <= 0 or mine < COST_RATIO * typical:
         return None
-    figures = {"calls": row.calls, "share": round(share, 3), "cost": row.cost,
-               "tokens_in": row.tokens_in, "tokens_out": row.tokens_out}
-    return Advice(node.key, "cost", f"{share:.0%} of every call's spending ({what})",
+    unit = "cost" if priced else "tokens"
+    spent = total.cost if priced else total.tokens_in + total.tokens_out
+    share = (row.cost if priced else row.tokens_in + row.tokens_out) / spent
+    figures = {"calls": row.calls, f"{unit}_per_call": round(mine, 6),
+               f"other_nodes_{unit}_per_call": round(typical, 6), "share": round(share, 3),
+               "cost": row.cost, "tokens_in": row.tokens_in, "tokens_out": row.tokens_out}
+    ratio = "" if typical <= 0 else f", {mine / typical:.1f}x the other nodes'"
+    return Advice(node.key, "cost", f"{mine:.6g} {unit} a call{ratio} ({share:.0%} of all)",
                   _lighter(node, light, figures), figures)
 
 
