@@ -48,7 +48,7 @@ class SQLiteResponseCache(BaseCache):
         self.path = str(path)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
             with self._db:
                 self._db.execute(
                     f"CREATE TABLE IF NOT EXISTS {CACHE_TABLE} (prompt TEXT NOT NULL,"
@@ -187,8 +187,9 @@ def cache_key(
     return CacheKey(prompt, f"{named}\n{settings}")
 
 
-ANTHROPIC_TYPES = frozenset({"anthropic-chat"})
-"""The ``_llm_type`` of LangChain's Anthropic chat model (it takes ``cache_control``)."""
+ANTHROPIC_TYPES = frozenset({"anthropic-chat", "anthropic-bedrock-chat"})
+"""The ``_llm_type`` of LangChain's Anthropic chat models, direct and on Bedrock (they take
+``cache_control``)."""
 
 
 def mark_stable_prefix(

@@ -288,7 +288,11 @@ class LLMCaller:
         """The call answered from the response cache (no model call), or None (a miss)."""
         cache = self.options.response_cache
         assert cache is not None
-        kept = await asyncio.to_thread(cache.lookup, key)
+        try:
+            kept = await asyncio.to_thread(cache.lookup, key)
+        except Exception as exc:  # a cache that cannot be read: the model is asked
+            tracker.record.warnings.append(f"response cache not read: {_reason(exc)}")
+            kept = None
         if kept is None:
             tracker.record = replace(tracker.record, cache="miss")
             return None
@@ -309,7 +313,10 @@ class LLMCaller:
         tool_call = None if answer.tool_call is None else answer.tool_call.to_json()
         kept = CachedAnswer(answer.text, answer.parsed, tool_call, answer.response,
                             tracker.usage.tokens_in, tracker.usage.tokens_out)
-        await asyncio.to_thread(cache.keep, key, kept)
+        try:
+            await asyncio.to_thread(cache.keep, key, kept)
+        except Exception as exc:  # the answer stands; only the next call will not find it
+            tracker.record.warnings.append(f"response cache not written: {_reason(exc)}")
 
     def _structured_ask(self, request: LLMRequest) -> StructuredAsk | None:
         if request.response_schema is None:

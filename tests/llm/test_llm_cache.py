@@ -210,3 +210,26 @@ def test_the_prefix_is_marked_for_anthropic_and_left_alone_for_others(
     plain = RawModel(llm_type="openai-chat")
     run(caller(store, plain, recorder).call(request(persona, prompt="Go.")))
     assert plain.raw[0][0].content == stable["text"]  # the same bytes, as one string
+
+
+class BrokenCache(InMemoryCache):
+    """A cache whose file is locked by another process."""
+
+    def lookup(self, prompt: str, llm_string: str) -> Any:
+        raise OSError("database is locked")
+
+    def update(self, prompt: str, llm_string: str, return_val: Any) -> None:
+        raise OSError("disk full")
+
+
+def test_a_cache_that_fails_leaves_the_call_to_the_model(
+    store: SQLiteStore, persona: Persona, recorder: Recorder
+) -> None:
+    model = ScriptedChatModel(default=["still answered"])
+    result = run(caller(store, model, recorder, response_cache=ResponseCache(BrokenCache()))
+                 .call(request(persona, prompt="Answer.")))
+    assert result.text == "still answered" and len(model.calls) == 1
+    record = recorder.records[0]
+    assert (record.outcome, record.cache) == ("ok", "miss")
+    assert "response cache not read: OSError: database is locked" in record.warnings
+    assert "response cache not written: OSError: disk full" in record.warnings
