@@ -164,8 +164,3 @@ PERSONA_SEARCH_NAME = "full-text search per persona"
 SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
 CALL_CACHE_NAME = "each model call's response cache outcome and the tokens it saved"
-CALL_CACHE = (
-    "ALTER TABLE call_records ADD COLUMN cache TEXT CHECK (cache IN ('hit', 'miss'))",
-    "ALTER TABLE call_records ADD COLUMN tokens_saved BIGINT NOT NULL DEFAULT 0",
-)
-"""Migration of both backends: a call record's ``cache`` and ``tokens_saved``."""
