@@ -147,9 +147,9 @@ def _retries(node: _Node, models: Sequence[CallRecord]) -> Advice | None:
                                "retries_per_call": round(rate, 3),
                                "other_nodes_first_try": len(clean),
                                "other_nodes_calls": len(others)}
-    help_ = ("a structured-output method that works on the first try with this model (force "
-             "it: ModelSet(structured=MethodMemory('json_schema')) or the method the model "
-             "supports natively), or a simpler response_schema")
+    help_ = ("a structured-output method that works on the first try with this model "
+             "(--structured-method, or ModelSet(structured=MethodMemory(METHOD)): the one the "
+             "model supports natively), or a simpler response_schema")
     if others:
         help_ += (f"; the same model answered other nodes on the first try in {len(clean)} "
                   f"of {len(others)} calls")
@@ -179,7 +179,8 @@ def _cost(node: _Node, nodes: Sequence[_Node], total: StatsRow,
                f"other_nodes_{unit}_per_call": round(typical, 6), "share": round(share, 3),
                "cost": row.cost, "tokens_in": row.tokens_in, "tokens_out": row.tokens_out}
     ratio = "" if typical <= 0 else f", {mine / typical:.1f}x the other nodes'"
-    return Advice(node.key, "cost", f"{mine:.6g} {unit} a call{ratio} ({share:.0%} of all)",
+    spends = f"costs {mine:.6g}" if priced else f"uses {mine:.0f} tokens"
+    return Advice(node.key, "cost", f"a call {spends}{ratio} ({share:.0%} of all)",
                   _lighter(node, light, figures), figures)
 
 

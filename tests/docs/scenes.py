@@ -272,7 +272,7 @@ SCENES: tuple[Scene, ...] = (
     Scene("guides/budgets.md", "sea stats", before=_stats_pulses),
     Scene("guides/tokens-and-caching.md", "sea run --input \"Hi\" --db first.sqlite",
           checks={"sea stats": _said("2 model calls, 0 failed")}),
-    Scene("guides/tokens-and-caching.md", "sea run --input \"Hi\""),
+    Scene("guides/tokens-and-caching.md", "sea stats --advise", before=_stats_pulses),
     Scene("guides/coming-from-saiverse.md", "sea migrate",
           files=lambda root: _write(root, "my_playbooks/legacy.json",
                                     orjson.dumps(SAIVERSE_PLAYBOOK, option=orjson.OPT_INDENT_2)),
