@@ -4,8 +4,12 @@ response cache's hits, misses and tokens saved in the statistics."""
 
 from __future__ import annotations
 
+from rich.console import Console
+
 from saimemory.calls import CallRecord
+from sea.cli._view import call_table
 from sea.llm.advice import MIN_CALLS, advise
+from sea.llm.records import LLMCallRecord
 from sea.llm.stats import statistics
 
 
@@ -94,3 +98,14 @@ def test_the_statistics_count_cache_hits_misses_and_tokens_saved() -> None:
     speak = next(r for r in found.by_node if r.key == "pb.speak")
     assert speak.to_json()["cache_hits"] == 1 and speak.to_json()["tokens_saved"] == 120
     assert found.to_json()["cache_misses"] == 1
+
+
+def test_the_run_table_says_which_answers_came_from_the_cache() -> None:
+    def answered(node: str, cache: str | None) -> LLMCallRecord:
+        return LLMCallRecord("pb", node, "scripted", [], "ok", 0.1, 0, 0, 0, "ok",
+                             cache=cache)  # type: ignore[arg-type]
+
+    console = Console(record=True, width=200)
+    console.print(call_table([answered("route", "hit"), answered("speak", "miss")]))
+    lines = [line.split() for line in console.export_text().splitlines() if line.strip()]
+    assert lines[2][-3:] == ["ok", "(cache", "hit)"] and lines[3][-1] == "ok"
