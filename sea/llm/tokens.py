@@ -11,6 +11,9 @@ otherwise, and the history's token budget of each model.
   ``o200k_base`` for a model tiktoken does not know;
 - any other model: an estimate, four characters a token.
 
+A model that cannot count a text (the local model whose file is missing) is estimated for
+it: the call itself then fails, or falls back, as it would have.
+
 A :class:`TokenBudgets` says how many tokens of earlier conversation a call's history may
 hold, per model (``LLMOptions.history_tokens``); :func:`fit_history` keeps the newest
 messages that fit, each whole (a message is kept or left out, never cut).
@@ -61,7 +64,14 @@ def counter_for(model: Any) -> TokenCounter:
     """How ``model``'s tokens are counted (see the module's text)."""
     own = getattr(model, "count_tokens", None)
     if callable(own):
-        return TokenCounter("model", lambda text: int(own(text)))
+
+        def counted(text: str) -> int:
+            try:
+                return int(own(text))
+            except Exception:  # a model that cannot count now (its file is missing...):
+                return ESTIMATE.count(text)  # its call, not the count, says why
+
+        return TokenCounter("model", counted)
     if getattr(model, "_llm_type", None) in OPENAI_TYPES:
         encoding = _tiktoken_encoding(getattr(model, "model_name", None))
         if encoding is not None:

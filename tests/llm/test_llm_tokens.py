@@ -160,3 +160,20 @@ def test_what_the_token_budget_leaves_out_is_folded_into_the_short_term_memory(
     assert "They counted to three." in normal.calls[0].messages[0]["content"]
     assert sent_history(normal) == ["message number 4", "message number 5"]
     assert [p["part"] for p in main.context] == ["base", "short_term", "history", "prompt"]
+
+
+class BrokenTokenizer(ScriptedChatModel):
+    """A model whose tokenizer fails (its file is gone)."""
+
+    def count_tokens(self, text: str) -> int:
+        raise FileNotFoundError("model.gguf")
+
+
+def test_a_tokenizer_that_fails_is_estimated_and_the_call_goes_on(
+    store: SQLiteStore, persona: Persona, recorder: Recorder
+) -> None:
+    counter = counter_for(BrokenTokenizer())
+    assert counter.count("one two three four five") == 6  # the estimate
+    model = BrokenTokenizer(default=["fine"])
+    result = run(caller(store, model, recorder=recorder).call(request(persona, prompt="Go.")))
+    assert result.text == "fine" and recorder.records[0].outcome == "ok"
