@@ -62,8 +62,12 @@ With ``--otel`` (the ``otel`` extra), a table of its own after the first: the co
 tracing, the engine's pulses on ``sqlite`` without telemetry, with telemetry on
 OpenTelemetry's no-op providers, and with the SDK keeping every span (:mod:`otel_sides`).
 
+With ``--cache``, two tables of their own (:mod:`cache_sides`): the stable prefix of each
+model call of one pulse of each playbook (one prefix a pulse, byte for byte, or the run
+fails), and the same pulse twice sharing a response cache, the second without a model call.
+
 Run: ``PYTHONPATH=. python bench/bench_pulse.py [--pulses 60] [--playbooks meta_user,sub_act]
-[--postgres DSN] [--profile] [--otel]``.
+[--postgres DSN] [--profile] [--otel] [--cache]``.
 """
 
 from __future__ import annotations
@@ -109,6 +113,7 @@ from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.lang.jsonschemas import validator
 from sea.lang.library import PlaybookLibrary
+from sea.llm.base import base_prompt
 from sea.llm.models import ModelSet
 
 PLAYBOOKS = ("meta_user", "meta_agentic", "sub_act")
@@ -647,6 +652,9 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="DSN", help="also measure on PostgreSQL")
     parser.add_argument("--otel", action="store_true",
                         help="then the cost of tracing: untraced, otel off, otel on (sqlite)")
+    parser.add_argument("--cache", action="store_true",
+                        help="then the stable prompt prefix of each call, and a pulse asked "
+                        "twice with a response cache (sqlite)")
     parser.add_argument("--profile", action="store_true",
                         help="then profile the engine's pulses (sqlite, a run of their own) "
                         "and print the top costs")
@@ -674,6 +682,8 @@ def main() -> None:
                       f"{ratio:.2f}x", flush=True)
     if args.otel:
         _otel(playbooks, args.pulses)
+    if args.cache:
+        _cache(playbooks)
     for playbook in playbooks if args.profile else ():  # a run of its own: the profiler
         profile = cProfile.Profile()                     # slows what it watches
         with tempfile.TemporaryDirectory() as tmp:
@@ -681,6 +691,34 @@ def main() -> None:
         print(f"\ntop costs of the engine's {playbook} pulses (sqlite), by own time:")
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(15)
+
+
+def _cache(playbooks: list[str]) -> None:
+    """The stable prefix and the response cache (:mod:`cache_sides`), on sqlite."""
+    import cache_sides
+
+    def store_of(workdir: Path) -> MessageStore:
+        store = _store("sqlite", workdir, "cache", "engine", None)
+        _seed(store)
+        store.pin(PERSONAS[0].id, "The user grows tomatoes and beans.")  # pins: in the prefix
+        return store
+
+    def workspace_of(workdir: Path, playbook: str) -> Path | None:
+        if playbook != "sub_act":
+            return None
+        shared = workdir.parent / "workspace"  # one workspace: its paths are in the context
+        return shared if shared.is_dir() else _workspace(workdir.parent)
+
+    def pulse(runtime: Runtime, playbook: str) -> PulseResult:
+        top = "meta_user" if playbook == "sub_act" else playbook
+        result = runtime.run_pulse(PERSONAS[0], top, _text(playbook, 0))
+        CHECKS[playbook](result)
+        return result
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cache_sides.report(playbooks, cache_sides.runtime_maker(store_of, workspace_of), pulse,
+                           lambda playbook: _script(playbook, 1), Path(tmp),
+                           base_prompt(PERSONAS[0]))
 
 
 def _otel(playbooks: list[str], pulses: int) -> None:

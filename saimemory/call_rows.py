@@ -8,7 +8,7 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from saimemory.calls import CALL_KINDS, CALL_OUTCOMES, CallRecord
+from saimemory.calls import CACHE_OUTCOMES, CALL_KINDS, CALL_OUTCOMES, CallRecord
 from saimemory.errors import InvalidMessageError
 from saimemory.prepare import check_identifier, from_micros, to_micros
 from saimemory.tx import Row, Tx
@@ -32,9 +32,11 @@ def check_call(record: CallRecord) -> None:
     if record.outcome not in CALL_OUTCOMES:
         raise InvalidMessageError(f"call outcome must be ok, error or cancelled, "
                                   f"got {record.outcome!r}")
+    if record.cache is not None and record.cache not in CACHE_OUTCOMES:
+        raise InvalidMessageError(f"call cache must be hit, miss or None, got {record.cache!r}")
     for name in ("pulse_id", "playbook", "node", "pattern", "model_kind"):
         check_identifier(getattr(record, name), name, optional=True)
-    for name in ("tokens_in", "tokens_out", "retries"):
+    for name in ("tokens_in", "tokens_out", "retries", "tokens_saved"):
         value = getattr(record, name)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
             raise InvalidMessageError(
@@ -58,13 +60,13 @@ _TO_COLUMN: dict[str, Callable[[Any], Any]] = {
 """How a field is written where its column differs from its value (the rest as they are)."""
 _FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
     "latency_s": float, "tokens_in": int, "tokens_out": int, "retries": int, "cost": float,
-    "fallback": bool,
+    "fallback": bool, "tokens_saved": int,
 }
 """How a column is read back where the backends' values differ from the field's type."""
 _INSERT = f"INSERT INTO call_records ({', '.join((*_STORED, 'created_us'))}) VALUES "
 _ROW = f"({', '.join('?' * (len(_STORED) + 1))})"
 ROWS_PER_INSERT = 500
-"""Records written by one statement (17 parameters each, within both backends' limits)."""
+"""Records written by one statement (19 parameters each, within both backends' limits)."""
 
 
 def insert_statements(records: Sequence[CallRecord], now_us: int) -> list[tuple[str, list[Any]]]:

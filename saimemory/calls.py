@@ -14,6 +14,8 @@ CallKind = Literal["model", "tool"]
 CALL_KINDS: tuple[CallKind, ...] = ("model", "tool")
 CallOutcome = Literal["ok", "error", "cancelled"]
 CALL_OUTCOMES: tuple[CallOutcome, ...] = ("ok", "error", "cancelled")
+CacheOutcome = Literal["hit", "miss"]
+CACHE_OUTCOMES: tuple[CacheOutcome, ...] = ("hit", "miss")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,9 @@ class CallRecord:
         cost: What the call cost, in the host's price table's currency.
         fallback: The answer came from a fallback model (the first model failed).
         error: What went wrong, when the outcome is not ``ok``.
+        cache: For a model call with a response cache: ``hit`` (answered from the cache,
+            no model call) or ``miss``; None: no cache.
+        tokens_saved: For a cache hit: the tokens the cached call had used.
         created_at: When the store received it (set by the store).
         id: The store's id of the record (set by the store).
     """
@@ -58,5 +63,7 @@ class CallRecord:
     cost: float = 0.0
     fallback: bool = False
     error: str | None = None
+    cache: CacheOutcome | None = None
+    tokens_saved: int = 0
     created_at: datetime | None = None
     id: int | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from saimemory.migration_runner import MIGRATIONS_TABLE, Migration, Unless, current_version, upgrade
 from saimemory.schema_common import (
+    CALL_CACHE_NAME,
     DERIVED_TAGS_NAME,
     MAIN_MEMORY_NAME,
     MESSAGE_COLUMNS,
@@ -37,6 +38,7 @@ from saimemory.schema_postgres import (
     PERSONA_GRAMS_BODY,
     PERSONA_GRAMS_FUNCTION,
     POSTGRES_APPEND,
+    POSTGRES_CALL_CACHE,
     POSTGRES_CONVERSATION_INDEX,
     POSTGRES_DERIVED_TAGS,
     POSTGRES_ID,
@@ -54,6 +56,7 @@ from saimemory.schema_postgres import (
 from saimemory.schema_sqlite import (
     FTS_ROWID_BITS,
     SHORT_INDEX_LAG,
+    SQLITE_CALL_CACHE,
     SQLITE_CONVERSATION_INDEX,
     SQLITE_DERIVED_TAGS,
     SQLITE_FTS_NO_SIZES,
@@ -113,6 +116,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
               SQLITE_ONE_TRIGGER_EACH),
     Migration(13, "the trigram index without sizes", SQLITE_FTS_NO_SIZES),
     Migration(14, DERIVED_TAGS_NAME, SQLITE_DERIVED_TAGS),
+    Migration(15, CALL_CACHE_NAME, SQLITE_CALL_CACHE),
 )
 
 
@@ -162,6 +166,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "short pending lists of the search indexes", POSTGRES_SHORT_PENDING_LISTS),
     Migration(17, "an index of each thread's conversation", POSTGRES_CONVERSATION_INDEX),
     Migration(18, "index keys in linear time", POSTGRES_LINEAR_KEYS),
+    Migration(19, CALL_CACHE_NAME, POSTGRES_CALL_CACHE),
 )
 
 __all__ = [

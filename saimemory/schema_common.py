@@ -162,3 +162,5 @@ PERSONA_SEARCH_NAME = "full-text search per persona"
 
 
 SHORT_WORDS_NAME = "an index of words shorter than three characters"
+
+CALL_CACHE_NAME = "each model call's response cache outcome and the tokens it saved"

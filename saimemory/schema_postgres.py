@@ -333,3 +333,11 @@ May run again."""
 
 
 POSTGRES_ID = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+
+
+POSTGRES_CALL_CACHE = (
+    "ALTER TABLE call_records ADD COLUMN IF NOT EXISTS cache TEXT"
+    " CHECK (cache IN ('hit', 'miss'))",
+    "ALTER TABLE call_records ADD COLUMN IF NOT EXISTS tokens_saved BIGINT NOT NULL DEFAULT 0",
+)
+"""A call record's ``cache`` and ``tokens_saved`` (applied again over columns left behind)."""

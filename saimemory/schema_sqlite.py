@@ -262,3 +262,12 @@ tags. Every statement may run again over what an earlier try left."""
 
 
 SQLITE_ID = "id INTEGER PRIMARY KEY AUTOINCREMENT"
+
+
+SQLITE_CALL_CACHE = (
+    Unless("ALTER TABLE call_records ADD COLUMN cache TEXT CHECK (cache IN ('hit', 'miss'))",
+           done="SELECT 1 FROM pragma_table_info('call_records') WHERE name = 'cache'"),
+    Unless("ALTER TABLE call_records ADD COLUMN tokens_saved BIGINT NOT NULL DEFAULT 0",
+           done="SELECT 1 FROM pragma_table_info('call_records') WHERE name = 'tokens_saved'"),
+)
+"""A call record's ``cache`` and ``tokens_saved`` (applied again over columns left behind)."""

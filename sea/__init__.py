@@ -6,7 +6,8 @@ store's from ``saimemory``), never from a submodule.
 - **Running pulses**: :class:`RuntimeConfig` (what a runtime is: store, models, tools,
   playbooks, checkpoints, workspace, limits, policies) and :class:`Runtime` (runs, streams,
   resumes and cancels pulses), with :class:`ModelSet`, :func:`resolve_model`,
-  :class:`Limits`, :class:`Budget`, :class:`LLMOptions`, :class:`PlanPolicy`,
+  :class:`Limits`, :class:`Budget`, :class:`LLMOptions` (with :class:`TokenBudgets` and
+  :class:`ResponseCache`), :class:`PlanPolicy`,
   :class:`PulseResult` and :class:`Event`; :class:`Telemetry` traces and measures pulses
   with OpenTelemetry.
 - **A node type of the host's own**: :class:`NodeModel` / :class:`FallibleNode` (its
@@ -70,8 +71,10 @@ if TYPE_CHECKING:
     from sea.lang.templates import render
     from sea.lang.uses import Answer, CalleeUse, ChosenCallee, ExpressionUse, TagUse, ToolUse
     from sea.llm.budget import Budget
+    from sea.llm.cache import ResponseCache
     from sea.llm.models import ModelSet
     from sea.llm.options import LLMOptions
+    from sea.llm.tokens import TokenBudgets
     from sea.nodes import builtin_registry
     from sea.telemetry.options import Telemetry
 
@@ -85,6 +88,8 @@ _LAZY = {
     "Limits": "sea.engine.limits",
     "Budget": "sea.llm.budget",
     "LLMOptions": "sea.llm.options",
+    "TokenBudgets": "sea.llm.tokens",
+    "ResponseCache": "sea.llm.cache",
     "PlanPolicy": "sea.engine.plans.policy",
     "Event": "sea.engine.events",
     "Telemetry": "sea.telemetry.options",
@@ -156,12 +161,14 @@ __all__ = [
     "PulseCancelled",
     "PulseResult",
     "Registry",
+    "ResponseCache",
     "Runtime",
     "RuntimeConfig",
     "SeaError",
     "Severity",
     "TagUse",
     "Telemetry",
+    "TokenBudgets",
     "ToolCatalogue",
     "ToolGate",
     "ToolUse",

@@ -21,6 +21,8 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "allow_run": ("--allow-run",), "allow_system": ("--allow-system",),
     "allow_unpriced": ("--allow-unpriced",), "answer": ("--answer",),
     "approve": ("--approve",), "approver": ("--approver",), "args": ("--args",),
+    "advise": ("--advise",), "history_tokens": ("--history-tokens",),
+    "response_cache": ("--response-cache",),
     "ask_before": ("--ask-before",), "attempts": ("--attempts",),
     "busy_timeout": ("--busy-timeout",), "concurrency": ("--concurrency",), "db": ("--db",),
     "deny": ("--deny",), "dir": ("DIR",), "events": ("--events",), "every": ("--every",),

@@ -192,6 +192,14 @@ class LocalChatModel(BaseChatModel):
             raise ModelFileNotFound(f"model file not found: {path} (expected a .gguf file)")
         return path
 
+    def count_tokens(self, text: str) -> int:
+        """The tokens of ``text`` by the model's own tokenizer (the model is loaded on first
+        use); what the call path counts a history's tokens with (:mod:`sea.llm.tokens`)."""
+        loaded = self._load()
+        with self._lock:
+            tokens = loaded.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return len(tokens)
+
     def _load(self) -> _Loaded:
         path = str(self.resolved_path())
         with self._lock:

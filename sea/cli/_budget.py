@@ -1,7 +1,10 @@
 """The options that bound a pulse's model calls and price them: ``--max-calls``,
 ``--max-tokens-in``, ``--max-tokens-out``, ``--max-cost`` (``Limits.budget``) and ``--prices
 FILE`` (``LLMOptions.prices``), shared by ``sea run``, ``sea resume`` and ``sea worker``; and
-``--safety-rules FILE`` (``LLMOptions.safety_rules``, the host's rules in Base).
+``--safety-rules FILE`` (``LLMOptions.safety_rules``, the host's rules in Base); and
+``--history-tokens N`` (``LLMOptions.history_tokens``: the history's token budget, counted by
+each model's tokenizer) and ``--response-cache FILE`` (``LLMOptions.response_cache``: answer
+a deterministic call asked again from a SQLite cache).
 
 What a pulse spent is kept with the pulse, so a resumed pulse goes on counting from there;
 the bounds are the resuming command's, which is why the resume command ``sea run`` prints
@@ -16,13 +19,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from sea.cli._filelimits import file_limit
-from sea.cli._numbers import amount, count
+from sea.cli._numbers import amount, count, positive_count
 from sea.errors import UsageError
 from sea.jsonfile import CONFIG_FILES, FileTooLarge, NotARegularFile, read_regular
 from sea.llm.budget import Budget
+from sea.llm.cache import ResponseCache
 from sea.llm.models import ModelSet, model_name
 from sea.llm.options import LLMOptions
 from sea.llm.prices import PriceTable, load_prices
+from sea.llm.tokens import TokenBudgets
 
 _COUNTS = (("max_calls", "--max-calls"), ("max_tokens_in", "--max-tokens-in"),
            ("max_tokens_out", "--max-tokens-out"))
@@ -52,6 +57,16 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
         "(their calls cost 0, so the bound is never reached); without it that is refused",
     )
     add_safety_argument(parser)
+    context = parser.add_argument_group("context and caching")
+    context.add_argument(
+        "--history-tokens", type=positive_count, metavar="N",
+        help="the most tokens of earlier conversation a model call's history holds, counted "
+        "by the model's own tokenizer (an estimate when it has none); the oldest messages "
+        "that do not fit are left out whole (default: no token budget)")
+    context.add_argument(
+        "--response-cache", metavar="FILE",
+        help="a SQLite file of answers: a deterministic model call asked again with the same "
+        "context is answered from it without calling the model (default: no cache)")
 
 
 def add_safety_argument(parser: argparse.ArgumentParser) -> None:
@@ -112,11 +127,25 @@ def check_cost_budget(args: argparse.Namespace, models: ModelSet,
 
 
 def llm_options_of(args: argparse.Namespace) -> LLMOptions:
-    """The call path's settings the options name (the price table, the safety rules)."""
+    """The call path's settings the options name (the price table, the safety rules, the
+    history's token budget, the response cache).
+
+    Raises:
+        UsageError: the response cache file cannot be opened.
+    """
     prices: PricesOption | None = args.prices
     rules: SafetyRulesOption | None = getattr(args, "safety_rules", None)
     options = LLMOptions() if prices is None else LLMOptions(prices=prices.table)
-    return options if rules is None else replace(options, safety_rules=rules.text)
+    if rules is not None:
+        options = replace(options, safety_rules=rules.text)
+    tokens: int | None = getattr(args, "history_tokens", None)
+    if tokens is not None:
+        options = replace(options, history_tokens=TokenBudgets(default=tokens))
+    cache: str | None = getattr(args, "response_cache", None)
+    if cache is not None:
+        options = replace(options, response_cache=ResponseCache.sqlite(
+            Path(cache).expanduser()))
+    return options
 
 
 def budget_words(args: argparse.Namespace) -> list[str]:
@@ -133,6 +162,10 @@ def budget_words(args: argparse.Namespace) -> list[str]:
     rules: SafetyRulesOption | None = getattr(args, "safety_rules", None)
     if rules is not None:
         words += ["--safety-rules", str(rules.path)]
+    if getattr(args, "history_tokens", None) is not None:
+        words += ["--history-tokens", str(args.history_tokens)]
+    if getattr(args, "response_cache", None) is not None:
+        words += ["--response-cache", str(Path(args.response_cache).expanduser().resolve())]
     return words
 
 

@@ -367,8 +367,8 @@ def _tty(stream: TextIO) -> bool:
 
 def call_table(records: list[LLMCallRecord]) -> Table:
     """The model calls: node, prompt pattern, model (and its kind), seconds, tokens in/out,
-    cost, retries, outcome, and totals; token counts the provider did not report are
-    estimates, shown with ``~``."""
+    cost, retries, outcome (``ok (cache hit)`` for an answer from the response cache), and
+    totals; token counts the provider did not report are estimates, shown with ``~``."""
     table = Table(box=box.SIMPLE_HEAD, show_footer=True, pad_edge=False)
     total_time = sum(r.latency_s for r in records)
     mark = "~" if any(ESTIMATED_TOKENS in r.warnings for r in records) else ""
@@ -381,7 +381,8 @@ def call_table(records: list[LLMCallRecord]) -> Table:
                          justify="right" if 3 <= index <= 7 else "left")
     for r in records:
         mark = "~" if ESTIMATED_TOKENS in r.warnings else ""
-        outcome = Text(printable(r.outcome), style="green" if r.outcome == "ok" else "red")
+        said = f"{r.outcome} (cache hit)" if r.cache == "hit" else r.outcome
+        outcome = Text(printable(said), style="green" if r.outcome == "ok" else "red")
         model = r.model if r.model_kind is None else f"{r.model} ({r.model_kind})"
         table.add_row(Text(printable(f"{r.playbook}.{r.node}")), Text(printable(r.pattern or "-")),
                       Text(printable(model)), f"{r.latency_s:.2f}s",

@@ -17,11 +17,12 @@ from saimemory.errors import MemoryStoreError
 from saimemory.pins import ShortTermMemory
 from saimemory.records import HistoryBudget, Persona
 from sea.errors import PulseCancelled, SeaError
-from sea.llm.compose import Composition, MainRead, compose, read_main
+from sea.llm.compose import Composition, MainRead, compose, fit_main, read_main
 from sea.llm.options import LLMOptions
 from sea.llm.patterns import Profile
 from sea.llm.shortterm import SHORT_TERM_NODE, fold_prompt, summary_text
 from sea.llm.specialized import Specialized, Stage
+from sea.llm.tokens import ESTIMATE, TokenCounter
 
 Summarize = Callable[[str, str], Awaitable[str]]
 """Makes the short-term memory update call: ``(node, prompt) -> the model's answer``."""
@@ -46,6 +47,11 @@ class ContextRequest:
     intent_stage: Stage | None = None
     """The stage the pulse's intent implies, for a node that took the intent's pattern (used
     when neither the node nor an active plan names one)."""
+    counter: TokenCounter = ESTIMATE
+    """How the called model's tokens are counted (the parts' sizes, the token budget)."""
+    history_tokens: int | None = None
+    """The most tokens of earlier conversation the history may hold (None: no bound but
+    the store's history budget)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,7 @@ class ContextAssembler:
         return compose(
             request.persona, profile, main=read.main, summary=summary, specialized=specialized,
             prompt=request.prompt, safety_rules=self._options.safety_rules,
+            counter=request.counter,
         )
 
     def _read(self, request: ContextRequest, wants_plan: bool) -> _Read:
@@ -103,6 +110,9 @@ class ContextAssembler:
                 budget=self._budget, fold_limit=self._options.fold_limit,
                 short_term=self._options.short_term_memory, thread=request.thread,
             )
+            if request.history_tokens is not None:
+                main = fit_main(main, request.pulse_id, request.history_tokens,
+                                request.counter, self._options.fold_limit)
         status = None
         if request.profile.has_specialized and wants_plan:
             plan = self._store.current_plan(request.persona.id)

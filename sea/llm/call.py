@@ -41,6 +41,7 @@ from sea.llm.attempt import (
     ask_structured,
 )
 from sea.llm.budget import Budget, Meter
+from sea.llm.cache import CachedAnswer, CacheKey, cache_key, is_deterministic, mark_stable_prefix
 from sea.llm.errors import BudgetExceeded, ModelError, ScriptExhausted, StructuredOutputError
 from sea.llm.messages import estimate_tokens
 from sea.llm.models import ModelSet, model_name
@@ -50,6 +51,7 @@ from sea.llm.records import CallTracker, LLMCallRecord, ToolCallRequest
 from sea.llm.resilience import is_rate_limit
 from sea.llm.specialized import Stage
 from sea.llm.structured import Usage, check_schema, with_playbook_enum
+from sea.llm.tokens import TokenCounter, counter_for
 
 __all__ = [
     "ESTIMATED_TOKENS",
@@ -180,6 +182,14 @@ class LLMCaller:
         self.meter = Meter(budget)
         """What this caller's calls have spent, against the budget."""
         self._assembler = ContextAssembler(store, history_budget, self.options)
+        self._counters: dict[int, tuple[BaseChatModel, TokenCounter]] = {}
+
+    def counter(self, model: BaseChatModel) -> TokenCounter:
+        """How ``model``'s tokens are counted (:func:`sea.llm.tokens.counter_for`, once)."""
+        known = self._counters.get(id(model))
+        if known is None or known[0] is not model:
+            known = self._counters[id(model)] = (model, counter_for(model))
+        return known[1]
 
     async def call(
         self, request: LLMRequest, *, on_token: TokenCallback | None = None
@@ -237,13 +247,15 @@ class LLMCaller:
             profile = replace(profile, pattern=request.intent_pattern)
         kind = self._models.kind_for(request.profile, request.model_type)
         chain = self._models.chain(kind)
+        first = model_name(chain[0][0])
+        counter = self.counter(chain[0][0])
         tracker.record = replace(tracker.record, pattern=profile.pattern,
-                                 intent_pattern=request.intent_pattern,
-                                 model=model_name(chain[0][0]), model_kind=chain[0][1])
+                                 intent_pattern=request.intent_pattern, model=first,
+                                 model_kind=chain[0][1], counted_by=counter.by)
         context = ContextRequest(
             request.persona, profile, request.node, request.prompt, request.pulse_id,
             request.scope, request.specialized, request.refresh_short_term, request.thread,
-            request.intent_stage,
+            request.intent_stage, counter, self.options.history_tokens.for_model(first),
         )
 
         async def summarize(node: str, prompt: str) -> str:
@@ -258,11 +270,64 @@ class LLMCaller:
         composition = await self._assembler.assemble(context, summarize, tracker.record.warnings)
         tracker.messages = composition.messages
         tracker.record = replace(tracker.record, context=composition.parts_json(),
-                                 stage=specialized_label(composition))
-        self.meter.before_call()
+                                 stage=specialized_label(composition),
+                                 stable_chars=len(composition.stable))
         ask = self._structured_ask(request)
-        answer = await self._through_chain(chain, request, tracker, ask, on_token)
+        key = self._cache_key(chain[0][0], request, tracker, ask)
+        if key is not None:
+            hit = await self._cached(key, request, tracker, on_token)
+            if hit is not None:
+                return hit
+        self.meter.before_call()
+        answer = await self._through_chain(chain, request, tracker, ask, on_token,
+                                           composition.stable)
+        if key is not None and tracker.record.fallback is None:
+            await self._keep(key, tracker, answer)
         return self._ok(tracker, answer)
+
+    def _cache_key(self, model: BaseChatModel, request: LLMRequest, tracker: CallTracker,
+                   ask: StructuredAsk | None) -> CacheKey | None:
+        """The call's response cache key: None without a cache or for a model that is not
+        deterministic (:mod:`sea.llm.cache`)."""
+        if self.options.response_cache is None or not is_deterministic(model):
+            return None
+        schema = None if ask is None else ask.schema
+        return cache_key(model, tracker.messages, schema, request.tools)
+
+    async def _cached(self, key: CacheKey, request: LLMRequest, tracker: CallTracker,
+                      on_token: TokenCallback | None) -> LLMResult | None:
+        """The call answered from the response cache (no model call), or None (a miss)."""
+        cache = self.options.response_cache
+        assert cache is not None
+        try:
+            kept = await asyncio.to_thread(cache.lookup, key)
+        except Exception as exc:  # a cache that cannot be read: the model is asked
+            tracker.record.warnings.append(f"response cache not read: {_reason(exc)}")
+            kept = None
+        if kept is None:
+            tracker.record = replace(tracker.record, cache="miss")
+            return None
+        tool_call = None
+        if kept.tool_call is not None:
+            tool_call = ToolCallRequest(str(kept.tool_call["name"]),
+                                        dict(kept.tool_call["args"]), str(kept.tool_call["id"]))
+        if request.stream and on_token is not None and kept.text and kept.parsed is None:
+            await on_token(kept.text)
+        record = replace(tracker.finish("ok", kept.response), cache="hit",
+                         tokens_saved=kept.tokens_in + kept.tokens_out)
+        self._emit(record)  # no model call: nothing spent, nothing counted
+        return LLMResult(kept.text, kept.parsed, tool_call, record)
+
+    async def _keep(self, key: CacheKey, tracker: CallTracker, answer: Answer) -> None:
+        cache = self.options.response_cache
+        assert cache is not None
+        tool_call = None if answer.tool_call is None else answer.tool_call.to_json()
+        kept = CachedAnswer(answer.text, answer.parsed, tool_call, answer.response,
+                            tracker.usage.tokens_in, tracker.usage.tokens_out)
+        try:
+            await asyncio.to_thread(cache.keep, key, kept)
+        except Exception as exc:  # the answer stands; only the next call will not find it
+            tracker.record.warnings.append(f"response cache not written: {_reason(exc)}")
 
     def _structured_ask(self, request: LLMRequest) -> StructuredAsk | None:
         if request.response_schema is None:
@@ -283,14 +348,17 @@ class LLMCaller:
         tracker: CallTracker,
         ask: StructuredAsk | None,
         on_token: TokenCallback | None,
+        stable: str = "",
     ) -> Answer:
-        """Try each model of the chain until one answers."""
+        """Try each model of the chain until one answers (the stable prefix marked for a
+        provider that takes cache markers)."""
         base = list(tracker.messages)
         for index, (model, kind) in enumerate(chain):
             name = model_name(model)
             tracker.record = replace(tracker.record, model=name, model_kind=kind)
+            sent = mark_stable_prefix(base, stable, model)
             try:
-                answer = await self._with_backoff(model, request, tracker, ask, base, on_token)
+                answer = await self._with_backoff(model, request, tracker, ask, sent, on_token)
             except Exception as exc:
                 last = index == len(chain) - 1
                 if last or not _falls_back(exc) or tracker.partial_text:

@@ -1,10 +1,13 @@
 """Composing a call's context from its pattern's parts, and saying what went in.
 
 The messages are: one system message holding Base (the persona's prompt, the host's safety
-rules), Main's pinned items and short-term memory, and Specialized's guidelines, in that
-order; then Main's history (the pulse rule: earlier conversation within the budget, then this
+rules), Main's pinned items, Specialized's guidelines and Main's short-term memory, in that
+order (the first three are the prompt's stable prefix, byte-identical from call to call
+while the persona, its pins and the guidelines stay the same, so a provider's prompt cache
+can keep it; the short-term memory, which changes as the conversation grows, comes after
+it); then Main's history (the pulse rule: earlier conversation within the budget, then this
 pulse's messages); then the node's prompt as a ``<system>`` user message. Each part is
-measured (:class:`ContextPart`, tokens estimated at four characters each) so the call record,
+measured (:class:`ContextPart`, in the model's tokens, :mod:`sea.llm.tokens`) so the call record,
 and the trace, show which parts a call had and how large each was.
 
 Reading the store (:func:`read_main`) is kept apart from composing (:func:`compose`, pure),
@@ -25,9 +28,9 @@ from saimemory.pins import Pin, ShortTermMemory
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, Persona
 from sea.lang.trust import neutralize
 from sea.llm.base import base_prompt, to_chat_message, wrap_system
-from sea.llm.messages import estimate_tokens
 from sea.llm.patterns import Profile
 from sea.llm.specialized import Specialized
+from sea.llm.tokens import ESTIMATE, TokenCounter, fit_history, tokens_of
 
 PartName = Literal["base", "pins", "short_term", "specialized", "history", "prompt"]
 
@@ -42,7 +45,7 @@ class ContextPart:
 
     Attributes:
         name: ``base``, ``pins``, ``short_term``, ``specialized``, ``history`` or ``prompt``.
-        tokens: Its size in tokens (estimated: four characters a token).
+        tokens: Its size in tokens (the model's tokenizer's count, or an estimate).
         detail: What it holds, e.g. ``3 items``, ``PLANNING (plan)``, ``12 messages, cut``.
     """
 
@@ -66,6 +69,7 @@ class MainRead:
         cut: The history budget left out older conversation.
         unfolded: The newest cut messages the short-term memory does not cover yet,
             oldest first.
+        folds: The short-term memory folds what is cut (it is kept, on the main thread).
     """
 
     history: list[Message]
@@ -73,16 +77,21 @@ class MainRead:
     short_term: ShortTermMemory | None
     cut: bool
     unfolded: list[Message]
+    folds: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Composition:
-    """A composed context: the messages and the parts they were made of."""
+    """A composed context: the messages and the parts they were made of.
+
+    ``stable`` is the system message's stable prefix (Base, pins, guidelines): the system
+    message starts with it, byte for byte."""
 
     profile: Profile
     messages: list[BaseMessage]
     parts: tuple[ContextPart, ...]
     specialized: Specialized | None
+    stable: str = ""
 
     def parts_json(self) -> list[dict[str, Any]]:
         """The parts as JSON, in order."""
@@ -112,8 +121,8 @@ def read_main(
         short_term=wanted, fold=max(1, fold_limit) if wanted else 0)
     history, pins = first.history, first.pins
     if not wanted or nothing_cut(cut_below(history, pulse_id), budget.max_messages):
-        return MainRead(history, pins, None, False, [])  # no earlier conversation at all
-    return MainRead(history, pins, first.short_term, first.cut, list(first.unfolded))
+        return MainRead(history, pins, None, False, [], wanted)  # no earlier conversation
+    return MainRead(history, pins, first.short_term, first.cut, list(first.unfolded), True)
 
 
 def compose(
@@ -125,11 +134,12 @@ def compose(
     specialized: Specialized | None,
     prompt: str | None,
     safety_rules: str = "",
+    counter: TokenCounter = ESTIMATE,
 ) -> Composition:
     """The messages of a call with this ``profile`` and what they are made of.
 
     ``summary`` is the short-term memory to show (only when the history was cut);
-    ``main`` is None for a pattern without Main.
+    ``main`` is None for a pattern without Main; ``counter`` measures the parts.
     """
     blocks: list[str] = []
     parts: list[ContextPart] = []
@@ -137,39 +147,52 @@ def compose(
     if safety_rules.strip():
         base = f"{base}\n\n{safety_rules.strip()}"
     blocks.append(base)
-    parts.append(ContextPart("base", estimate_tokens([base])))
-    history: list[BaseMessage] = []
-    if main is not None:
-        _main_blocks(main, summary, blocks, parts)
-        history = [to_chat_message(message) for message in main.history]
+    parts.append(ContextPart("base", tokens_of(counter, [base])))
+    if main is not None and main.pins:
+        text = pins_block(main.pins)
+        blocks.append(text)
+        parts.append(ContextPart("pins", tokens_of(counter, [text]), f"{len(main.pins)} items"))
     if specialized is not None:
         text = f"{GUIDELINES_HEADING}\n{specialized.text}"
         blocks.append(text)
         detail = f"{specialized.label} ({specialized.source})"
-        parts.append(ContextPart("specialized", estimate_tokens([text]), detail))
+        parts.append(ContextPart("specialized", tokens_of(counter, [text]), detail))
+    stable = "\n\n".join(blocks)
+    history: list[BaseMessage] = []
+    if main is not None:
+        if summary and main.cut:
+            text = f"{SUMMARY_HEADING}\n{neutralize(summary)}"
+            blocks.append(text)
+            parts.append(ContextPart("short_term", tokens_of(counter, [text])))
+        history = [to_chat_message(message) for message in main.history]
     messages: list[BaseMessage] = [SystemMessage(content="\n\n".join(blocks)), *history]
     if main is not None:
         shown = [str(m.text) for m in history]
         detail = f"{len(shown)} messages" + (", cut" if main.cut else "")
-        parts.append(ContextPart("history", estimate_tokens(shown) if shown else 0, detail))
+        parts.append(ContextPart("history", tokens_of(counter, shown), detail))
     if prompt:
         wrapped = wrap_system(prompt)
         messages.append(HumanMessage(content=wrapped))
-        parts.append(ContextPart("prompt", estimate_tokens([wrapped])))
-    return Composition(profile, messages, tuple(parts), specialized)
+        parts.append(ContextPart("prompt", tokens_of(counter, [wrapped])))
+    return Composition(profile, messages, tuple(parts), specialized, stable)
 
 
-def _main_blocks(
-    main: MainRead, summary: str | None, blocks: list[str], parts: list[ContextPart]
-) -> None:
-    if main.pins:
-        text = pins_block(main.pins)
-        blocks.append(text)
-        parts.append(ContextPart("pins", estimate_tokens([text]), f"{len(main.pins)} items"))
-    if summary and main.cut:
-        text = f"{SUMMARY_HEADING}\n{neutralize(summary)}"
-        blocks.append(text)
-        parts.append(ContextPart("short_term", estimate_tokens([text])))
+def fit_main(
+    main: MainRead, pulse_id: str | None, limit: int, counter: TokenCounter, fold_limit: int
+) -> MainRead:
+    """``main`` with its earlier conversation cut to ``limit`` tokens of the model
+    (:func:`sea.llm.tokens.fit_history`). What is left out is cut conversation, which the
+    short-term memory (when ``main`` folds) summarizes like what the store's budget cut:
+    the newest ``fold_limit`` cut messages it does not cover yet are its next update's."""
+    fitted = fit_history(main.history, pulse_id, limit, counter)
+    if not fitted.dropped:
+        return main
+    unfolded = list(main.unfolded)
+    if main.folds:
+        covered = main.short_term.through_id if main.short_term is not None else 0
+        newer = [m for m in fitted.dropped if m.id > covered]
+        unfolded = (unfolded + newer)[-max(1, fold_limit):]
+    return MainRead(fitted.history, main.pins, main.short_term, True, unfolded, main.folds)
 
 
 def pins_block(pins: Sequence[Pin]) -> str:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sea.errors import UsageError
+from sea.llm.cache import ResponseCache
 from sea.llm.intent import IntentPolicy
 from sea.llm.prices import PriceTable
 from sea.llm.resilience import Backoff
 from sea.llm.specialized import Guidelines
+from sea.llm.tokens import TokenBudgets
 
 DEFAULT_FOLD_LIMIT = 12
 """The most cut messages one update of the short-term memory reads, by default."""
@@ -33,6 +35,10 @@ class LLMOptions:
         summary_words: About how long the short-term memory may grow, in words.
         guidelines: Where the Specialized guidelines are read from.
         intent: When an intent is too unsure to act on (the ``judge_intent`` tool).
+        history_tokens: The tokens of earlier conversation a call's history may hold, per
+            model, counted by the model's tokenizer (:mod:`sea.llm.tokens`; none by default).
+        response_cache: Answer a deterministic call asked again from a cache instead of the
+            model (:mod:`sea.llm.cache`; off by default).
     """
 
     prices: PriceTable = field(default_factory=PriceTable)
@@ -43,6 +49,8 @@ class LLMOptions:
     summary_words: int = 150
     guidelines: Guidelines = field(default_factory=Guidelines)
     intent: IntentPolicy = field(default_factory=IntentPolicy)
+    history_tokens: TokenBudgets = field(default_factory=TokenBudgets)
+    response_cache: ResponseCache | None = None
 
     def __post_init__(self) -> None:
         for name in ("fold_limit", "summary_words"):

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 
-from saimemory.calls import CallRecord
+from saimemory.calls import CacheOutcome, CallRecord
 from sea.llm.messages import message_dicts
 from sea.llm.structured import Usage
 
@@ -70,6 +70,14 @@ class LLMCallRecord:
         intent_pattern: The pattern the pulse's intent chose, when the calling node took it
             in place of its profile's (``pattern`` is then this one; None: the node's
             profile decided).
+        counted_by: How the context's tokens were counted (``model``, ``tiktoken:...``,
+            ``estimate``; :mod:`sea.llm.tokens`).
+        cache: ``hit`` (answered from the response cache, no model call) or ``miss`` (the
+            model was called and its answer kept); None: the call was not cacheable.
+        tokens_saved: For a hit: the tokens (in and out) the cached call had used.
+        stable_chars: How many characters the system message's stable prefix holds (Base,
+            pins, guidelines: what stays byte-identical from call to call, for providers'
+            prompt caches; :mod:`sea.llm.compose`).
     """
 
     playbook: str
@@ -94,6 +102,10 @@ class LLMCallRecord:
     context: list[dict[str, Any]] = field(default_factory=list)
     stage: str | None = None
     intent_pattern: str | None = None
+    counted_by: str | None = None
+    cache: CacheOutcome | None = None
+    tokens_saved: int = 0
+    stable_chars: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON-ready dict: every field, by its name, in order."""
@@ -127,6 +139,8 @@ class LLMCallRecord:
             cost=max(0.0, self.cost),
             fallback=self.fallback is not None,
             error=self.error,
+            cache=self.cache,
+            tokens_saved=max(0, self.tokens_saved),
         )
 
 

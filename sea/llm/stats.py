@@ -4,8 +4,9 @@ calls, and per tool for tool calls.
 
 Each row counts calls, failures (outcome ``error``) and their rate, retries (rejected
 answers asked again and rate-limited requests), fallbacks, latency p50 and p95 (nearest
-rank), tokens in and out, and cost. The totals are those of the model calls, so every table
-of model calls adds up to them.
+rank), tokens in and out, cost, and the response cache's hits (calls answered from the
+cache, without a model call), misses and the tokens its hits saved. The totals are those of
+the model calls, so every table of model calls adds up to them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ class StatsRow:
     model_kind: str | None = None
     """For a row of the model table: the kind the model was called as (``light``,
     ``normal`` or ``fallback``)."""
+    cache_hits: int = 0
+    """Calls answered from the response cache (no model call, no token spent)."""
+    cache_misses: int = 0
+    """Cacheable calls the cache had no answer for (the model was called)."""
+    tokens_saved: int = 0
+    """The tokens (in and out) the hits' cached calls had used."""
 
     @property
     def failure_rate(self) -> float:
@@ -59,6 +66,9 @@ class StatsRow:
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
             "cost": self.cost,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "tokens_saved": self.tokens_saved,
         }
 
 
@@ -134,6 +144,9 @@ def summarize(key: str, records: Sequence[CallRecord], model_kind: str | None = 
         tokens_out=sum(r.tokens_out for r in records),
         cost=math.fsum(r.cost for r in records),
         model_kind=model_kind,
+        cache_hits=sum(1 for r in records if r.cache == "hit"),
+        cache_misses=sum(1 for r in records if r.cache == "miss"),
+        tokens_saved=sum(r.tokens_saved for r in records),
     )
 
 

@@ -48,6 +48,9 @@ def test_stats_are_sea_stats_json_of_the_keys_personas(v1: App) -> None:
     assert mine == sea_stats(v1, "--persona", "aoi")  # zed's call is another tenant's
     assert mine["calls"] == 2 and mine["by_node"][0]["key"] == "chat.reply"
     assert v1.get("/v1/stats", params={"persona": "aoi"}).json() == mine
+    advised = v1.get("/v1/stats", "k-read", params={"advise": "true"}).json()
+    assert advised == sea_stats(v1, "--persona", "aoi", "--advise")
+    assert advised["advice"] == [] and "advice" not in mine
     theirs = v1.get("/v1/stats", "k-globex").json()
     assert theirs == sea_stats(v1, "--persona", "zed") and theirs["calls"] == 1
     assert v1.get("/v1/stats", params={"since": "1h"}).json() == mine
