@@ -186,7 +186,8 @@ def start_server(root: Path, options: list[str], profile: Path | None) -> Served
     while time.monotonic() < deadline:
         text = (root / "server.log").read_text(errors="replace")
         found = re.search(r"listening on http://([\d.]+):(\d+)", text)
-        if found and "token" in text and (root / "token").exists() and _listens(found.group(1), int(found.group(2))):
+        ready = found and "token" in text and (root / "token").exists()
+        if found and ready and _listens(found.group(1), int(found.group(2))):
             token = (root / "token").read_text().strip()
             return Served(found.group(1), int(found.group(2)), token, process)
         if process.poll() is not None:
