@@ -89,6 +89,8 @@ test('the graph: the server\'s, else the document\'s, else the last good one', (
   const last = { start: 'k', nodes: [{ id: 'k' }], edges: [] };
   const server = { start: 'a', nodes: [{ id: 'a', type: 'llm', label: 'a: llm' }], edges: [] };
   assert.equal(graphFor('{}', server, last).nodes[0].id, 'a');
+  const dangling = { ...server, edges: [{ source: 'a', target: 'zz', kind: 'next' }] };
+  assert.deepEqual(graphFor('{}', dangling, last).nodes.map((n) => [n.id, n.type]), [['a', 'llm'], ['zz', 'missing']]);
   assert.equal(graphFor('{"nodes": [{"id": "z", "type": "llm"}]}', null, last).nodes[0].id, 'z');
   assert.equal(graphFor('{"nodes": [', null, last), last);
   assert.equal(graphFor('{}', null, last), last);

@@ -86,10 +86,19 @@ export function parsed(text) {
   try { return JSON.parse(text); } catch { return undefined; }
 }
 
+/** The model with a node (type `missing`) for each edge's target that is no node: a typo
+ *  in a `next` is drawn, not dropped. */
+export function withMissing(model) {
+  const known = new Set(model.nodes.map((node) => node.id));
+  const missing = [...new Set(model.edges.map((edge) => edge.target).filter((id) => !known.has(id)))];
+  if (!missing.length) return model;
+  return { ...model, nodes: [...model.nodes, ...missing.map((id) => ({ id, type: 'missing', label: `${id}?`, shape: 'rect', detail: '' }))] };
+}
+
 /** What the graph shows for a text: the server's graph when it gave one, else the document
  *  itself when the text is JSON, else the last one (a typo in the JSON keeps the view). */
 export function graphFor(text, serverGraph, last) {
-  if (serverGraph) return modelFromGraph(serverGraph);
+  if (serverGraph) return withMissing(modelFromGraph(serverGraph));
   const document = parsed(text);
   if (document === undefined) return last || null;
   const model = modelFromDocument(document);

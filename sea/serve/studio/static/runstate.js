@@ -17,7 +17,7 @@ export const KINDS = ['pulse_start', 'pulse_end', 'node_start', 'node_end', 'tok
 /** The state before any event. */
 export function initial(root = null) {
   return {
-    pulseId: null, root, status: 'idle', lastId: null, states: {}, running: [],
+    pulseId: null, root, input: '', status: 'idle', lastId: null, states: {}, running: [],
     callees: [], spoken: [], streaming: '', events: [], approval: null, error: null,
     usage: { calls: 0, tokensIn: 0, tokensOut: 0, cost: 0, nodes: 0, tools: 0, seconds: 0 },
   };
@@ -74,6 +74,7 @@ export function reduce(state, message) {
     case 'pulse_start':
       next.pulseId = data.pulse_id || state.pulseId;
       next.root = state.root || data.playbook;
+      next.input = state.input || data.input || '';
       next.status = 'running';
       next.approval = null;
       break;
