@@ -45,7 +45,7 @@ function LlmCall({ record }) {
     </dl>
     ${parts.length ? html`<table class="compact"><caption>Prompt parts</caption>
       <thead><tr><th scope="col">Part</th><th scope="col">Tokens</th></tr></thead>
-      <tbody>${parts.map((part, index) => html`<tr key=${index}><td>${part.name || part.kind || part.source || index}</td><td>${part.tokens ?? ''}</td></tr>`)}</tbody></table>` : null}
+      <tbody>${parts.map((part, index) => html`<tr key=${index}><td>${part.part || part.name || index}${part.detail ? html` <span class="muted">${part.detail}</span>` : null}</td><td>${part.tokens ?? ''}</td></tr>`)}</tbody></table>` : null}
     <${Fold} value=${record.messages} label="messages" />
     <${Fold} value=${record.response} label="answer" />`;
 }
