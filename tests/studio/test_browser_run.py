@@ -10,12 +10,12 @@ import re
 import httpx
 import pytest
 
-from tests.serve.server import LONG
+from tests.serve.server import SPOKEN
 from tests.studio.conftest import Studio
 
 pytestmark = pytest.mark.browser
 
-LAST_WORD = LONG.split()[-1]
+LAST_WORD = SPOKEN.split()[-1]
 
 
 def _persona(studio: Studio, persona: str) -> None:
@@ -81,3 +81,23 @@ def test_a_reload_in_the_middle_of_a_run_rejoins_it(studio: Studio) -> None:
     expect(page.locator('[data-reply="spoken"]')).to_contain_text(LAST_WORD)
     events = page.get_by_role("list", name="Events of the pulse")
     expect(events.locator('[data-kind="pulse_start"]')).to_have_count(1)  # from the start, once
+
+
+def test_an_approval_request_is_answered_in_place_and_the_pulse_goes_on(studio: Studio) -> None:
+    from playwright.sync_api import expect
+
+    from tests.serve.server import REPLY
+
+    _persona(studio, "runc")
+    page = studio.open("#/run/runc")
+    form = page.get_by_role("form", name="Message")
+    form.get_by_label("Playbook").select_option("asking")
+    form.get_by_label("Message").fill("What did I say?")
+    form.get_by_role("button", name="Send").click()
+    request = page.get_by_role("region", name="Approval request")
+    expect(request).to_contain_text("memory_recent")
+    expect(page.locator('[data-node="look"]')).to_have_attribute("data-state", "waiting")
+    request.get_by_role("button", name="Approve").click()
+    expect(request).to_have_count(0)
+    expect(page.locator('[data-reply="spoken"]')).to_have_text(REPLY)
+    expect(page.locator('[data-node="reply"]')).to_have_attribute("data-state", "done")
