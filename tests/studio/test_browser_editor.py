@@ -28,6 +28,20 @@ def _line_of(text: str, needle: str) -> int:
 def test_the_library_draws_a_playbook_with_its_checks(studio: Studio) -> None:
     from playwright.sync_api import expect
 
+    broken = {**EDITED, "name": "drawn_broken", "nodes": [{**EDITED["nodes"][0], "next": "nope"}]}
+    (studio.server.root / "books" / "drawn_broken.json").write_bytes(orjson.dumps(broken))
+    page = studio.open("#/playbooks")
+    row = page.locator('tr[data-playbook="drawn_broken"]')
+    expect(row).to_contain_text("1 error")
+    row.get_by_role("button", name="drawn_broken").click()
+    graph = page.get_by_role("group", name="Graph of drawn_broken")
+    expect(graph.locator('[data-node="look"]')).to_have_class(has_class("error-diag"))
+    expect(graph.locator('[data-badge="look"] text')).to_have_text("1")
+    expect(graph.locator('[data-badge="look"] title')).to_contain_text("SEA022 error")
+    expect(graph.locator('[data-node="nope"]')).to_have_count(1)
+    expect(page.get_by_role("list", name="Diagnostics")).to_contain_text("SEA022")
+    studio.shot("playbooks-library")
+
     page = studio.open("#/playbooks?show=meta_user")
     expect(page.get_by_role("heading", name="Playbooks", exact=True)).to_be_visible()
     row = page.locator('tr[data-playbook="basic_chat"]')
@@ -70,6 +84,11 @@ def test_a_typo_shows_its_diagnostic_at_its_line_and_on_its_node(studio: Studio)
     expect(look).to_have_attribute("aria-pressed", "true")
     caret = editor.evaluate("element => element.value.slice(0, element.selectionStart)")
     assert caret.count("\n") + 1 == line
+
+    editor.fill(typo[:-30])  # not JSON: the last graph stays
+    expect(page.get_by_role("status").filter(has_text="error(s)")).to_contain_text("1 error")
+    expect(look).to_be_visible()
+    expect(page.locator(".gutter .diag-error")).to_have_count(1)
 
     editor.fill(text)  # the fix
     expect(page.get_by_role("status").filter(has_text="Valid")).to_be_visible()

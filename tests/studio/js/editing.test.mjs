@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { END, modelFromDocument, prefixModel } from '../../../sea/serve/studio/static/graph.js';
 import {
-  diagnosticMarks, graphFor, lineCount, lineMarks, mergeMarks, nodeCounts, offsetOf, overlayMarks,
+  diagnosticBadges, diagnosticMarks, graphFor, lineCount, lineMarks, mergeMarks, nodeCounts, offsetOf, overlayMarks,
 } from '../../../sea/serve/studio/static/editing.js';
 
 const DOC = {
@@ -70,6 +70,9 @@ test('diagnostics mark their lines (the worst one) and their nodes', () => {
   assert.deepEqual(diagnosticMarks(DIAGNOSTICS), { a: ['warning-diag', 'error-diag'], b: ['warning-diag'] });
   assert.deepEqual(nodeCounts(DIAGNOSTICS), { a: { errors: 1, warnings: 1 }, b: { errors: 0, warnings: 1 } });
   assert.deepEqual(lineMarks([]), {});
+  const badges = diagnosticBadges([...DIAGNOSTICS.slice(0, 3)].map((d) => ({ ...d, message: 'm' })));
+  assert.deepEqual(badges.a, { text: '2', kind: 'error', title: 'SEA001 warning: m\nSEA002 error: m' });
+  assert.deepEqual(badges.b.kind, 'warning');
 });
 
 test('the variable overlay lights definitions and reads, undefined reads apart', () => {

@@ -60,6 +60,22 @@ export function nodeCounts(diagnostics) {
   return counts;
 }
 
+/** Node id → its badge in the drawing: how many diagnostics it has, red when one is an
+ *  error, and what they are (the badge's title). */
+export function diagnosticBadges(diagnostics) {
+  const badges = {};
+  for (const diagnostic of diagnostics || []) {
+    if (!diagnostic.node_id) continue;
+    const badge = badges[diagnostic.node_id] || (badges[diagnostic.node_id] = { count: 0, kind: 'warning', lines: [] });
+    badge.count += 1;
+    if (diagnostic.severity === 'error') badge.kind = 'error';
+    badge.lines.push(`${diagnostic.code} ${diagnostic.severity}: ${diagnostic.message}`);
+  }
+  const out = {};
+  for (const [id, badge] of Object.entries(badges)) out[id] = { text: String(badge.count), kind: badge.kind, title: badge.lines.join('\n') };
+  return out;
+}
+
 /** The overlay of one variable: the nodes that define it (`defines`), that read it
  *  (`reads`, or `reads-undefined` when nothing defines it). */
 export function overlayMarks(variables, name) {

@@ -9,7 +9,7 @@ import { html, useEffect, useMemo, useRef, useState } from '../vendor/htm-preact
 import { GraphView } from '../graphview.js';
 import { href } from '../route.js';
 import {
-  diagnosticMarks, graphFor, lineCount, lineMarks, mergeMarks, offsetOf, overlayMarks,
+  diagnosticBadges, diagnosticMarks, graphFor, lineCount, lineMarks, mergeMarks, offsetOf, overlayMarks,
 } from '../editing.js';
 import { ErrorLine } from '../ui.js';
 import { Diagnostics } from './playbooks.js';
@@ -105,6 +105,7 @@ export default function Editor({ api, name, setTitle }) {
   const marks = useMemo(() => mergeMarks(diagnosticMarks(diagnostics),
     variable ? overlayMarks(check?.variables, variable) : {}), [check, variable]);
   const lines = useMemo(() => lineMarks(diagnostics), [check]);
+  const badges = useMemo(() => diagnosticBadges(diagnostics), [check]);
 
   const caretTo = (line, column = 1) => {
     const element = area.current;
@@ -185,7 +186,7 @@ export default function Editor({ api, name, setTitle }) {
             <span class=${`key ${chosen.defined ? 'reads' : 'reads-undefined'}`}>read by</span> ${chosen.read_by.join(', ') || 'nothing'}
             ${chosen.defined ? null : html` — <strong class="error">nothing defines it</strong>`}</p>` : null}
         </div>
-        <${GraphView} model=${model} marks=${marks} selected=${selected} onSelect=${selectNode} label=${`Graph of ${name}`} />
+        <${GraphView} model=${model} marks=${marks} badges=${badges} selected=${selected} onSelect=${selectNode} label=${`Graph of ${name}`} />
       </section>
     </div>`;
 }

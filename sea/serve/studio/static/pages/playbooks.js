@@ -6,7 +6,7 @@ import { html, useEffect } from '../vendor/htm-preact-standalone.mjs';
 import { href } from '../route.js';
 import { GraphView } from '../graphview.js';
 import { modelFromGraph } from '../graph.js';
-import { diagnosticMarks, nodeCounts } from '../editing.js';
+import { diagnosticBadges, diagnosticMarks, withMissing } from '../editing.js';
 import { Loaded, useLoad } from '../ui.js';
 import Editor from './editor.js';
 
@@ -38,16 +38,11 @@ function Drawing({ api, name }) {
   return html`
     <section class="card drawing" aria-labelledby="drawing-title">
       <h2 id="drawing-title">${name} <a class="small" href=${href('playbooks', name)}>Edit</a></h2>
-      <${Loaded} state=${graph}>${(data) => {
-        const counts = nodeCounts(data.diagnostics);
-        return html`
+      <${Loaded} state=${graph}>${(data) => html`
           ${data.description ? html`<p>${data.description}</p>` : null}
-          <${GraphView} model=${modelFromGraph(data)} marks=${diagnosticMarks(data.diagnostics)} label=${`Graph of ${name}`} />
-          ${Object.keys(counts).length ? html`
-            <p class="node-badges">${Object.entries(counts).map(([id, count]) => html`
-              <span class="badge diag-error" data-node-badge=${id}>${id}: ${count.errors} error(s), ${count.warnings} warning(s)</span> `)}</p>` : null}
-          <${Diagnostics} items=${data.diagnostics} />`;
-      }}<//>
+          <${GraphView} model=${withMissing(modelFromGraph(data))} marks=${diagnosticMarks(data.diagnostics)}
+            badges=${diagnosticBadges(data.diagnostics)} label=${`Graph of ${name}`} />
+          <${Diagnostics} items=${data.diagnostics} />`}<//>
     </section>`;
 }
 
