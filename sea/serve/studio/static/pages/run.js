@@ -99,7 +99,7 @@ async function readStream(response, onEvent) {
   }
 }
 
-export default function Run({ api, route, setTitle }) {
+function Run({ api, route, setTitle }) {
   const persona = route.parts[0] || '';
   const [pulseId, setPulseId] = useState(route.query.pulse || null);
   const [state, setState] = useState(() => initial());
@@ -144,6 +144,7 @@ export default function Run({ api, route, setTitle }) {
     const controller = new AbortController();
     abort.current = controller;
     let id = null;
+    let lastSeen = null;
     try {
       const body = { input: text, ...(playbook ? { playbook } : {}) };
       const response = await api.raw(`/v1/personas/${encodeURIComponent(persona)}/pulses`, {
@@ -156,6 +157,7 @@ export default function Run({ api, route, setTitle }) {
         throw errorOf(response.status, parsed);
       }
       const seen = (message) => {
+        if (message.id !== null) lastSeen = message.id;
         onEvent(message);
         const data = dataOf(message);
         if (!id && data && data.pulse_id) { id = data.pulse_id; setPulseId(id); keep(id); }
@@ -164,7 +166,7 @@ export default function Run({ api, route, setTitle }) {
       if (!ended && id && !controller.signal.aborted) await rejoin(id, last); // the stream dropped
     } catch (failure) {
       if (controller.signal.aborted) return;
-      if (id) await rejoin(id, state.lastId); else { setError(failure); setState((old) => ({ ...old, status: 'idle' })); }
+      if (id) await rejoin(id, lastSeen); else { setError(failure); setState((old) => ({ ...old, status: 'idle' })); }
     }
   };
   const stop = async () => {
@@ -231,4 +233,9 @@ export default function Run({ api, route, setTitle }) {
       </section>
       <${Events} events=${state.events} />
     </div>`;
+}
+
+/** The page: one console per persona (another persona's address starts afresh). */
+export default function RunPage(props) {
+  return html`<${Run} key=${props.route.parts[0] || ''} ...${props} />`;
 }
