@@ -110,6 +110,13 @@ def test_a_typo_shows_its_diagnostic_at_its_line_and_on_its_node(studio: Studio)
     expect(editor).to_have_value(on_disk, timeout=10_000)
     expect(page.get_by_role("status").filter(has_text="changed on disk")).to_be_visible()
 
+    editor.fill(on_disk + " ")  # unsaved edits: a change on disk is said, not loaded over them
+    file.write_text(text)
+    expect(page.get_by_role("alert")).to_contain_text("Your edits are not saved", timeout=10_000)
+    expect(editor).to_have_value(on_disk + " ")
+    page.get_by_role("button", name="Reload from disk (drop my edits)").click()
+    expect(editor).to_have_value(text)
+
 
 def has_class(name: str) -> object:
     """A class list that contains ``name`` (as a regular expression for ``to_have_class``)."""

@@ -101,3 +101,20 @@ def test_an_approval_request_is_answered_in_place_and_the_pulse_goes_on(studio: 
     expect(request).to_have_count(0)
     expect(page.locator('[data-reply="spoken"]')).to_have_text(REPLY)
     expect(page.locator('[data-node="reply"]')).to_have_attribute("data-state", "done")
+
+
+def test_stop_cancels_the_pulse(studio: Studio) -> None:
+    from playwright.sync_api import expect
+
+    _persona(studio, "rund")
+    page = studio.open("#/run/rund")
+    form = page.get_by_role("form", name="Message")
+    form.get_by_label("Playbook").select_option("slow")
+    form.get_by_label("Message").fill("Tell me a long story")
+    form.get_by_role("button", name="Send").click()
+    expect(page.locator('[data-reply="streaming"]')).to_contain_text("w1 w2")
+    form.get_by_role("button", name="Stop").click()
+    graph = page.get_by_role("region", name=re.compile("^slow"))
+    expect(graph.locator(".badge")).to_have_text("cancelled")
+    expect(page.locator('[data-node="reply"]')).to_have_attribute("data-state", "failed")
+    expect(form.get_by_role("button", name="Send")).to_be_enabled()
