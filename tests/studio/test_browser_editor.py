@@ -80,7 +80,7 @@ def test_a_typo_shows_its_diagnostic_at_its_line_and_on_its_node(studio: Studio)
     expect(page.locator('[data-node="replly"]')).to_have_count(1)  # the missing target drawn
     studio.shot("editor-diagnostic")
 
-    diagnostic.get_by_role("button", name=f"{line}:").click()
+    diagnostic.get_by_role("button", name=f"Go to line {line}:").click()
     expect(look).to_have_attribute("aria-pressed", "true")
     caret = editor.evaluate("element => element.value.slice(0, element.selectionStart)")
     assert caret.count("\n") + 1 == line
@@ -99,6 +99,16 @@ def test_a_typo_shows_its_diagnostic_at_its_line_and_on_its_node(studio: Studio)
     expect(look).to_have_class(has_class("defines"))
     expect(page.locator('[data-node="reply"]')).to_have_class(has_class("reads"))
 
+
+def test_save_writes_the_file_and_a_change_on_disk_reloads(studio: Studio) -> None:
+    from playwright.sync_api import expect
+
+    file = studio.server.root / "books" / "saved.json"
+    text = orjson.dumps({**EDITED, "name": "saved"}, option=orjson.OPT_INDENT_2).decode()
+    file.write_text(text)
+    page = studio.open("#/edit/saved")
+    editor = page.get_by_label("JSON of saved")
+    expect(editor).to_have_value(text)
     saved = text.replace("Say hello.", "Say hello kindly.")
     editor.fill(saved)
     page.get_by_role("button", name="Save").click()
@@ -116,6 +126,12 @@ def test_a_typo_shows_its_diagnostic_at_its_line_and_on_its_node(studio: Studio)
     expect(editor).to_have_value(on_disk + " ")
     page.get_by_role("button", name="Reload from disk (drop my edits)").click()
     expect(editor).to_have_value(text)
+
+    page = studio.open("#/edit/meta_user")  # bundled: read only
+    expect(page.get_by_text("bundled (read only)")).to_be_visible()
+    page.get_by_label("JSON of meta_user").press("End")
+    page.get_by_label("JSON of meta_user").type(" ")
+    expect(page.get_by_role("button", name="Save")).to_be_disabled()
 
 
 def has_class(name: str) -> object:

@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sea.errors import ServeError
 from sea.lang.checks import CheckContext
 from sea.lang.checks.dataflow import definitions, node_reads
 from sea.lang.checks.nodes import indexed
@@ -33,25 +32,6 @@ from sea.lang.library import PlaybookLibrary
 from sea.lang.models import Playbook
 from sea.lang.node import Defined
 from sea.lang.variables import ALWAYS_DEFINED, BUILTIN_VARIABLES
-
-
-class PlaybookChanged(ServeError):
-    """A save names the version it edits (``If-Match``) and the file changed on disk since:
-    it is not overwritten."""
-
-    code = "SEA830"
-    status = 409
-    hint = "reload the playbook (GET /v1/playbooks/{name}), apply the edit again and save"
-
-
-class PlaybookReadOnly(ServeError):
-    """A save names a bundled playbook: only the server's ``--playbooks`` directories are
-    written."""
-
-    code = "SEA831"
-    status = 403
-    hint = ("copy it into a directory given to `sea serve --playbooks` under the same "
-            "name (the server's directories win over the bundled ones), then edit that copy")
 
 
 class PlaybookSave(BaseModel):

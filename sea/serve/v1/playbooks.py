@@ -34,10 +34,14 @@ from sea.lang.node import Edge
 from sea.lang.render import to_mermaid
 from sea.resources import bundled_playbooks_dir
 from sea.serve.deps import Ctx, Reader
-from sea.serve.v1.common import Author, Options, diagnostic_json
-from sea.serve.v1.editor import (
+from sea.serve.v1.common import (
+    Author,
+    Options,
     PlaybookChanged,
     PlaybookReadOnly,
+    diagnostic_json,
+)
+from sea.serve.v1.editor import (
     PlaybookSave,
     sha_of,
     variables_json,

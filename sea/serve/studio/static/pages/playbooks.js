@@ -23,7 +23,8 @@ export function Diagnostics({ items, onPick, label = 'Diagnostics' }) {
     <ul class="diagnostics" aria-label=${label}>
       ${items.map((d, index) => html`
         <li key=${index} class=${`diagnostic ${d.severity}`} data-code=${d.code}>
-          ${onPick ? html`<button type="button" class="link" onClick=${() => onPick(d)}>
+          ${onPick ? html`<button type="button" class="link" onClick=${() => onPick(d)}
+              aria-label=${d.line ? `Go to line ${d.line}:${d.column || 1}` : `Go to node ${d.node_id || ''}`}>
               ${d.line ? `${d.line}:${d.column || 1}` : '—'}</button>` : html`<span>${d.line ? `${d.line}:${d.column || 1}` : ''}</span>`}
           ${' '}<code>${d.code}</code> <span class="sev">${d.severity}</span>
           ${d.node_id ? html` <span class="muted">node ${d.node_id}</span>` : null}
