@@ -40,6 +40,11 @@ ASKING = {
 REPLY = "Hello there, friend. How are you?"
 LONG = " ".join(f"w{i}" for i in range(200))
 """The slow playbook's reply: 200 chunks, 20 ms apart (4 s)."""
+ROUTED = {"playbook": "basic_chat", "reason": "a greeting"}
+"""The bundled ``meta_user``'s router's answer: just speak (then ``sub_speak`` says
+:data:`SPOKEN`)."""
+SPOKEN = " ".join(f"w{i}" for i in range(120))
+"""``sub_speak``'s reply: 120 chunks, 20 ms apart (2.4 s: long enough to see it run)."""
 
 
 @dataclass
@@ -78,7 +83,8 @@ def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) 
     for playbook in (CHAT, SLOW, ASKING):
         (books / f"{playbook['name']}.json").write_bytes(orjson.dumps(playbook))
     (root / "script.json").write_bytes(orjson.dumps(script or {
-        "responses": {"slow.reply": [LONG] * 20},
+        "responses": {"slow.reply": [LONG] * 20, "sub_speak.compose": [SPOKEN] * 20,
+                      "sub_router_user.decide": [ROUTED] * 20},
         "default": [REPLY] * 400,
         "chunk_delay_s": 0.02,
     }))

@@ -39,6 +39,25 @@ class Conflict(ServeError):
     status = 409
 
 
+class PlaybookChanged(ServeError):
+    """A save names the version it edits (``If-Match``) and the file changed on disk since:
+    it is not overwritten."""
+
+    code = "SEA830"
+    status = 409
+    hint = "reload the playbook (GET /v1/playbooks/{name}), make the edit again and save it"
+
+
+class PlaybookReadOnly(ServeError):
+    """A save names a bundled playbook: only the server's ``--playbooks`` directories are
+    written."""
+
+    code = "SEA831"
+    status = 403
+    hint = ("copy it into a directory given to `sea serve --playbooks` under the same "
+            "name (the server's directories win over the bundled ones), then edit that copy")
+
+
 def engine_tools() -> dict[str, Mapping[str, Any] | None]:
     """The engine's tools and their argument schemas, as published (``make schemas``)."""
     from sea.jsonfile import read_json

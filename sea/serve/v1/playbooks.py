@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from fastapi import APIRouter
-from fastapi.responses import PlainTextResponse
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from sea.errors import PlaybookError, ResourceNotFound, Severity
+from sea.errors import InvalidRequest, PlaybookError, ResourceNotFound, Severity
 from sea.lang.files import MAX_PLAYBOOK_BYTES, read_playbook_bytes
 from sea.lang.hints import did_you_mean
 from sea.lang.library import PlaybookLibrary, PlaybookNotFound
@@ -34,7 +34,20 @@ from sea.lang.node import Edge
 from sea.lang.render import to_mermaid
 from sea.resources import bundled_playbooks_dir
 from sea.serve.deps import Ctx, Reader
-from sea.serve.v1.common import Author, Options, diagnostic_json
+from sea.serve.v1.common import (
+    Author,
+    Options,
+    PlaybookChanged,
+    PlaybookReadOnly,
+    diagnostic_json,
+)
+from sea.serve.v1.editor import (
+    PlaybookSave,
+    sha_of,
+    variables_json,
+    writable,
+    write_file,
+)
 
 router = APIRouter(prefix="/v1", tags=["playbooks"])
 
@@ -105,6 +118,7 @@ def _summary(library: PlaybookLibrary, name: str) -> dict[str, Any]:
         description = found if isinstance(found, str) else None
     return {"name": name, "description": description, "source": _source(path),
             "router_callable": bool(signature and signature.router_callable),
+            "writable": writable(library, path),
             "sha256": None if data is None else hashlib.sha256(data).hexdigest(),
             **_counts(result)}
 
@@ -120,13 +134,19 @@ async def list_playbooks(ctx: Ctx, options: Options, principal: Reader) -> dict[
     return {"items": await ctx.call(options.checked, ctx.library, listed)}
 
 
-@router.get("/playbooks/{name}")
-async def show_playbook(name: str, ctx: Ctx, options: Options,
-                        principal: Reader) -> dict[str, Any]:
+@router.get("/playbooks/{name}", response_model=None)
+async def show_playbook(name: str, ctx: Ctx, options: Options, principal: Reader,
+                        if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """One playbook: its text (null when the file cannot be read), its parsed document
-    (null when the text is not JSON), its sha256 and every diagnostic of its check."""
+    (null when the text is not JSON), its sha256 (also its ETag: with ``If-None-Match``
+    an unchanged file answers 304, unchecked, which makes polling for a change on disk
+    cheap), whether the server writes it and every diagnostic of its check."""
 
-    def shown(library: PlaybookLibrary) -> dict[str, Any]:
+    def shown(library: PlaybookLibrary) -> dict[str, Any] | None:
+        current = _read(_path(library, name))
+        if if_none_match and current is not None \
+                and if_none_match.strip().removeprefix("W/").strip('"') == sha_of(current):
+            return None
         summary = _summary(library, name)
         data = _read(_path(library, name))
         text = None if data is None else data.decode("utf-8", errors="replace")
@@ -137,7 +157,11 @@ async def show_playbook(name: str, ctx: Ctx, options: Options,
         diagnostics = [diagnostic_json(d, name) for d in library.check(name).diagnostics]
         return {**summary, "text": text, "document": document, "diagnostics": diagnostics}
 
-    return await ctx.call(options.checked, ctx.library, shown)
+    found = await ctx.call(options.checked, ctx.library, shown)
+    if found is None:
+        return Response(status_code=304, headers={"ETag": str(if_none_match)})
+    etag = {"ETag": f'"{found["sha256"]}"'} if found["sha256"] else {}
+    return JSONResponse(found, headers=etag)
 
 
 def edge_kind(edge: Edge) -> str:
@@ -200,16 +224,52 @@ async def validate(body: ValidateRequest, ctx: Ctx, options: Options,
     against the server's library, tool calls against its tools): ``ok`` (no errors; with
     ``strict`` no warnings either), the counts, every diagnostic, and the graph of the
     playbook as far as it could be built (so a view survives a typo; null when the text is
-    not a JSON object of a playbook's shape)."""
+    not a JSON object of a playbook's shape) and its ``variables``: where each is defined
+    and read (:func:`~sea.serve.v1.editor.variables_json`; empty without a graph)."""
 
-    def checked(library: PlaybookLibrary) -> LoadResult:
-        return check_document(body.text, file=body.name, context=library.context(),
-                              types=library.types)
+    def checked(library: PlaybookLibrary) -> tuple[LoadResult, list[dict[str, Any]]]:
+        found = check_document(body.text, file=body.name, context=library.context(),
+                               types=library.types)
+        drawn = found.playbook or found.salvaged
+        return found, [] if drawn is None else variables_json(drawn, library.context())
 
-    result = await ctx.call(options.checked, ctx.library, checked, body.strict)
+    result, variables = await ctx.call(options.checked, ctx.library, checked, body.strict)
     failing = result.errors or (body.strict and any(
         d.severity is Severity.WARNING for d in result.diagnostics))
     drawn = result.playbook or result.salvaged
     return {"ok": not failing, **_counts(result),
             "diagnostics": [diagnostic_json(d, body.name) for d in result.diagnostics],
-            "graph": graph_json(drawn) if drawn is not None else None}
+            "graph": graph_json(drawn) if drawn is not None else None, "variables": variables}
+
+
+@router.put("/playbooks/{name}", response_model=None)
+async def save_playbook(name: str, body: PlaybookSave, ctx: Ctx, options: Options,
+                        principal: Author,
+                        if_match: Annotated[str | None, Header()] = None) -> JSONResponse:
+    """Write the playbook's file: its new ``sha256`` (also the ETag) and its check's
+    counts. 403 for a bundled playbook, 409 when ``If-Match`` is not the file's version."""
+    data = body.text.encode()
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raw = None
+    named = raw.get("name") if isinstance(raw, dict) else None
+    if isinstance(named, str) and named != name:
+        raise InvalidRequest(f"the text names the playbook {named!r}, not {name!r}: a save "
+                             "does not rename a playbook")
+
+    def saved(library: PlaybookLibrary) -> dict[str, Any]:
+        path = _path(library, name)
+        if not writable(library, path):
+            raise PlaybookReadOnly(f"playbook {name!r} is bundled with SEA: the server does "
+                                   "not write it")
+        current = _read(path)
+        wanted = (if_match or "").strip().removeprefix("W/").strip('"')
+        if if_match and wanted != "*" and (current is None or sha_of(current) != wanted):
+            raise PlaybookChanged(f"playbook {name!r} changed on disk since it was loaded")
+        write_file(path, data)
+        library.refresh()
+        return _summary(library, name)
+
+    summary = await ctx.call(options.checked, ctx.library, saved)
+    return JSONResponse(summary, headers={"ETag": f'"{summary["sha256"]}"'})

@@ -77,3 +77,65 @@ export function pathOf(points) {
   }
   return d;
 }
+
+const TYPE_SHAPES = { pass: 'diamond', subplay: 'subroutine', exec: 'subroutine', tool: 'rect',
+  tool_call: 'rect', llm: 'rounded', set: 'rect' };
+const DETAIL_FIELDS = ['playbook', 'action', 'playbook_source'];
+
+/** A playbook's document as it is being written (valid or not) as a model: every node with
+ *  an id (later duplicates and nodes without one left out), every edge its `next`,
+ *  `conditional_next` and `error_next` declare; a target that is no node is kept as a
+ *  `dangling` edge to a node marked `missing`, so the drawing shows the typo. */
+export function modelFromDocument(document) {
+  const empty = { start: null, nodes: [], edges: [] };
+  if (!document || typeof document !== 'object' || !Array.isArray(document.nodes)) return empty;
+  const nodes = [];
+  const seen = new Set();
+  for (const raw of document.nodes) {
+    if (!raw || typeof raw !== 'object' || typeof raw.id !== 'string' || !raw.id || seen.has(raw.id)) continue;
+    seen.add(raw.id);
+    const type = typeof raw.type === 'string' ? raw.type : '?';
+    const field = DETAIL_FIELDS.find((name) => typeof raw[name] === 'string' && raw[name]);
+    const detail = field ? raw[field] : '';
+    nodes.push({ id: raw.id, type, label: `${raw.id}: ${type}${detail ? ` ${detail}` : ''}`,
+      shape: TYPE_SHAPES[type] || 'rect', detail });
+  }
+  const edges = [];
+  const missing = new Set();
+  let ends = false;
+  const add = (source, target, kind, label) => {
+    if (target !== null && target !== undefined && typeof target !== 'string') return;
+    const to = target === null || target === undefined || target === '' ? END : target;
+    if (to === END) ends = true;
+    else if (!seen.has(to)) missing.add(to);
+    edges.push({ id: `e${edges.length}`, source, target: to, kind, label: label || '' });
+  };
+  const drawn = new Set();
+  for (const raw of document.nodes) {
+    if (!raw || typeof raw !== 'object' || !seen.has(raw.id) || drawn.has(raw.id)) continue;
+    drawn.add(raw.id);
+    const cond = raw.conditional_next;
+    if (cond && typeof cond === 'object' && cond.cases && typeof cond.cases === 'object') {
+      for (const [key, target] of Object.entries(cond.cases)) add(raw.id, target, 'case', key);
+      if (cond.default !== undefined || !('default' in cond.cases)) add(raw.id, cond.default, 'default', 'default');
+    } else {
+      add(raw.id, raw.next, 'next', '');
+    }
+    if (typeof raw.error_next === 'string') add(raw.id, raw.error_next, 'error', 'error');
+  }
+  for (const id of missing) nodes.push({ id, type: 'missing', label: `${id}?`, shape: 'rect', detail: '' });
+  if (ends) nodes.push({ id: END, type: 'end', label: 'END', shape: 'circle', detail: '' });
+  const start = typeof document.start_node === 'string' ? document.start_node : (nodes[0]?.id ?? null);
+  return { start, nodes, edges };
+}
+
+/** A model whose node ids are prefixed (`sub_speak` + `compose` → `sub_speak.compose`): a
+ *  callee drawn beside its caller, its nodes told apart from the caller's. */
+export function prefixModel(model, prefix) {
+  const id = (value) => `${prefix}.${value}`;
+  return {
+    start: model.start === null ? null : id(model.start),
+    nodes: model.nodes.map((node) => ({ ...node, id: id(node.id) })),
+    edges: model.edges.map((edge) => ({ ...edge, id: id(edge.id), source: id(edge.source), target: id(edge.target) })),
+  };
+}

@@ -21,9 +21,10 @@ function nodeShape(node) {
 
 /**
  * The graph. `states`: {nodeId: 'running'|'done'|'failed'|'waiting'}; `marks`: {nodeId:
- * [class, ...]} (diagnostics, overlays); `selected`: a node id; `onSelect(id)`.
+ * [class, ...]} (diagnostics, overlays); `selected`: a node id; `onSelect(id)`; `badges`:
+ * {nodeId: {text, kind, title}} drawn at a node's corner (a diagnostic count).
  */
-export function GraphView({ model, states = {}, marks = {}, selected = null, onSelect, label = 'Playbook graph' }) {
+export function GraphView({ model, states = {}, marks = {}, selected = null, onSelect, label = 'Playbook graph', badges = {} }) {
   const laid = useMemo(() => (model ? layout(model, dagre) : null), [model]);
   if (!laid) return html`<div class="graph empty">No graph</div>`;
   const select = (id) => onSelect && onSelect(id);
@@ -54,6 +55,11 @@ export function GraphView({ model, states = {}, marks = {}, selected = null, onS
                onKeyDown=${(event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); select(node.id); } }}>
               ${nodeShape(node)}
               <text text-anchor="middle" y="4">${node.id === END ? 'END' : node.label}</text>
+              ${badges[node.id] ? html`
+                <g class=${`node-badge ${badges[node.id].kind || ''}`} data-badge=${node.id} transform=${`translate(${node.w / 2 - 4},${-node.h / 2})`}>
+                  <title>${badges[node.id].title || badges[node.id].text}</title>
+                  <circle r="9" /><text text-anchor="middle" y="4">${badges[node.id].text}</text>
+                </g>` : null}
             </g>`;
         })}
       </svg>

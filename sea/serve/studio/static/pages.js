@@ -3,6 +3,9 @@
 
 export const PAGES = [
   { page: 'personas', title: 'Personas', module: './pages/personas.js' },
+  { page: 'playbooks', title: 'Playbooks', module: './pages/playbooks.js' },
+  { page: 'edit', title: 'Editor', module: './pages/playbooks.js', hidden: true },
+  { page: 'run', title: 'Run', module: './pages/run.js', hidden: true },
 ];
 
 export function pageOf(name) {
