@@ -33,7 +33,9 @@ def _playwright() -> Any:
 def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A ``sea serve`` for the studio's tests."""
     _playwright()
-    running = start_server(tmp_path_factory.mktemp("studio-serve"))
+    root = tmp_path_factory.mktemp("studio-serve")
+    (root / "workspace").mkdir()  # the plans' files (plan review)
+    running = start_server(root, "--workspace", str(root / "workspace"))
     yield running
     running.stop()
 
