@@ -35,7 +35,9 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     _playwright()
     root = tmp_path_factory.mktemp("studio-serve")
     (root / "workspace").mkdir()  # the plans' files (plan review)
-    running = start_server(root, "--workspace", str(root / "workspace"))
+    (root / "traces").mkdir()  # recorded traces (regression)
+    running = start_server(root, "--workspace", str(root / "workspace"),
+                           "--traces", str(root / "traces"))
     yield running
     running.stop()
 

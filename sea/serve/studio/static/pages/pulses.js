@@ -10,6 +10,7 @@ import { href } from '../route.js';
 import { ErrorLine, Fold, Loaded, Status, Time, useLoad } from '../ui.js';
 import { eventsOfTrace, layout, nextChunk } from '../timeline.js';
 
+const LINK = { open: 'following live', closed: 'every event read', connecting: 'connecting', reconnecting: 'reconnecting', failed: 'failed' };
 const seconds = (value) => `${(value || 0).toFixed(3)} s`;
 
 function Parts({ parts }) {
@@ -155,7 +156,7 @@ function Pulse({ api, id }) {
       </dl>`}<//>
     <div class="toolbar">
       <button type="button" onClick=${save}>Download trace</button>
-      <span class=${`live live-${link}`} role="status">${link === 'open' ? 'following' : link}</span>
+      <span class=${`live live-${link}`} role="status">${LINK[link] || link}</span>
       ${note ? html`<span role="status">${note}</span>` : null}
     </div>
     <${ErrorLine} error=${error} />

@@ -12,8 +12,8 @@ const MEASURES = [
   { id: 'cost', title: 'Cost', value: (row) => row.cost },
   { id: 'latency', title: 'Time per call, median (s)', value: (row) => row.latency_p50_s },
 ];
-const LABEL = 190;
-const SPAN = 520;
+const LABEL = 150;
+const SPAN = 300;
 const ROW = 22;
 
 function Chart({ title, rows, measure, id }) {
@@ -23,19 +23,19 @@ function Chart({ title, rows, measure, id }) {
     <figure class="chart" aria-labelledby=${`${id}-title`}>
       <figcaption id=${`${id}-title`}><strong>${title}</strong>: ${measure.title.toLowerCase()}</figcaption>
       ${drawn.length ? html`
-        <svg viewBox=${`0 0 ${LABEL + SPAN + 90} ${height}`} role="img" aria-label=${`${title}, ${measure.title}: bar chart; the figures are in the table below`}>
+        <svg viewBox=${`0 0 ${LABEL + SPAN + 70} ${height}`} role="img" aria-label=${`${title}, ${measure.title}: bar chart; the figures are in the table below`}>
           ${drawn.map((bar) => html`<g data-key=${bar.key}>
             <text x=${LABEL - 6} y=${bar.y + 15} text-anchor="end">${bar.key.length > 28 ? `${bar.key.slice(0, 27)}…` : bar.key}</text>
             <rect class="bar" x=${LABEL} y=${bar.y + 4} width=${Math.max(bar.width, bar.value > 0 ? 1 : 0)} height=${ROW - 8} />
             <text class="value" x=${LABEL + bar.width + 6} y=${bar.y + 15}>${shortNumber(bar.value)}</text></g>`)}
         </svg>` : html`<p class="empty">No call yet.</p>`}
       <details><summary>Figures of ${title.toLowerCase()}</summary>
-        <table class="compact"><caption>${title}</caption>
+        <div class="scroll"><table class="compact"><caption>${title}</caption>
           <thead><tr><th scope="col">Key</th><th scope="col">Calls</th><th scope="col">Failures</th><th scope="col">Tokens in</th>
             <th scope="col">Tokens out</th><th scope="col">Cost</th><th scope="col">Median s</th><th scope="col">p95 s</th></tr></thead>
           <tbody>${rows.map((row) => html`<tr><th scope="row">${row.key}</th><td>${row.calls}</td><td>${row.failures}</td>
             <td>${row.tokens_in}</td><td>${row.tokens_out}</td><td>${shortNumber(row.cost)}</td>
-            <td>${shortNumber(row.latency_p50_s)}</td><td>${shortNumber(row.latency_p95_s)}</td></tr>`)}</tbody></table>
+            <td>${shortNumber(row.latency_p50_s)}</td><td>${shortNumber(row.latency_p95_s)}</td></tr>`)}</tbody></table></div>
       </details>
     </figure>`;
 }
@@ -61,8 +61,8 @@ export default function Stats({ api, setTitle }) {
         ${(personas.data?.items || []).map((item) => html`<option value=${item.id}>${item.name} (${item.id})</option>`)}</select></label>
       <label>Since <input value=${form.since} placeholder="24h, 7d or an ISO time" onInput=${(event) => setForm({ ...form, since: event.target.value })} /></label>
       <button type="submit">Show</button>
-      <label>Chart <select value=${form.measure} onChange=${(event) => setForm({ ...form, measure: event.target.value })}>
-        ${MEASURES.map((item) => html`<option value=${item.id}>${item.title}</option>`)}</select></label>
+      <span><label for="stats-measure">Chart</label> <select id="stats-measure" value=${form.measure} onChange=${(event) => setForm({ ...form, measure: event.target.value })}>
+        ${MEASURES.map((item) => html`<option value=${item.id}>${item.title}</option>`)}</select></span>
     </form>
     <${Loaded} state=${stats}>${(data) => html`
       <p class="totals" aria-label="Totals">
