@@ -138,3 +138,25 @@ def test_regression_replays_a_recorded_trace_and_shows_where_it_diverges(
     expect(page.get_by_role("status").filter(has_text="replayed")).to_have_text(
         "1 matched, 1 diverged or failed of 2 replayed")
     studio.shot("regression")
+
+
+def test_a_large_trace_file_is_drawn_in_chunks(studio: Studio, tmp_path: Any) -> None:
+    from playwright.sync_api import expect
+
+    nodes = [{"seq": i + 1, "playbook": "big", "node": f"n{i}", "type": "pass", "depth": 0}
+             for i in range(1000)]
+    trace = {"version": 1, "pulse_id": "p-big", "playbook": "big", "status": "ok",
+             "duration_s": 3.0, "error": None, "nodes": nodes, "llm_calls": [],
+             "tool_calls": [], "memory_writes": []}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(trace))
+    page = studio.open("#/pulses")
+    page.get_by_label("Open a trace file").set_input_files(str(path))
+    expect(page.get_by_role("status").filter(has_text="Drawing")).to_contain_text(
+        "of 1000 rows")  # drawn a frame at a time, the page answering in between
+    rows = page.get_by_role("list", name="Timeline of the trace file").locator("li")
+    expect(rows).to_have_count(1000, timeout=15_000)  # a loaded machine is slow
+    expect(page.get_by_role("status").filter(has_text="Drawing")).to_have_count(0)
+    page.get_by_role("button", name="big.n999", exact=False).click()
+    expect(page.get_by_role("complementary", name="Details").get_by_role(
+        "heading", level=2)).to_have_text("big.n999")

@@ -1,7 +1,7 @@
 // The timeline layout (sea/serve/studio/static/timeline.js): events -> spans.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsOfTrace, layout, nextChunk } from '../../../sea/serve/studio/static/timeline.js';
+import { CHUNK, chunkKey, eventsOfTrace, layout, nextChunk } from '../../../sea/serve/studio/static/timeline.js';
 
 const start = (playbook, node, depth = 0, type = 'llm') => ({ kind: 'node_start', playbook, node, node_type: type, depth });
 const end = (playbook, node, duration, depth = 0, outcome = 'ok') => ({ kind: 'node_end', playbook, node, node_type: 'llm', depth, duration_s: duration, outcome });
@@ -69,11 +69,14 @@ test('a trace file becomes the same events, in seq order', () => {
   assert.throws(() => eventsOfTrace(null), /JSON object/);
 });
 
-test('ten thousand events lay out, and are drawn in chunks', () => {
+test('ten thousand events lay out, and are drawn in chunks redrawn only when they change', () => {
   const events = [];
   for (let i = 0; i < 5000; i += 1) events.push(start('p', `n${i}`), end('p', `n${i}`, 0.001));
   const { spans } = layout(events);
   assert.equal(spans.length, 5000);
-  assert.equal(nextChunk(0, 5000), 200);
+  assert.equal(nextChunk(0, 5000), CHUNK);
   assert.equal(nextChunk(4900, 5000), 5000);
+  const first = spans.slice(0, CHUNK);
+  assert.equal(chunkKey(first, 5), chunkKey(layout(events).spans.slice(0, CHUNK), 5)); // nothing to redraw
+  assert.notEqual(chunkKey(first, 5), chunkKey(first, 6)); // a new scale redraws
 });

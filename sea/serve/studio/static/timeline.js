@@ -137,7 +137,17 @@ export function eventsOfTrace(trace) {
   return events;
 }
 
+/** How many rows are drawn a frame. */
+export const CHUNK = 250;
+
 /** The next size of a list drawn in chunks: `shown` grown by `step`, at most `total`. */
-export function nextChunk(shown, total, step = 200) {
+export function nextChunk(shown, total, step = CHUNK) {
   return Math.min(total, shown + step);
+}
+
+/** What a chunk of rows is drawn from (equal keys: nothing to redraw). */
+export function chunkKey(spans, total) {
+  let key = `${total}|${spans.length}`;
+  for (const span of spans) key += `|${span.id}:${span.start}:${span.end}:${span.outcome || ''}:${span.open ? 1 : 0}`;
+  return key;
 }

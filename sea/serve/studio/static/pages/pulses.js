@@ -4,11 +4,11 @@
 // writes, `ref:` resolutions, plan events), live while it runs; its trace downloaded.
 // Long timelines are drawn in chunks, a frame at a time, so the page never freezes.
 
-import { html, useEffect, useRef, useState } from '../vendor/htm-preact-standalone.mjs';
+import { Component, html, useEffect, useMemo, useRef, useState } from '../vendor/htm-preact-standalone.mjs';
 import { dataOf, follow } from '../sse.js';
 import { href } from '../route.js';
 import { ErrorLine, Fold, Loaded, Status, Time, useLoad } from '../ui.js';
-import { eventsOfTrace, layout, nextChunk } from '../timeline.js';
+import { CHUNK, chunkKey, eventsOfTrace, layout, nextChunk } from '../timeline.js';
 
 const LINK = { open: 'following live', closed: 'every event read', connecting: 'connecting', reconnecting: 'reconnecting', failed: 'failed' };
 const seconds = (value) => `${(value || 0).toFixed(3)} s`;
@@ -73,18 +73,34 @@ function describe(span) {
   return `${span.label}, ${seconds(span.end - span.start)} from ${seconds(span.start)}${span.open ? ', not ended' : ''}${span.outcome && span.outcome !== 'ok' ? `, ${span.outcome}` : ''}`;
 }
 
+/** Rows of the timeline, redrawn only when one of them (or the scale) changed. */
+class Rows extends Component {
+  shouldComponentUpdate(next) {
+    return next.signature !== this.props.signature || next.picked !== this.props.picked;
+  }
+
+  render({ spans, total, picked, onPick }) {
+    return spans.map((item) => html`
+      <li key=${item.id} class=${`lvl-${item.level > 4 ? 'deep' : item.level}${picked === item.id ? ' selected' : ''}`} data-kind=${item.kind}>
+        <button type="button" class="row" aria-label=${describe(item)} aria-pressed=${picked === item.id ? 'true' : 'false'} onClick=${() => onPick(item.id)}>
+          <span class="label">${item.label}</span><${Bar} span=${item} total=${total} /></button></li>`);
+  }
+}
+
 /** The timeline of a list of events, drawn a chunk per frame. */
 export function Timeline({ events, title = 'Timeline' }) {
-  const laid = layout(events);
+  const laid = useMemo(() => layout(events), [events]);
   const [shown, setShown] = useState(0);
   const [picked, setPicked] = useState(null);
   useEffect(() => {
     if (shown >= laid.spans.length) return undefined;
-    const frame = requestAnimationFrame(() => setShown((old) => nextChunk(old, laid.spans.length)));
+    const frame = requestAnimationFrame(() => setShown((old) => nextChunk(old, laid.spans.length, CHUNK)));
     return () => cancelAnimationFrame(frame);
   }, [shown, laid.spans.length]);
   const { totals } = laid;
   const span = picked === null ? null : laid.spans[picked];
+  const chunks = [];
+  for (let at = 0; at < shown; at += CHUNK) chunks.push(laid.spans.slice(at, Math.min(shown, at + CHUNK)));
   return html`
     <p class="totals" aria-label="Totals">
       <span><strong>${totals.nodes}</strong> nodes</span><span><strong>${totals.llm}</strong> model calls</span>
@@ -94,10 +110,9 @@ export function Timeline({ events, title = 'Timeline' }) {
       ${laid.status ? html`<span>ended <${Status} value=${laid.status} /></span>` : null}</p>
     ${shown < laid.spans.length ? html`<p role="status" class="loading">Drawing ${shown} of ${laid.spans.length} rows…</p>` : null}
     <div class="timeline-wrap">
-      <ol class="timeline" aria-label=${title}>${laid.spans.slice(0, shown).map((item) => html`
-        <li key=${item.id} class=${`lvl-${item.level > 4 ? 'deep' : item.level}${picked === item.id ? ' selected' : ''}`} data-kind=${item.kind}>
-          <button type="button" class="row" aria-label=${describe(item)} aria-pressed=${picked === item.id ? 'true' : 'false'} onClick=${() => setPicked(item.id)}>
-            <span class="label">${item.label}</span><${Bar} span=${item} total=${laid.total} /></button></li>`)}
+      <ol class="timeline" aria-label=${title}>${chunks.map((rows) => html`
+        <${Rows} key=${rows[0].id} spans=${rows} total=${laid.total} signature=${chunkKey(rows, laid.total)}
+          picked=${rows.some((item) => item.id === picked) ? picked : null} onPick=${setPicked} />`)}
       </ol>
       <${Detail} span=${span} />
     </div>`;
