@@ -17,7 +17,10 @@ function Request({ item }) {
       <dt>Arguments</dt><dd><${Fold} value=${request.args || {}} label="arguments" /></dd></dl>`;
   }
   if (item.kind === 'actions') {
-    return html`<ol class="planned" aria-label="Planned actions">${(request.plan || []).map((step) => html`
+    const planned = Array.isArray(request.plan) ? request.plan : request.plan?.actions || [];
+    return html`${request.plan?.reason ? html`<p>${request.plan.reason}</p>` : null}
+      <p>Asks before: ${(request.tools || []).map((tool) => html`<code>${tool}</code> `)}</p>
+      <ol class="planned" aria-label="Planned actions">${planned.map((step) => html`
       <li><code>${step.tool || step.name}</code> <${Fold} value=${step.parameters || step.args || {}} label="parameters" /></li>`)}</ol>`;
   }
   if (item.kind === 'exec') {
