@@ -48,7 +48,15 @@ function Trail({ state }) {
     </section>`;
 }
 
-function Review({ api, persona, plan, preview, reload }) {
+/** What a pulse waiting for this plan's approval is answered: the specs chosen (all, some
+ * or none) as SEA's answer (`true`, `{"ids": [...]}`, `false`) with the reason. */
+export function pulseAnswer(choice, ids, reason) {
+  if (choice === 'none') return { answer: false, reason };
+  if (choice === 'all') return { answer: true, reason };
+  return { answer: { ids }, reason };
+}
+
+function Review({ api, persona, plan, preview, reload, waiting }) {
   const specs = plan.state.action_specs;
   const diffs = Object.fromEntries((preview?.diffs || []).map((diff) => [diff.spec_id, diff]));
   const [chosen, setChosen] = useState(() => new Set());
@@ -57,11 +65,15 @@ function Review({ api, persona, plan, preview, reload }) {
   const [error, setError] = useState(null);
   const base = `/v1/personas/${encodeURIComponent(persona)}/plans/${encodeURIComponent(plan.id)}`;
   const toggle = (id) => setChosen((old) => { const next = new Set(old); if (next.has(id)) next.delete(id); else next.add(id); return next; });
-  const send = async (action, body) => {
+  const send = async (action, body, choice) => {
     setError(null);
     try {
-      const done = await api.post(`${base}/${action}`, body);
-      setOutcome({ action, ...done });
+      if (waiting) { // the pulse asked: answering it is what approves (the gate records it)
+        await api.post(`/v1/pulses/${encodeURIComponent(waiting.pulse_id)}/resume`, pulseAnswer(choice, body.ids, reason));
+        setOutcome({ action: 'resume', choice });
+      } else {
+        setOutcome({ action, ...(await api.post(`${base}/${action}`, body)) });
+      }
       reload();
     } catch (failure) { setError(failure); }
   };
@@ -75,6 +87,7 @@ function Review({ api, persona, plan, preview, reload }) {
         · ${specs.length} spec(s) · persona <a href=${href('plans', persona)}>${persona}</a> · created <${Time} value=${plan.created_at} /></p>
       ${plan.content ? html`<p>${plan.content}</p>` : null}
     </header>
+    ${waiting ? html`<p class="card banner" role="note">Pulse <a href=${href('pulses', waiting.pulse_id)}>${waiting.pulse_id.slice(0, 8)}</a> waits for this plan's approval at ${waiting.playbook}.${waiting.node}: deciding here answers it.</p>` : null}
     <table class="specs"><caption>Specs</caption>
       <thead><tr><th scope="col">Select</th><th scope="col">Spec</th><th scope="col">Op</th><th scope="col">Path</th><th scope="col">Risk</th><th scope="col">Summary</th></tr></thead>
       <tbody>${specs.map((spec) => html`
@@ -88,14 +101,15 @@ function Review({ api, persona, plan, preview, reload }) {
     <div class="card decide" role="group" aria-label="Decision">
       <label>Reason <textarea rows="2" value=${reason} onInput=${(event) => setReason(event.target.value)}></textarea></label>
       <div class="actions">
-        <button type="button" disabled=${!open || !ids.length} onClick=${() => send('approve', { ids, request_id: request, reason })}>Approve selected (${ids.length})</button>
-        <button type="button" class="secondary" disabled=${!open} onClick=${() => send('approve', { request_id: request, reason })}>Approve all</button>
-        <button type="button" class="danger" disabled=${!open} onClick=${() => send('reject', { reason })}>Approve none (send back)</button>
+        <button type="button" disabled=${!open || !ids.length} onClick=${() => send('approve', { ids, request_id: request, reason }, 'some')}>Approve selected (${ids.length})</button>
+        <button type="button" class="secondary" disabled=${!open} onClick=${() => send('approve', { request_id: request, reason }, 'all')}>Approve all</button>
+        <button type="button" class="danger" disabled=${!open} onClick=${() => send('reject', { reason }, 'none')}>Approve none (send back)</button>
       </div>
       <${ErrorLine} error=${error} />
       ${outcome ? html`<p role="status" class="outcome">${outcome.action === 'approve'
         ? `Approved by ${outcome.approver}: ${selectionText(outcome.selection)}; the plan is ${outcome.status}.`
-        : `Sent back; the plan is ${outcome.status}.`}</p>` : null}
+        : outcome.action === 'resume' ? `Answered the waiting pulse (${outcome.choice === 'some' ? `specs ${ids.join(', ')}` : outcome.choice}); it goes on.`
+          : `Sent back; the plan is ${outcome.status}.`}</p>` : null}
     </div>
     <section aria-labelledby="diffs-title">
       <h2 id="diffs-title">Changes</h2>
@@ -112,11 +126,13 @@ function PlanPage({ api, persona, planId }) {
   const base = `/v1/personas/${encodeURIComponent(persona)}/plans/${encodeURIComponent(planId)}`;
   const plan = useLoad(() => api.get(base), [persona, planId]);
   const preview = useLoad(() => api.post(`${base}/preview`, {}).catch((error) => ({ error })), [persona, planId]);
+  const inbox = useLoad(() => api.get(`/v1/approvals?persona=${encodeURIComponent(persona)}`).catch(() => ({ items: [] })), [persona, planId, plan.data?.version]);
+  const waiting = (inbox.data?.items || []).find((item) => item.kind === 'plan' && item.request?.plan_id === planId) || null;
   return html`<${Loaded} state=${plan}>${(data) => html`
     ${preview.data?.error ? html`<${ErrorLine} error=${preview.data.error} />` : null}
     ${preview.loading && !preview.data ? html`<p role="status" class="loading">Previewing…</p>` : null}
     <${Review} key=${data.id} api=${api} persona=${persona} plan=${data} preview=${preview.data?.error ? null : preview.data}
-      reload=${() => { plan.reload(); }} />`}<//>`;
+      waiting=${waiting} reload=${() => { plan.reload(); inbox.reload(); }} />`}<//>`;
 }
 
 function PlanList({ api, persona }) {
