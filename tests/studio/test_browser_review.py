@@ -55,6 +55,7 @@ def test_the_inbox_shows_a_pulse_that_starts_waiting_and_approving_ends_it(
     expect(decided).to_contain_text("見てよい")
     expect(decided.locator(".badge")).to_have_text("ok")  # the pulse ended
     expect(page.get_by_text("Nothing is waiting.")).to_be_visible()
+    studio.shot("inbox-decided")
     shown = http.get(f"/v1/pulses/{pulse_id}").json()
     assert shown["pulse_status"] == "ok"
     assert shown["decisions"][0]["answer"] == {"approved": True, "approver": "dev",
@@ -110,6 +111,8 @@ def test_a_plan_review_approves_spec_1_only_and_the_plan_records_exactly_that(
         "Approved by dev: specs 1; the plan is approved.")
     trail = page.get_by_role("table", name="Approvals")
     expect(trail.locator("tr.approval-row")).to_have_count(1)
+    expect(trail.locator("tr.approval-row td").nth(0)).to_have_text("dev")
+    expect(trail.locator("tr.approval-row td time")).to_have_count(1)  # when, in the viewer's zone
     expect(trail.locator("tr.approval-row td").nth(2)).to_have_text("specs 1")
     stored: dict[str, Any] = http.get(f"/v1/personas/{who}/plans/{plan_id}").json()
     approvals = stored["state"]["approvals"]
