@@ -78,6 +78,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--log-ttl", type=seconds, default=900.0, metavar="SECONDS",
                         help="how long a run's events stay after its end, for streams that "
                         "rejoin (default: 900)")
+    parser.add_argument("--traces", metavar="DIR",
+                        help="directory of recorded traces (sea run --record) the studio's "
+                        "regression page replays against the playbooks as they are now")
     add_model_arguments(parser)
     add_busy_arguments(parser)
     add_guard_arguments(parser)
@@ -113,6 +116,8 @@ async def _serve(args: argparse.Namespace) -> int:
     persona = load_persona(args.persona_file, args.persona)
     setup = runtime_args(args, library)
     guards = guard_options(args, args.host)
+    if args.traces is not None and not Path(args.traces).expanduser().is_dir():
+        raise UsageError(f"--traces {args.traces}: not a directory")
     async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
         store = writable_store(setup.location)
         db = ServerDB(setup.location, share_lock=getattr(store, "connection_lock", None))
@@ -167,7 +172,8 @@ def _app(args: argparse.Namespace, ctx: ServeContext, auth: Auth,
     from sea.serve.v1.common import V1Options
 
     app = create_app(ctx, auth=auth, security=guards)
-    app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None)
+    app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None,
+                                args.traces)
     return app
 
 

@@ -7,6 +7,7 @@ are plain JSON data so a host can forward them as they are.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -331,3 +332,28 @@ def _all_events(root: type[Event]) -> list[type[Event]]:
 
 for _cls in _all_events(Event):  # events are made at every step and every action
     fast_init(_cls)
+
+_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in _all_events(Event)
+                                  if "kind" in vars(cls)}
+
+
+def event_from_json(data: Mapping[str, Any]) -> Event | None:
+    """The event whose ``to_json()`` is ``data`` (a host's log read back, e.g. to make a
+    trace of a pulse a server ran); None for a kind this version does not know. Fields
+    this version does not know are left out; a missing required field raises.
+
+    Raises:
+        TypeError: ``data`` lacks a field its kind requires.
+    """
+    cls = _KINDS.get(str(data.get("kind")))
+    if cls is None:
+        return None
+    given = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data}
+    if cls is LLMCalled and isinstance(given.get("record"), Mapping):
+        record = given["record"]
+        given["record"] = LLMCallRecord(**{f.name: record[f.name]
+                                           for f in dataclasses.fields(LLMCallRecord)
+                                           if f.name in record})
+    if cls is MemoryWritten and isinstance(given.get("tags"), list):
+        given["tags"] = tuple(given["tags"])
+    return cls(**given)

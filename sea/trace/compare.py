@@ -151,17 +151,25 @@ def steps(trace: Trace) -> list[Step]:
 
 def first_divergence(expected: Trace, actual: Trace) -> Divergence | None:
     """The first step (then the outcome) where ``actual`` differs from ``expected``."""
+    found = divergence_at(expected, actual)
+    return None if found is None else found[1]
+
+
+def divergence_at(expected: Trace, actual: Trace) -> tuple[int, Divergence] | None:
+    """The first divergence and its step's number: 1 for the first of :func:`steps`, one
+    past the last step of the longer trace when only the outcome differs."""
     wanted, got = steps(expected), steps(actual)
-    for index in range(max(len(wanted), len(got))):
+    count = max(len(wanted), len(got))
+    for index in range(count):
         want = wanted[index] if index < len(wanted) else None
         have = got[index] if index < len(got) else None
         found = _compare_step(want, have)
         if found is not None:
-            return found
+            return index + 1, found
     for field in ("status", "spoken", "error"):
         want_value, have_value = getattr(expected, field), getattr(actual, field)
         if want_value != have_value:
-            return Divergence(expected.playbook, None, field, want_value, have_value)
+            return count + 1, Divergence(expected.playbook, None, field, want_value, have_value)
     return None
 
 

@@ -40,7 +40,7 @@ from sea.host.runtime import Runtime
 from sea.jsonfile import TRACE_FILES, ReadLimit, read_json
 from sea.jsontypes import json_type
 from sea.llm.models import ModelSet
-from sea.trace.compare import Divergence, first_divergence
+from sea.trace.compare import Divergence, divergence_at
 from sea.trace.format import (
     TRACE_VERSION,
     Trace,
@@ -61,6 +61,8 @@ class ReplayReport:
     divergence: Divergence | None
     changed_playbooks: dict[str, tuple[str, str | None]]
     """Playbooks whose source changed since recording: name → (recorded hash, current)."""
+    step: int | None = None
+    """The number of the step it diverged at (:func:`sea.trace.compare.divergence_at`)."""
 
     @property
     def matched(self) -> bool:
@@ -326,8 +328,10 @@ async def areplay(trace: Trace, library: Library, *, budget: HistoryBudget) -> R
             actual = recorder.trace(current_hashes(library, recorder.playbooks_run()))
         finally:
             store.close()
-    return ReplayReport(trace, actual, first_divergence(trace, actual),
-                        _changed(trace.playbook_hashes, library))
+    found = divergence_at(trace, actual)
+    return ReplayReport(trace, actual, None if found is None else found[1],
+                        _changed(trace.playbook_hashes, library),
+                        None if found is None else found[0])
 
 
 def current_hashes(library: Library, names: list[str]) -> dict[str, str]:

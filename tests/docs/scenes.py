@@ -305,6 +305,7 @@ SCENES: tuple[Scene, ...] = (
     Scene("guides/writing-playbooks.md", "sea run meta_intent"),
     Scene("guides/serving.md", "sea serve --playbooks", files=_my_playbooks),
     Scene("guides/serving-many.md", "sea serve --db"),
+    Scene("guides/studio-review.md", "sea serve --workspace"),
     Scene("guides/serving-security.md", "sea keys add", checks={
         "sea keys list": _said("alice"),
         "sea keys revoke": _said("alice")}),

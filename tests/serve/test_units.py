@@ -19,6 +19,7 @@ from sea.llm.models import ModelSet
 from sea.serve.compat.stream import position
 from sea.serve.eventlog import Entry, MemoryEventLog
 from sea.serve.thread_state import answer_of, interrupt_of
+from sea.serve.v1.approvals import request_kind
 from tests.serve.server import ASKING, CHAT
 
 PLAN = {"action": "plan", "playbook": "p", "node": "n",
@@ -92,6 +93,15 @@ def test_a_plans_request_is_one_action_per_spec() -> None:
     tool = interrupt_of("pulse", {"tool": "t", "args": {"x": 1}, "playbook": "p", "node": "n"})
     assert tool["value"]["action_requests"][0]["args"] == {"x": 1}
     assert tool["value"]["review_configs"][0]["allowed_decisions"] == ["approve", "reject"]
+
+
+def test_the_inbox_names_each_request_kind() -> None:
+    assert request_kind(PLAN) == "plan"
+    actions = {"tools": ["notes_write"], "plan": {"actions": [
+        {"action_id": "a1", "tool": "notes_write", "parameters": {"text": "x"}}], "reason": "r"}}
+    assert request_kind(actions) == "actions"  # the actions node's model plan, as asked
+    assert request_kind({"playbook_name": "sub_plan"}) == "exec"
+    assert request_kind({"tool": "memory_recent", "args": {}}) == "tool"
 
 
 def test_a_pulse_in_a_memory_thread_reads_and_writes_that_thread_only(tmp_path: Path) -> None:

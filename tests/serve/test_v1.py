@@ -96,6 +96,9 @@ def test_the_inbox_lists_waiting_pulses_and_a_resume_answers_them(http: httpx.Cl
     assert len(runs) == 2
     recorded = http.get(f"/threads/aoi.main/runs/{runs[1]}").json()["kwargs"]["answer"]
     assert recorded == {"approved": True, "approver": "dev"}  # the key's name, not mallory
+    decisions = http.get(f"/v1/pulses/{pulse_id}").json()["decisions"]
+    assert [(d["run_id"], d["answer"]) for d in decisions] == [(runs[1], recorded)]
+    assert decisions[0]["at"].startswith("20")  # when it was given
     assert pulse_id not in [i["pulse_id"] for i in http.get("/v1/approvals").json()["items"]]
     again = http.post(f"/v1/pulses/{pulse_id}/resume", json={"answer": True})
     assert again.status_code == 409 and again.json()["error"]["code"] == "SEA824"

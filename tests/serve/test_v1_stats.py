@@ -1,7 +1,9 @@
-"""``/v1/stats`` (= ``sea stats --json``, of the key's personas) and the trace of a pulse."""
+"""``/v1/stats`` (= ``sea stats --json``, of the key's personas) and the trace of a pulse
+(made from its logged events while the server keeps them)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,7 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.serve.server import ROOT
+from saimemory.base import DEFAULT_BUDGET
+from sea.serve.eventlog import MemoryEventLog
+from sea.trace.format import Trace
+from sea.trace.replay import areplay
+from tests.serve.server import REPLY, ROOT
 from tests.serve.test_agent_chat_ui import events_of
 from tests.serve.v1app import App, serving
 
@@ -65,10 +71,29 @@ def test_stats_are_sea_stats_json_of_the_keys_personas(v1: App) -> None:
     assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "SEA820"
 
 
-def test_the_trace_of_a_pulse_says_this_server_records_none(v1: App) -> None:
+def test_the_trace_of_a_pulse_is_made_from_its_logged_events_and_replays(v1: App) -> None:
+    first = pulse(v1, "aoi", "k-admin")  # earlier conversation of the second
     pulse_id = pulse(v1, "aoi", "k-admin")
     answer = v1.get(f"/v1/pulses/{pulse_id}/trace", "k-read")
+    assert answer.status_code == 200, answer.text
+    assert f'filename="pulse-{pulse_id}.trace.json"' in answer.headers["content-disposition"]
+    trace = Trace.model_validate(answer.json())
+    assert trace.pulse_id == pulse_id and trace.input == "hello" and trace.status == "ok"
+    assert [(n.playbook, n.node) for n in trace.nodes] == [("chat", "reply")]
+    assert trace.llm_calls[0].response == REPLY and trace.spoken == [REPLY]
+    assert [m["content"] for m in trace.history] == ["hello", REPLY]  # the first pulse's
+    assert all(first in m["tags"][1] for m in trace.history)
+    assert trace.playbook_hashes == {"chat": v1.ctx.library.content_hash("chat")}
+    report = asyncio.run(areplay(trace, v1.ctx.library, budget=DEFAULT_BUDGET))
+    assert report.matched, report.divergence
+
+
+def test_the_trace_of_a_pulse_whose_events_are_dropped_says_so(v1: App) -> None:
+    pulse_id = pulse(v1, "aoi", "k-admin")
+    v1.ctx.log = MemoryEventLog()  # the run's log outlived its --log-ttl
+    answer = v1.get(f"/v1/pulses/{pulse_id}/trace", "k-read")
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "SEA891"
+    assert "--log-ttl" in answer.json()["error"]["message"]
     assert "sea run --record" in answer.json()["error"]["hint"]
     assert v1.get(f"/v1/pulses/{pulse_id}/trace", "k-none").status_code == 403
     foreign = v1.get(f"/v1/pulses/{pulse_id}/trace", "k-globex")

@@ -33,7 +33,11 @@ def _playwright() -> Any:
 def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A ``sea serve`` for the studio's tests."""
     _playwright()
-    running = start_server(tmp_path_factory.mktemp("studio-serve"))
+    root = tmp_path_factory.mktemp("studio-serve")
+    (root / "workspace").mkdir()  # the plans' files (plan review)
+    (root / "traces").mkdir()  # recorded traces (regression)
+    running = start_server(root, "--workspace", str(root / "workspace"),
+                           "--traces", str(root / "traces"))
     yield running
     running.stop()
 

@@ -25,10 +25,13 @@ router = APIRouter(prefix="/v1", tags=["approvals"])
 POLL_S = 1.0
 
 
-def _kind(request: dict[str, Any]) -> str:
+def request_kind(request: dict[str, Any]) -> str:
+    """What a request asks about: ``plan`` (a plan's specs), ``actions`` (an ``actions``
+    node's plan: its model's ``{"actions": [...], "reason"}``), ``exec`` (a playbook to
+    run) or ``tool`` (a gated tool call)."""
     if isinstance(request.get("specs"), list):
         return "plan"
-    if isinstance(request.get("plan"), list):
+    if isinstance(request.get("plan"), list | dict):
         return "actions"
     if request.get("playbook_name") is not None:
         return "exec"
@@ -48,7 +51,7 @@ async def inbox(ctx: ServeContext, principal: Principal,
             request = dict(interrupt["value"].get("sea", {}))
             items.append({"pulse_id": row.waiting_pulse, "thread_id": row.thread_id,
                           "persona": row.persona, "playbook": request.get("playbook"),
-                          "node": request.get("node"), "kind": _kind(request),
+                          "node": request.get("node"), "kind": request_kind(request),
                           "interrupt_id": interrupt["id"], "request": request,
                           "waiting_since": row.updated_at})
     return items

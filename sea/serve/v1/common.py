@@ -79,25 +79,30 @@ class V1Options:
         host_tools: Name → argument schema of the server's ``--tools`` and ``--mcp`` tools;
             None when it was given neither (then, as ``sea validate`` without them, tool
             calls are not checked unless a request asks for ``strict``).
+        traces: The ``--traces`` directory of recorded traces ``/v1/regression`` replays;
+            None: those routes answer 409.
     """
 
     workspace: Path | None = None
     plan_policy: PlanPolicy = field(default_factory=PlanPolicy)
     host_tools: Mapping[str, Mapping[str, Any] | None] | None = None
+    traces: Path | None = None
     _libraries: dict[tuple[bool, tuple[Path, ...]], PlaybookLibrary] = field(
         default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of(cls, workspace: str | None, tools: Sequence[BaseTool] | None) -> V1Options:
+    def of(cls, workspace: str | None, tools: Sequence[BaseTool] | None,
+           traces: str | None = None) -> V1Options:
         """The options of a server started with ``--workspace`` (a directory its runtime
-        has checked already) and the host ``tools`` of its ``--tools``/``--mcp`` (None
-        when it was given neither)."""
+        has checked already), the host ``tools`` of its ``--tools``/``--mcp`` (None
+        when it was given neither) and ``--traces``."""
         from sea.engine.tools.arguments import tool_schema
 
         schemas = None if tools is None else {tool.name: tool_schema(tool) for tool in tools}
         return cls(workspace=None if workspace is None else Path(workspace).expanduser(),
-                   host_tools=schemas)
+                   host_tools=schemas,
+                   traces=None if traces is None else Path(traces).expanduser())
 
     def catalogue(self, strict: bool = False) -> ToolCatalogue | None:
         """The tools playbooks are checked against: as ``sea validate``'s ``_catalogue``

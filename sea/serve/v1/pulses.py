@@ -56,13 +56,18 @@ def native_parts(entry: Entry) -> list[sse.Part]:
 
 
 def pulse_json(rows: list[RunRow]) -> dict[str, Any]:
-    """A pulse: its runs (first the start, then each resume) summed up."""
+    """A pulse: its runs (first the start, then each resume) summed up, and the answers
+    its waits were given (``decisions``: each resume's recorded answer, with the approver,
+    and when it was given)."""
     first, last = rows[0], rows[-1]
     return {"id": first.pulse_id, "persona": first.persona, "thread_id": first.thread_id,
             "playbook": first.playbook, "status": last.status,
             "pulse_status": (last.result or {}).get("pulse_status"), "error": last.error,
             "created_at": first.created_at, "updated_at": last.updated_at,
-            "runs": [row.run_id for row in rows]}
+            "runs": [row.run_id for row in rows],
+            "decisions": [{"run_id": row.run_id, "at": row.created_at,
+                           "answer": row.kwargs["answer"]}
+                          for row in rows if "answer" in row.kwargs]}
 
 
 async def _pulse_rows(ctx: ServeContext, principal: Principal, pulse_id: str) -> list[RunRow]:

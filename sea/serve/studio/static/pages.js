@@ -6,6 +6,12 @@ export const PAGES = [
   { page: 'playbooks', title: 'Playbooks', module: './pages/playbooks.js' },
   { page: 'edit', title: 'Editor', module: './pages/playbooks.js', hidden: true },
   { page: 'run', title: 'Run', module: './pages/run.js', hidden: true },
+  { page: 'approvals', title: 'Approvals', module: './pages/approvals.js' },
+  { page: 'plans', title: 'Plans', module: './pages/plans.js', hidden: true },
+  { page: 'pulses', title: 'Pulses', module: './pages/pulses.js' },
+  { page: 'memory', title: 'Memory', module: './pages/memory.js' },
+  { page: 'stats', title: 'Stats', module: './pages/stats.js' },
+  { page: 'regression', title: 'Regression', module: './pages/regression.js' },
 ];
 
 export function pageOf(name) {

@@ -34,7 +34,7 @@ function Persona({ api, persona }) {
     <li class="card persona" data-persona=${persona.id}>
       <h2>${persona.name} <span class="muted">(${persona.id})</span></h2>
       <p class="links">
-        ${PAGE_LINKS.map(([page, title]) => html`<a href=${href(page, persona.id)}>${title}</a>`)}
+        ${PAGE_LINKS.map(([page, title]) => html`<a href=${page === 'pulses' ? href(page, { persona: persona.id }) : href(page, persona.id)}>${title}</a>`)}
       </p>
       ${active ? html`<p>Active plan: <a href=${href('plans', persona.id, active.id)}>${active.title || active.id}</a> <${Status} value=${active.status} /></p>` : null}
       <${Loaded} state=${pulses}>${(data) => data.items.length ? html`
