@@ -36,9 +36,12 @@ export function Time({ value }) {
 
 /** A value shown whole when short, folded (a summary to open) when long. */
 export function Fold({ value, limit = 240, label = 'value' }) {
+  if (value === undefined) return null;
+  const compact = typeof value === 'string' ? value : JSON.stringify(value);
+  if (compact.length <= limit) {
+    return compact.includes('\n') ? html`<pre class="value">${compact}</pre>` : html`<code class="value">${compact}</code>`;
+  }
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  if (text === undefined) return null;
-  if (text.length <= limit && !text.includes('\n')) return html`<code class="value">${text}</code>`;
   return html`
     <details class="fold">
       <summary aria-label=${`${label}: ${text.length} characters, folded`}>${text.slice(0, 80).replace(/\s+/g, ' ')}… <span class="muted">(${text.length} chars)</span></summary>
