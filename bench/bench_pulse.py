@@ -31,12 +31,24 @@ generality: no prompt rendering or context profiles (the history and a short ins
 no events, no per-call argument checks or ref fitting beyond taking the text a ``ref:``
 names.
 
-The engine runs twice: as a host gets it (a pulse that keeps no checkpoints runs each
-playbook that cannot pause for a person without a LangGraph run of its own, and its own
-playbook so until a node that may pause is about to run, :mod:`sea.engine.direct`), and
-with every playbook in a graph of its own ("engine graphs": a runtime with
-``keep_checkpoints``, which runs the way a worker's pulses and pulses that may wait do,
-and writes its checkpoints when each graph ends, as the hand-written program does).
+The engine runs three ways: as a host gets it (``engine``: a pulse that keeps no
+checkpoints runs each playbook that cannot pause for a person without a LangGraph run of its
+own, and its own playbook so until a node that may pause is about to run,
+:mod:`sea.engine.direct`); with every playbook in a graph of its own (``engine graphs``: a
+runtime with ``keep_checkpoints``, which writes its checkpoints when each graph ends, as the
+hand-written program does); and as a worker runs a pulse (``engine worker``: the same
+runtime, the pulse started with ``recover=True`` and a pulse id, so it saves a checkpoint
+after every step, reads the uids the pulse stored, stores its writes under uids of the
+pulse, and has its checkpoints removed when it ends, ``Runtime.aforget``).
+
+The hand-written program runs two ways: as described above (``hand-written``), and with a
+worker's durability (``hand durable``): it asks the saver whether the pulse has a
+checkpoint to go on from, reads the uids the pulse stored, stores the input and every memo
+under a uid of the pulse (unless stored), saves a checkpoint after every step (LangGraph's
+``sync`` durability: a process that dies goes on from its last step, and a finished model
+call is not made again) and removes the checkpoints at the end. Each engine side's wall
+time is printed over both programs' (median over median, p90 over p90); the worker's pulse
+is the one to read against ``hand durable``.
 
 Runs alternate between the sides so machine noise hits all alike. All sides assert
 that their pulse took the scripted route (the engine's: status ``ok``, no failure handled by
