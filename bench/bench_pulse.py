@@ -62,7 +62,7 @@ program's own). Pulses rotate over eight personas, each with two earlier message
 the garden and the harvest, so the searches find something), so each persona's history
 stays within the default budget and no short-term memory summary is asked for (the
 hand-written programs do not summarize). With ``--profile``, a second run of each pulse on
-``sqlite``, after the table (the profiler slows what it watches), profiles the engine's
+``sqlite``, after the table (the profiler slows what it watches), profiles the worker's
 pulses and lists where the time goes.
 
 Backends: ``sqlite`` (SQLite store, SQLite checkpoints), ``memory`` (SQLite store,
@@ -635,7 +635,7 @@ class Side:
 
 async def bench(setup: Setup, profile: cProfile.Profile | None) -> list[Sample]:
     """The samples of alternated pulses of one playbook on one backend, one per side of
-    :data:`SIDES` (profiled: the engine's pulses)."""
+    :data:`SIDES` (profiled: the worker's pulses)."""
     warm = 8
     playbook, kind, workdir, dsn = setup.playbook, setup.kind, setup.workdir, setup.dsn
     library = PlaybookLibrary.bundled([])
@@ -723,7 +723,7 @@ def main() -> None:
     parser.add_argument("--otel", action="store_true",
                         help="then the cost of tracing: untraced, otel off, otel on (sqlite)")
     parser.add_argument("--profile", action="store_true",
-                        help="then profile the engine's pulses (sqlite, a run of their own) "
+                        help="then profile the worker's pulses (sqlite, a run of their own) "
                         "and print the top costs")
     args = parser.parse_args()
     playbooks = [name.strip() for name in args.playbooks.split(",") if name.strip()]
