@@ -31,12 +31,24 @@ generality: no prompt rendering or context profiles (the history and a short ins
 no events, no per-call argument checks or ref fitting beyond taking the text a ``ref:``
 names.
 
-The engine runs twice: as a host gets it (a pulse that keeps no checkpoints runs each
-playbook that cannot pause for a person without a LangGraph run of its own, and its own
-playbook so until a node that may pause is about to run, :mod:`sea.engine.direct`), and
-with every playbook in a graph of its own ("engine graphs": a runtime with
-``keep_checkpoints``, which runs the way a worker's pulses and pulses that may wait do,
-and writes its checkpoints when each graph ends, as the hand-written program does).
+The engine runs three ways: as a host gets it (``engine``: a pulse that keeps no
+checkpoints runs each playbook that cannot pause for a person without a LangGraph run of its
+own, and its own playbook so until a node that may pause is about to run,
+:mod:`sea.engine.direct`); with every playbook in a graph of its own (``engine graphs``: a
+runtime with ``keep_checkpoints``, which writes its checkpoints when each graph ends, as the
+hand-written program does); and as a worker runs a pulse (``engine worker``: the same
+runtime, the pulse started with ``recover=True`` and a pulse id, so it saves a checkpoint
+after every step, reads the uids the pulse stored, stores its writes under uids of the
+pulse, and has its checkpoints removed when it ends, ``Runtime.aforget``).
+
+The hand-written program runs two ways: as described above (``hand-written``), and with a
+worker's durability (``hand durable``): it asks the saver whether the pulse has a
+checkpoint to go on from, reads the uids the pulse stored, stores the input and every memo
+under a uid of the pulse (unless stored), saves a checkpoint after every step (LangGraph's
+``sync`` durability: a process that dies goes on from its last step, and a finished model
+call is not made again) and removes the checkpoints at the end. Each engine side's wall
+time is printed over both programs' (median over median, p90 over p90); the worker's pulse
+is the one to read against ``hand durable``.
 
 Runs alternate between the sides so machine noise hits all alike. All sides assert
 that their pulse took the scripted route (the engine's: status ``ok``, no failure handled by
@@ -50,7 +62,7 @@ program's own). Pulses rotate over eight personas, each with two earlier message
 the garden and the harvest, so the searches find something), so each persona's history
 stays within the default budget and no short-term memory summary is asked for (the
 hand-written programs do not summarize). With ``--profile``, a second run of each pulse on
-``sqlite``, after the table (the profiler slows what it watches), profiles the engine's
+``sqlite``, after the table (the profiler slows what it watches), profiles the worker's
 pulses and lists where the time goes.
 
 Backends: ``sqlite`` (SQLite store, SQLite checkpoints), ``memory`` (SQLite store,
@@ -77,7 +89,6 @@ import asyncio
 import cProfile
 import json
 import pstats
-import statistics
 import tempfile
 import time
 import uuid
@@ -104,6 +115,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.actions.catalogue import ToolSpec
 from sea.engine.actions.plan import plan_schema
 from sea.engine.actions.prompt import actions_prompt
+from sea.engine.pulse import write_uid
 from sea.engine.tools.box import Signature
 from sea.engine.tools.builtin import builtin_tools
 from sea.engine.tools.plan_memory import plan_memory
@@ -272,8 +284,14 @@ class Hand:
     steps (``sub_router_user`` and ``sub_speak`` done directly)."""
 
     def __init__(self, store: MessageStore, model: ScriptedChatModel,
-                 library: PlaybookLibrary, saver: BaseCheckpointSaver[Any]) -> None:
+                 library: PlaybookLibrary, saver: BaseCheckpointSaver[Any],
+                 durable: bool = False) -> None:
         self.store, self.model, self.library, self.saver = store, model, library, saver
+        self.durable = durable
+        """A worker's durability: a checkpoint after every step (LangGraph's ``sync``), each
+        write under a uid of the pulse, written once (see :meth:`pulse`)."""
+        self.stored: dict[str, frozenset[str]] = {}
+        """A durable pulse's uids stored before it (re)started."""
         router = library.get("sub_router_user")
         schema = next(n.response_schema for n in router.nodes  # type: ignore[attr-defined]
                       if n.id == "decide")
@@ -305,11 +323,17 @@ class Hand:
     async def remember(self, state: _HandState, role: str, content: str,
                        tags: tuple[str, ...], playbook: str, node: str) -> None:
         """Store a message of the pulse as the engine's memorize does (its role, tags and
-        provenance; the engine's own words marked as such)."""
+        provenance; the engine's own words marked as such); a durable pulse's under a uid
+        of the pulse, unless an earlier start of it stored it."""
+        uid = None
+        if self.durable:
+            uid = write_uid(state["pulse_id"], f"{playbook}.{node}.{state.get('steps', 0)}")
+            if uid in self.stored[state["pulse_id"]]:
+                return
         await asyncio.to_thread(self.store.append, NewMessage(
             persona=state["persona"], role=role, content=content,  # type: ignore[arg-type]
             tags=tags, metadata={} if role == "assistant" else {"engine_memo": True},
-            pulse_id=state["pulse_id"], playbook=playbook, node=node))
+            pulse_id=state["pulse_id"], playbook=playbook, node=node, uid=uid))
 
     async def route(self, state: _HandState) -> _HandState:
         persona = self.by_id[state["persona"]]
@@ -351,19 +375,35 @@ class Hand:
     def pulse(self, graph: CompiledStateGraph[Any], reply: str
               ) -> Callable[[Persona, str], Awaitable[None]]:
         """A pulse of ``graph``: store the input, run the graph, check the reply, store its
-        call records, remove the checkpoints."""
+        call records, remove the checkpoints.
+
+        A durable one (:attr:`durable`) is what a worker's pulse promises, done directly:
+        it asks the saver whether the pulse has a checkpoint (one that has goes on from it:
+        ``ainvoke(None)``) and reads the uids the pulse stored (a crash may come after a
+        write and before the step's checkpoint), stores the input and each memo under a
+        uid of the pulse unless already stored, and saves a checkpoint after every step
+        (``sync``), so a finished model call is not made again after a crash."""
 
         async def run(persona: Persona, text: str) -> None:
             pulse_id = uuid.uuid4().hex
-            await asyncio.to_thread(self.store.append, NewMessage(
-                persona=persona.id, role="user", content=text, tags=("conversation",),
-                pulse_id=pulse_id))
             config: Any = {"configurable": {"thread_id": pulse_id}}
-            final = await graph.ainvoke(
-                {"persona": persona.id, "pulse_id": pulse_id, "text": text}, config,
-                durability="exit")
+            payload: Any = {"persona": persona.id, "pulse_id": pulse_id, "text": text}
+            uid = None
+            if self.durable:
+                if await self.saver.aget_tuple(config) is not None:
+                    payload = None  # not on this bench's pulses: each starts anew
+                self.stored[pulse_id] = frozenset(m.uid for m in await asyncio.to_thread(
+                    self.store.pulse_messages, persona.id, pulse_id))
+                uid = write_uid(pulse_id, "input")
+            if uid is None or uid not in self.stored[pulse_id]:
+                await asyncio.to_thread(self.store.append, NewMessage(
+                    persona=persona.id, role="user", content=text, tags=("conversation",),
+                    pulse_id=pulse_id, uid=uid))
+            final = await graph.ainvoke(payload, config,
+                                        durability="sync" if self.durable else "exit")
             assert final["reply"] == reply, final
             await asyncio.to_thread(self.store.record_calls, self.calls.pop(pulse_id))
+            self.stored.pop(pulse_id, None)
             await self.saver.adelete_thread(pulse_id)
 
         return run
@@ -495,15 +535,15 @@ HAND_PROGRAMS: dict[str, Callable[[Hand, Path | None], Pulse]] = {
 # -- the run --------------------------------------------------------------------------------
 
 
-async def _saver(kind: str, workdir: Path, dsn: str | None,
-                 stack: AsyncExitStack) -> BaseCheckpointSaver[Any]:
+async def _saver(kind: str, workdir: Path, dsn: str | None, stack: AsyncExitStack,
+                 name: str = "hand") -> BaseCheckpointSaver[Any]:
     if kind == "memory":
         return InMemorySaver()
     if kind == "sqlite":
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         return await stack.enter_async_context(
-            AsyncSqliteSaver.from_conn_string(str(workdir / "hand.checkpoints.sqlite")))
+            AsyncSqliteSaver.from_conn_string(str(workdir / f"{name}.checkpoints.sqlite")))
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(str(dsn)))
@@ -570,81 +610,116 @@ class Setup:
     dsn: str | None
 
 
-async def bench(
-    setup: Setup, profile: cProfile.Profile | None
-) -> tuple[Sample, Sample, Sample]:
-    """(engine, engine in graphs, hand-written) samples of alternated pulses of one playbook
-    on one backend."""
+async def _alternate(sides: list[Side], playbook: str, count: int, warm: int,
+                     profiled: tuple[cProfile.Profile, Side] | None) -> None:
+    """``count`` pulses of each side, alternated, the first ``warm`` not measured."""
+    for i in range(count):
+        persona = PERSONAS[i % len(PERSONAS)]
+        for side in sides:
+            spent, started = side.model.spent, time.perf_counter()
+            profile = profiled[0] if profiled is not None and profiled[1] is side \
+                and i >= warm else None
+            if profile is not None:
+                profile.enable()
+            await side.run(persona, _text(playbook, i))
+            if profile is not None:
+                profile.disable()
+            if i >= warm:
+                side.sample.wall.append(time.perf_counter() - started)
+                side.sample.model.append(side.model.spent - spent)
+
+
+@dataclass(slots=True)
+class Side:
+    """One side of the run: how a pulse of it runs, its model and its samples."""
+
+    run: Callable[[Persona, str], Awaitable[None]]
+    model: TimedModel
+    sample: Sample
+
+
+async def bench(setup: Setup, profile: cProfile.Profile | None) -> list[Sample]:
+    """The samples of alternated pulses of one playbook on one backend, one per side of
+    :data:`SIDES` (profiled: the worker's pulses)."""
     warm = 8
     playbook, kind, workdir, dsn = setup.playbook, setup.kind, setup.workdir, setup.dsn
     library = PlaybookLibrary.bundled([])
     count = setup.pulses + warm
-    sea_model, graph_model, hand_model = (
-        timed_model(_script(playbook, count)) for _ in range(3))
-    sea_store, graph_store, hand_store = (_store(kind, workdir, playbook, side, dsn)
-                                          for side in ("engine", "graphs", "hand"))
-    for store in (sea_store, graph_store, hand_store):
+    models = [timed_model(_script(playbook, count)) for _ in SIDES]
+    stores = [_store(kind, workdir, playbook, side, dsn)
+              for side in ("engine", "graphs", "worker", "hand", "handsync")]
+    for store in stores:
         _seed(store)
     workspace = _workspace(workdir) if playbook == "sub_act" else None
-    saver = InMemorySaver() if kind == "memory" else None
-    path = None if saver is not None else dsn if kind == "postgres" \
-        else workdir / "checkpoints.sqlite"
-    runtime, graphs = (
-        Runtime(RuntimeConfig(store, ModelSet(normal=model, lightweight=model), library=library,
-                              workspace=workspace, keep_checkpoints=keep, checkpoint_path=path),
-                checkpointer=saver)
-        for store, model, keep in ((sea_store, sea_model, False), (graph_store, graph_model, True)))
+
+    def runtime(i: int, keep: bool) -> Runtime:
+        saver = InMemorySaver() if kind == "memory" else None
+        path = None if saver is not None else dsn if kind == "postgres" \
+            else workdir / f"checkpoints{i}.sqlite"
+        model = models[i]
+        return Runtime(RuntimeConfig(stores[i], ModelSet(normal=model, lightweight=model),
+                                     library=library, workspace=workspace,
+                                     keep_checkpoints=keep, checkpoint_path=path),
+                       checkpointer=saver)
+
+    runtimes = [runtime(0, False), runtime(1, True), runtime(2, True)]
     top = "meta_user" if playbook == "sub_act" else playbook
     check = CHECKS[playbook]
-    sea_side, graph_side, hand_side = Sample(), Sample(), Sample()
     async with AsyncExitStack() as stack:
         hand = HAND_PROGRAMS[playbook](
-            Hand(hand_store, hand_model, library, await _saver(kind, workdir, dsn, stack)),
+            Hand(stores[3], models[3], library, await _saver(kind, workdir, dsn, stack)),
             workspace)
+        durable = HAND_PROGRAMS[playbook](
+            Hand(stores[4], models[4], library,
+                 await _saver(kind, workdir, dsn, stack, "durable"), durable=True), workspace)
 
         async def engine_pulse(persona: Persona, text: str) -> None:
-            check(await runtime.arun_pulse(persona, top, text))
+            check(await runtimes[0].arun_pulse(persona, top, text))
 
         async def graph_pulse(persona: Persona, text: str) -> None:
-            check(await graphs.arun_pulse(persona, top, text))
+            check(await runtimes[1].arun_pulse(persona, top, text))
 
-        sides: list[tuple[Callable[[Persona, str], Awaitable[None]], TimedModel, Sample]] = [
-            (engine_pulse, sea_model, sea_side), (graph_pulse, graph_model, graph_side),
-            (hand, hand_model, hand_side)]
-        for i in range(count):
-            persona = PERSONAS[i % len(PERSONAS)]
-            for run, model, sample in sides:
-                spent, started = model.spent, time.perf_counter()
-                if profile is not None and run is engine_pulse and i >= warm:
-                    profile.enable()
-                await run(persona, _text(playbook, i))
-                if profile is not None:
-                    profile.disable()
-                if i >= warm:
-                    sample.wall.append(time.perf_counter() - started)
-                    sample.model.append(model.spent - spent)
-    for each in (runtime, graphs):
+        async def worker_pulse(persona: Persona, text: str) -> None:
+            """As a worker runs a pulse: recoverable, then its checkpoints removed."""
+            pulse_id = uuid.uuid4().hex
+            check(await runtimes[2].arun_pulse(persona, top, text, pulse_id=pulse_id,
+                                               recover=True))
+            await runtimes[2].aforget(pulse_id)
+
+        sides = [Side(run, model, Sample()) for run, model in zip(
+            (engine_pulse, graph_pulse, worker_pulse, hand, durable), models, strict=True)]
+        await _alternate(sides, playbook, count, warm, None if profile is None
+                         else (profile, sides[2]))
+    for each in runtimes:
         await each.aclose()
         each.close()
     calls = [Counter((r.kind, r.name, r.playbook, r.node) for r in store.call_records())
-             for store in (sea_store, graph_store, hand_store)]
-    assert calls[0] == calls[1] == calls[2], calls  # the same call records on every side
-    for store in (sea_store, graph_store, hand_store):
+             for store in stores]
+    assert all(c == calls[0] for c in calls), calls  # the same call records on every side
+    for store in stores:
         drop = getattr(store, "drop_schema", None)  # a PostgreSQL store's schema of this run
         if drop is not None:
             drop()
         store.close()
-    return sea_side, graph_side, hand_side
+    return [side.sample for side in sides]
 
 
-SIDES = ("engine", "engine graphs", "hand-written")
-"""The sides, as printed: the engine as a host gets it, the engine with every playbook in a
-graph of its own (a runtime that keeps checkpoints, as a worker's pulses run), the
-hand-written program."""
+SIDES = ("engine", "engine graphs", "engine worker", "hand-written", "hand durable")
+"""The sides, as printed: the engine as a host gets it; the engine with every playbook in a
+graph of its own (a runtime that keeps checkpoints, writing them as each graph ends); the
+engine as a worker runs a pulse (recoverable: a checkpoint after every step, then removed);
+the hand-written program (checkpoints written when it ends); and the hand-written program
+with a worker's durability (a checkpoint after every step, writes under uids)."""
+
+
+def _ratio(sample: Sample, baseline: Sample) -> str:
+    """``sample``'s wall time over ``baseline``'s: of the medians, of the p90s."""
+    (median, slow), (base, base_slow) = median_p90(sample.wall), median_p90(baseline.wall)
+    return f"{median / base:.2f}x {slow / base_slow:.2f}x"
 
 
 def main() -> None:
-    """Print per-pulse times (median / p90) and the engine/hand-written ratio."""
+    """Print per-pulse times (median / p90) and their ratios to both hand-written programs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pulses", type=int, default=60)
     parser.add_argument("--playbooks", default=",".join(PLAYBOOKS),
@@ -656,7 +731,7 @@ def main() -> None:
                         help="then the stable prompt prefix of each call, and a pulse asked "
                         "twice with a response cache (sqlite)")
     parser.add_argument("--profile", action="store_true",
-                        help="then profile the engine's pulses (sqlite, a run of their own) "
+                        help="then profile the worker's pulses (sqlite, a run of their own) "
                         "and print the top costs")
     args = parser.parse_args()
     playbooks = [name.strip() for name in args.playbooks.split(",") if name.strip()]
@@ -668,18 +743,17 @@ def main() -> None:
     kinds = ["sqlite", "memory", *(["postgres"] if args.postgres else [])]
     print(f"{args.pulses} pulses per side, ms median / p90")
     print(f"{'pulse':<13} {'backend':<9} {'side':<13} {'wall':>15} {'model':>15} "
-          f"{'engine':>15}  ratio")
+          f"{'engine':>15}  {'/ hand-written':<14}  / hand durable (wall, median p90)")
     for playbook in playbooks:
         for kind in kinds:
             with tempfile.TemporaryDirectory() as tmp:
                 samples = asyncio.run(bench(
                     Setup(playbook, kind, args.pulses, Path(tmp), args.postgres), None))
-            hand_wall = statistics.median(samples[-1].wall)
+            hand, durable = samples[3], samples[4]
             for name, sample in zip(SIDES, samples, strict=True):
-                ratio = statistics.median(sample.wall) / hand_wall
                 print(f"{playbook:<13} {kind:<9} {name:<13} {_ms(sample.wall):>15} "
                       f"{_ms(sample.model):>15} {_ms(sample.engine()):>15}  "
-                      f"{ratio:.2f}x", flush=True)
+                      f"{_ratio(sample, hand)}  {_ratio(sample, durable)}", flush=True)
     if args.otel:
         _otel(playbooks, args.pulses)
     if args.cache:
@@ -688,7 +762,7 @@ def main() -> None:
         profile = cProfile.Profile()                     # slows what it watches
         with tempfile.TemporaryDirectory() as tmp:
             asyncio.run(bench(Setup(playbook, "sqlite", args.pulses, Path(tmp), None), profile))
-        print(f"\ntop costs of the engine's {playbook} pulses (sqlite), by own time:")
+        print(f"\ntop costs of the engine's worker {playbook} pulses (sqlite), by own time:")
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(15)
 

@@ -43,6 +43,7 @@ from sea.errors import ExecutionError, SeaError, SizeLimitExceeded, UsageError
 from sea.host.calllog import CallLog
 from sea.host.checkpoints import OWNER_KEY, checkpoints_at, owner_of_this_process, sweep_orphans
 from sea.host.config import RuntimeConfig
+from sea.host.durable_saver import DurablePulse
 from sea.host.pulse_savers import FreshPulse, HeldPulse
 from sea.host.result import Status
 from sea.host.runs import Run, origin_of, restore_origin
@@ -178,6 +179,8 @@ class Driver:
                 saver = FreshPulse(saver, run.pulse_id)
             else:  # they serve only a wait: held until it waits, gone if it does not
                 saver = held = HeldPulse(saver, run.pulse_id)
+        if run.recover:  # of its checkpoints, only those a crash needs are written
+            saver = DurablePulse(saver, run.pulse_id)
         frame.pulse.direct_calls = held is not None  # no callee's checkpoint is ever read
         bound = compiled.graph.copy(update={"checkpointer": saver})
         if held is None:
