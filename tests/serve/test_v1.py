@@ -48,6 +48,9 @@ def test_a_pulse_streams_sea_events_and_its_log_is_rejoined(http: httpx.Client) 
     shown = http.get(f"/v1/pulses/{pulse_id}").json()
     assert shown["status"] == "success" and shown["playbook"] == "chat"
     assert shown["pulse_status"] == "ok"
+    assert shown["budget"] == {"max_calls": None, "max_tokens_in": None,  # none set
+                               "max_tokens_out": None, "max_cost": None}
+    assert shown["max_steps"] == 500
     third = events[2]["id"]
     again = events_of(http.get(f"/v1/pulses/{pulse_id}/events",
                                headers={"Last-Event-ID": third}).text)

@@ -37,7 +37,7 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     (root / "workspace").mkdir()  # the plans' files (plan review)
     (root / "traces").mkdir()  # recorded traces (regression)
     running = start_server(root, "--workspace", str(root / "workspace"),
-                           "--traces", str(root / "traces"))
+                           "--traces", str(root / "traces"), "--max-calls", "40")
     yield running
     running.stop()
 

@@ -51,7 +51,7 @@ def test_a_run_streams_its_reply_and_marks_the_callee_running_then_done(studio: 
     expect(page.get_by_role("button", name="Stop")).to_be_disabled()
     expect(page.get_by_role("list", name="Messages")).to_contain_text("こんにちは")
     usage = page.get_by_label("Usage")
-    expect(usage).to_contain_text("Model calls 2")
+    expect(usage).to_contain_text("Model calls 2 / 40")  # the server's budget beside it
     events = page.get_by_role("list", name="Events of the pulse")
     expect(events.locator('[data-kind="pulse_end"]')).to_contain_text("ok")
     page.get_by_label("Kind").select_option("llm_call")

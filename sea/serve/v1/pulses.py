@@ -25,6 +25,8 @@ from sea.serve.records import RunRow
 from sea.serve.thread_state import answer_of
 from sea.serve.v1.personas import main_conversation
 
+BUDGET_FIELDS = ("max_calls", "max_tokens_in", "max_tokens_out", "max_cost")
+
 router = APIRouter(prefix="/v1", tags=["pulses"])
 
 
@@ -127,8 +129,14 @@ async def list_pulses(persona: str | None = None, limit: int = 50,
 @router.get("/pulses/{pulse_id}")
 async def show(pulse_id: str, ctx: Ctx,
                principal: Reader) -> dict[str, Any]:
-    """One pulse: its persona, playbook, status and runs."""
-    return pulse_json(await _pulse_rows(ctx, principal, pulse_id))
+    """One pulse: its persona, playbook, status and runs, the answers given to it
+    (``decisions``) and the bounds its model calls run under (``budget``: the server's;
+    null where there is none) and its steps (``max_steps``)."""
+    shown = pulse_json(await _pulse_rows(ctx, principal, pulse_id))
+    limits = ctx.runtime.config.limits
+    shown["budget"] = {name: getattr(limits.budget, name) for name in BUDGET_FIELDS}
+    shown["max_steps"] = limits.max_steps
+    return shown
 
 
 @router.get("/pulses/{pulse_id}/events", response_class=StreamingResponse)

@@ -99,6 +99,12 @@ async function readStream(response, onEvent) {
   }
 }
 
+/** " / N" after a figure whose bound the budget sets (nothing where there is none). */
+function of(limits, name) {
+  const bound = limits ? limits[name] : null;
+  return bound === null || bound === undefined ? '' : html`<span class="bound" title=${`budget: ${name}`}> / ${bound}</span>`;
+}
+
 function Run({ api, route, setTitle }) {
   const persona = route.parts[0] || '';
   const [pulseId, setPulseId] = useState(route.query.pulse || null);
@@ -109,6 +115,7 @@ function Run({ api, route, setTitle }) {
   const [books, setBooks] = useState([]);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [limits, setLimits] = useState(null); // the pulse's budget and step bound
   const abort = useRef(null);
   const onEvent = (message) => setState((old) => reduce(old, { ...message, data: dataOf(message) }));
 
@@ -130,6 +137,12 @@ function Run({ api, route, setTitle }) {
       await follow(api, `/v1/pulses/${encodeURIComponent(id)}/events`, { onEvent, signal: controller.signal, start });
     } catch (failure) { if (!controller.signal.aborted) setError(failure); }
   };
+  useEffect(() => {
+    if (!pulseId || limits) return;
+    api.get(`/v1/pulses/${encodeURIComponent(pulseId)}`)
+      .then((pulse) => setLimits({ ...(pulse.budget || {}), max_steps: pulse.max_steps ?? null }))
+      .catch(() => {});
+  }, [pulseId]);
   // A pulse named in the address (a reload, a link): follow its events from the start.
   useEffect(() => { if (route.query.pulse) rejoin(route.query.pulse); }, []);
 
@@ -219,10 +232,10 @@ function Run({ api, route, setTitle }) {
         <h2 id="run-graph-title">${state.root || 'Playbook'} <${Status} value=${state.status} />
           ${pulseId ? html` <span class="muted small">pulse <code>${pulseId.slice(0, 8)}</code></span>` : null}</h2>
         <p class="usage" aria-label="Usage">
-          <span>Model calls <strong>${usage.calls}</strong></span>
-          <span>Tokens <strong>${usage.tokensIn}</strong> in / <strong>${usage.tokensOut}</strong> out</span>
-          <span>Cost <strong>${usage.cost.toFixed(4)}</strong></span>
-          <span>Nodes run <strong>${usage.nodes}</strong></span>
+          <span>Model calls <strong>${usage.calls}</strong>${of(limits, 'max_calls')}</span>
+          <span>Tokens <strong>${usage.tokensIn}</strong>${of(limits, 'max_tokens_in')} in / <strong>${usage.tokensOut}</strong>${of(limits, 'max_tokens_out')} out</span>
+          <span>Cost <strong>${usage.cost.toFixed(4)}</strong>${of(limits, 'max_cost')}</span>
+          <span>Nodes run <strong>${usage.nodes}</strong>${of(limits, 'max_steps')}</span>
           <span>Tool calls <strong>${usage.tools}</strong></span>
           ${usage.seconds ? html`<span>Time <strong>${usage.seconds.toFixed(2)} s</strong></span>` : null}
         </p>
