@@ -195,6 +195,10 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
 def _tool_calls(value: Sequence[Mapping[str, Any]], seen: Observation) -> Check:
     missing = []
     for want in value:
@@ -296,8 +300,8 @@ def _json(value: Mapping[str, Any], reply: str) -> Check:
     for path, want in value.items():
         got = json_path(data, path)
         if got is _MISSING or got != want:
-            wrong.append(f"{path}: expected {_text(want)}, found "
-                         f"{'nothing' if got is _MISSING else _text(got)}")
+            wrong.append(f"{path}: expected {_json_text(want)}, found "
+                         f"{'nothing' if got is _MISSING else _json_text(got)}")
     return Check("reply.json", not wrong, "; ".join(wrong))
 
 
