@@ -62,8 +62,8 @@ def _rate(passed: int, runs: int) -> str:
 def show_model(label: str, summary: Mapping[str, Any]) -> None:
     """The model's tables: its cases, then its expectations, then its totals."""
     console = _console()
-    cases = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=printable(f"model {label}"),
-                  title_justify="left")
+    console.print(Text(printable(f"model {label}"), style="bold"), soft_wrap=True)
+    cases = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for header in ("case", "passed", "latency", "in", "out", "cost", "failed expectation"):
         cases.add_column(header, no_wrap=header != "failed expectation",
                          justify="left" if header in ("case", "failed expectation")
@@ -91,7 +91,7 @@ def show_model(label: str, summary: Mapping[str, Any]) -> None:
     console.print(printable(
         f"{label}: pass rate {summary['pass_rate']:.1%}{over}; latency median "
         f"{latency['median']:.2f}s, max {latency['max']:.2f}s; tokens {summary['tokens_in']} "
-        f"in, {summary['tokens_out']} out; cost {summary['cost']:.6f}"))
+        f"in, {summary['tokens_out']} out; cost {summary['cost']:.6f}"), soft_wrap=True)
 
 
 def show_changes(baseline: str, changes: Sequence[Change], notes: Sequence[str]) -> bool:
@@ -100,11 +100,12 @@ def show_changes(baseline: str, changes: Sequence[Change], notes: Sequence[str])
     worse = [c for c in changes if c.regressed]
     better = [c for c in changes if not c.regressed]
     console.print(printable(f"against baseline {baseline}: {len(worse)} regressed, "
-                            f"{len(better)} improved"))
+                            f"{len(better)} improved"), soft_wrap=True)
     for title, group in (("REGRESSED", worse), ("improved", better)):
         for change in group:
             console.print(printable(f"  {title} {change.model} {change.case}: "
-                                    f"{change.before:.0%} -> {change.after:.0%}"))
+                                    f"{change.before:.0%} -> {change.after:.0%}"),
+                          soft_wrap=True)
     for note in notes:
-        console.print(printable(f"  note: {note}"))
+        console.print(printable(f"  note: {note}"), soft_wrap=True)
     return bool(worse)

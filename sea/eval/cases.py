@@ -179,7 +179,7 @@ def _yaml(where: str, name: str, text: str, problems: list[Diagnostic]) -> _Sour
     for key in data:
         if key not in _SET_KEYS:
             problems.append(_diag(SHAPE, f"unknown set field {key!r}", where,
-                                  _line(node, [str(key)]), f"/{key}",
+                                  _line(node, [str(key)], key=True), f"/{key}",
                                   f"the fields of a set are {', '.join(_SET_KEYS)}"))
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
@@ -190,7 +190,8 @@ def _yaml(where: str, name: str, text: str, problems: list[Diagnostic]) -> _Sour
     for index, case in enumerate(data["cases"]):
         path = ["cases", str(index)]
         merged = _merged(defaults, case) if isinstance(case, dict) else case
-        source.cases.append((merged, _line(node, path), (node, path)))
+        found = _line(node, path)
+        source.cases.append((merged, found[0] if found else None, (node, path)))
     return source
 
 
@@ -214,7 +215,7 @@ def _cases(source: _Source, problems: list[Diagnostic]) -> Iterable[EvalCase]:
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         for error in _leaves(errors):
             inner = [str(p) for p in error.absolute_path]
-            at = line
+            at: int | tuple[int, int] | None = line
             if located is not None:
                 node, base = located
                 at = _line(node, [*base, *inner]) or line
@@ -303,14 +304,17 @@ def _regex_problems(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def _line(node: Any, path: Sequence[str]) -> int | None:
-    """The 1-based line of the YAML node at ``path`` (its nearest ancestor's when absent)."""
+def _line(node: Any, path: Sequence[str], *, key: bool = False) -> tuple[int, int] | None:
+    """The 1-based line and column of the YAML node at ``path`` (its nearest ancestor's
+    when absent); with ``key``, of the last part's key rather than its value."""
     import yaml
 
     current = node
-    for part in path:
+    for index, part in enumerate(path):
         if isinstance(current, yaml.MappingNode):
-            nxt = next((v for k, v in current.value if str(k.value) == part), None)
+            last = key and index == len(path) - 1
+            nxt = next((k if last else v for k, v in current.value if str(k.value) == part),
+                       None)
         elif isinstance(current, yaml.SequenceNode) and part.isdigit() and \
                 int(part) < len(current.value):
             nxt = current.value[int(part)]
@@ -319,11 +323,14 @@ def _line(node: Any, path: Sequence[str]) -> int | None:
         if nxt is None:
             break
         current = nxt
-    return int(current.start_mark.line) + 1 if current is not None else None
+    mark = current.start_mark
+    return int(mark.line) + 1, int(mark.column) + 1
 
 
-def _diag(code: str, message: str, file: str | None, line: int | None, pointer: str,
-          hint: str, case_id: str | None = None) -> Diagnostic:
+def _diag(code: str, message: str, file: str | None, where: int | tuple[int, int] | None,
+          pointer: str, hint: str, case_id: str | None = None) -> Diagnostic:
+    """A located problem; ``where`` is a line, or a line and column."""
     text = f"case {case_id!r}: {message}" if case_id else message
+    line, column = where if isinstance(where, tuple) else (where, None)
     return Diagnostic(code, Severity.ERROR, text, file=file, pointer=pointer, line=line,
-                      hint=hint, node_id=case_id)
+                      column=column, hint=hint, node_id=case_id)
