@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from sea.cli._evaltable import Progress, show_changes, show_model
 from sea.cli._filelimits import file_limit
 from sea.cli._limits import add_limit_argument, limits_of
 from sea.cli._numbers import positive_count
+from sea.cli._project.load import project_file
 from sea.cli._runtime import chat_models, model_option, search_dirs
 from sea.cli._setup import data_dir
 from sea.errors import UsageError
@@ -75,8 +77,8 @@ def register(subparsers: Any) -> None:
         "regressed and improved, and exit 1 on a regression",
     )
     parser.add_argument("--runs", metavar="DIR",
-                        help="where runs are stored (default: the data directory's evals/, "
-                        "$SEA_HOME/evals)")
+                        help="where runs are stored (default: .sea/evals beside the project "
+                        "file, else the data directory's evals/)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines while the cases run")
     add_budget_arguments(parser)
@@ -86,7 +88,7 @@ def register(subparsers: Any) -> None:
 
 def eval_command(args: argparse.Namespace) -> int:
     """Handler of ``sea eval``: 0, or 1 when a case regressed against ``--baseline``."""
-    runs_dir = Path(args.runs).expanduser() if args.runs else data_dir() / "evals"
+    runs_dir = runs_directory(args)
     baseline = load_run(args.baseline, runs_dir) if args.baseline else None
     cases = _chosen(load_sets(args.sets, limit=file_limit(CONFIG_FILES)), args.tag)
     library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
@@ -114,6 +116,17 @@ def eval_command(args: argparse.Namespace) -> int:
         return 0
     changes, notes = compare(baseline, run)
     return 1 if show_changes(str(baseline.get("id", args.baseline)), changes, notes) else 0
+
+
+def runs_directory(args: argparse.Namespace) -> Path:
+    """Where runs are stored: ``--runs`` (or the project's ``eval.runs``), else the project's
+    state directory (``.sea/evals`` beside its file, where ``sea init`` keeps the store),
+    else the data directory's ``evals``."""
+    if args.runs:
+        return Path(args.runs).expanduser()
+    project = project_file(getattr(args, "project", None), getattr(args, "no_project", False),
+                           os.environ, Path.cwd())
+    return project.parent / ".sea" / "evals" if project is not None else data_dir() / "evals"
 
 
 def _chosen(cases: list[EvalCase], tags: list[str]) -> list[EvalCase]:

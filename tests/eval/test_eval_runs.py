@@ -113,3 +113,19 @@ def test_junit_progress_and_a_table_per_model(sea: EvalSea) -> None:
     assert failure.text == "route: expected memory_research, routed to basic_chat"
     assert cases["dog"].get("classname") == f"{chat}.set"
     assert by_name[memory].get("failures") == "1"
+
+
+def test_runs_are_stored_in_the_project_state_directory(sea: EvalSea) -> None:
+    sea.write("sea.toml", 'db = ".sea/memory.sqlite"\n')
+    sets = sea.jsonl("set.jsonl", CASES[:1])
+    done, run = sea.run(str(sets), "--model", sea.model(CHAT_SCRIPT))
+    assert done.code == 0, done.err
+    assert (sea.root / ".sea" / "evals" / f"{run['id']}.json").is_file()
+    sea.write("sea.toml", '[eval]\nruns = "results"\n')
+    done, run = sea.run(str(sets), "--model", sea.model(CHAT_SCRIPT))
+    assert (sea.root / "results" / f"{run['id']}.json").is_file()
+    assert sea.setting("eval.runs", "eval", "x.yaml") == (str(sea.root / "results"),
+                                                      f"{sea.root / 'sea.toml'}:2")
+    done, again = sea.run(str(sets), "--model", sea.model(CHAT_SCRIPT), "--no-project",
+                          "--baseline", run["id"])
+    assert done.code == 2 and "no such file nor stored run" in done.err  # another directory
