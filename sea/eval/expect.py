@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from sea.engine.events import (
+    ErrorRaised,
     Event,
     MemoryWritten,
     NodeStarted,
@@ -108,6 +109,40 @@ def observe(events: Sequence[Event], outputs: Mapping[str, Any], entry: str) -> 
         seen.route = chosen
     seen.reply = "\n".join(spoken)
     return seen
+
+
+ROUTE_ONLY = frozenset({"route", "route_any"})
+"""Expectations the router's choice alone decides: a case with no other stops its last pulse
+once the route is known (:func:`route_decided`)."""
+CHAT = "basic_chat"
+"""The route of a turn that reached the speaker without running a playbook."""
+
+
+def route_decided(events: Sequence[Event], entry: str) -> tuple[bool, str | None]:
+    """Whether the route of a pulse is known from its events so far, and which it is.
+
+    It is known once the entry playbook's ``exec`` node has started the chosen playbook
+    (that playbook), or once the entry playbook reached another ``subplay`` after its router
+    (the speaker) without running one: ``basic_chat``, or None when the router failed.
+    """
+    subplays = 0
+    exec_depth: int | None = None
+    failed = False
+    for event in events:
+        if isinstance(event, ErrorRaised):
+            failed = True
+        if not isinstance(event, NodeStarted):
+            continue
+        if exec_depth is not None and event.depth == exec_depth + 1:
+            return True, event.playbook
+        if event.playbook == entry and event.depth == 0:
+            if event.node_type == "exec":
+                exec_depth = event.depth
+            elif event.node_type == "subplay":
+                subplays += 1
+                if subplays > 1:
+                    return True, None if failed else CHAT
+    return False, None
 
 
 def _started(seen: Observation, event: NodeStarted, entry: str,

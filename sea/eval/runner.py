@@ -22,11 +22,11 @@ from saimemory import Persona
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.records import NewMessage
 from saimemory.sqlite import SQLiteStore
-from sea.engine.events import LLMCalled
+from sea.engine.events import Event, LLMCalled
 from sea.engine.limits import Limits
 from sea.engine.plans.service import PlanService
 from sea.eval.cases import EvalCase
-from sea.eval.expect import Check, Observation, check_all, observe
+from sea.eval.expect import ROUTE_ONLY, Check, Observation, check_all, observe, route_decided
 from sea.eval.judge import judge
 from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
@@ -149,10 +149,17 @@ async def _turns(setup: Setup, runtime: Runtime, persona: Persona, case: EvalCas
     tokens_in = tokens_out = 0
     cost = 0.0
     seen = Observation()
-    for text in case.turns:
-        result = await runtime.arun_pulse(persona, case.playbook, text)
-        seen = observe(result.events, result.outputs, case.playbook)
-        for event in result.events:
+    for number, text in enumerate(case.turns, 1):
+        if number == len(case.turns) and case.expect and set(case.expect) <= ROUTE_ONLY:
+            events = await _until_routed(runtime, persona, case.playbook, text)
+            seen = observe(events, {}, case.playbook)
+            seen.route = route_decided(events, case.playbook)[1]
+            seen.status = "cancelled"  # once routed, by the eval
+        else:
+            result = await runtime.arun_pulse(persona, case.playbook, text)
+            events = result.events
+            seen = observe(events, result.outputs, case.playbook)
+        for event in events:
             if isinstance(event, LLMCalled):
                 tokens_in += event.record.tokens_in
                 tokens_out += event.record.tokens_out
@@ -167,6 +174,22 @@ async def _turns(setup: Setup, runtime: Runtime, persona: Persona, case: EvalCas
         else:
             checks.append(await judge(setup.judge(), rubric, case.turns[-1], seen.reply))
     return Attempt(case.key, index, checks, seen, latency)
+
+
+async def _until_routed(runtime: Runtime, persona: Persona, playbook: str,
+                        text: str) -> list[Event]:
+    """The events of a pulse up to the moment its route is known; the pulse is then
+    cancelled (what it would do next does not matter to the case)."""
+    events: list[Event] = []
+    stream = runtime.astream_pulse(persona, playbook, text)
+    try:
+        async for event in stream:
+            events.append(event)
+            if route_decided(events, playbook)[0]:
+                break
+    finally:
+        await stream.aclose()
+    return events
 
 
 def _persona(data: Mapping[str, Any]) -> Persona:

@@ -4,6 +4,7 @@ through the real runtime (a fresh SQLite store seeded with the case's persona pe
 from __future__ import annotations
 
 from tests.eval.conftest import (
+    CHAT_SCRIPT,
     DOG,
     MEMORY_SCRIPT,
     PLAN_SCRIPT,
@@ -170,3 +171,34 @@ def test_a_rubric_is_judged_by_the_judge_model(sea: EvalSea) -> None:
     done, run = sea.run(str(sets), "--model", model, "--judge", judge)
     assert checks(run, "rubric/polite") == {"rubric": [False,
                                                        "FAIL\nIt is JSON, not a sentence."]}
+
+
+def test_a_case_that_expects_only_the_route_stops_once_it_is_known(sea: EvalSea) -> None:
+    routed = [{"id": "memory", "input": "My dog?", "persona": DOG,
+               "expect": {"route": "memory_research"}},
+              {"id": "full", "input": "My dog?", "persona": DOG,
+               "expect": {"route": "memory_research", "status": "ok"}}]
+    done, run = sea.run(str(sea.jsonl("routes.jsonl", routed)), "--model",
+                        sea.model(MEMORY_SCRIPT))
+    assert done.code == 0, done.err
+    (model,) = run["models"].values()
+    early = model["cases"]["routes/memory"]["attempts"][0]
+    full = model["cases"]["routes/full"]["attempts"][0]
+    assert early["passed"] and full["passed"]
+    assert early["observed"]["nodes"][-1] == "memory_research.choose_topic"
+    assert early["observed"]["status"] == "cancelled"
+    assert "sub_speak.compose" in full["observed"]["nodes"]
+
+    chat = [{"id": "chat", "input": "Hi!", "expect": {"route": "basic_chat"}},
+            {"id": "broken", "input": "Hi!", "playbook": "meta_user",
+             "expect": {"route_any": ["basic_chat"]}}]
+    done, run = sea.run(str(sea.jsonl("chat.jsonl", chat[:1])), "--model",
+                        sea.model(CHAT_SCRIPT))
+    (model,) = run["models"].values()
+    early = model["cases"]["chat/chat"]["attempts"][0]
+    assert early["passed"] and early["observed"]["nodes"][-1] == "meta_user.speak"
+    no_router = {"responses": {"sub_speak.compose": ["Hello."]}}  # the router's call fails
+    done, run = sea.run(str(sea.jsonl("chat.jsonl", chat[1:])), "--model",
+                        sea.model(no_router))
+    assert checks(run, "chat/broken")["route"] == [
+        False, "expected one of basic_chat, routed to None"]
