@@ -114,6 +114,8 @@ def compare(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[C
              if m not in {a for _, a in pairs}]
     changes: list[Change] = []
     for old, new in pairs:
+        notes.append(f"{new}: pass rate {before_models[old]['pass_rate']:.1%} -> "
+                     f"{after_models[new]['pass_rate']:.1%}")
         before, after = before_models[old]["cases"], after_models[new]["cases"]
         for case, entry in after.items():
             if case not in before:

@@ -63,6 +63,7 @@ def test_a_run_repeats_stores_compares_and_exits_1_on_a_regression(sea: EvalSea)
     assert f"against baseline {first['id']}: 1 regressed, 1 improved" in done.out
     assert f"REGRESSED {memory} set/hi: 100% -> 0%" in done.out
     assert f"improved {memory} set/dog: 0% -> 100%" in done.out
+    assert f"note: {memory}: pass rate 50.0% -> 50.0%" in done.out
 
     done, _ = sea.run(str(sets), "--model", memory, "--baseline", "latest")
     assert done.code == 0, done.out  # the latest run is the second: nothing changed
@@ -76,15 +77,16 @@ def test_a_run_repeats_stores_compares_and_exits_1_on_a_regression(sea: EvalSea)
 
 
 def test_compare_notes_what_only_one_run_has() -> None:
-    before = {"models": {"a": {"cases": {"s/x": {"pass_rate": 1.0},
-                                         "s/gone": {"pass_rate": 1.0}}}}}
-    after = {"models": {"a": {"cases": {"s/x": {"pass_rate": 1.0},
-                                        "s/new": {"pass_rate": 0.0}}},
-                        "b": {"cases": {}}}}
+    before = {"models": {"a": {"pass_rate": 1.0, "cases": {"s/x": {"pass_rate": 1.0},
+                                                           "s/gone": {"pass_rate": 1.0}}}}}
+    after = {"models": {"a": {"pass_rate": 0.5, "cases": {"s/x": {"pass_rate": 1.0},
+                                                          "s/new": {"pass_rate": 0.0}}},
+                        "b": {"pass_rate": 1.0, "cases": {}}}}
     changes, notes = compare(before, after)
     assert changes == []
-    assert notes == ["model b is not in the baseline", "a: case s/new is new (not in the "
-                     "baseline)", "a: case s/gone is in the baseline only"]
+    assert notes == ["model b is not in the baseline", "a: pass rate 100.0% -> 50.0%",
+                     "a: case s/new is new (not in the baseline)",
+                     "a: case s/gone is in the baseline only"]
 
 
 def test_junit_progress_and_a_table_per_model(sea: EvalSea) -> None:
