@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--model", action="append", default=[], metavar="SPEC",
         help="a model to evaluate, as `sea run --model` takes it: local, local:PATH, "
-        "PROVIDER:NAME, scripted:FILE (repeatable: a table per model; default: local)",
+        "PROVIDER:NAME, scripted:FILE (repeatable: a table per model; default: the "
+        "project's model, else local)",
     )
     parser.add_argument(
         "--model-option", action="append", default=[], metavar="KEY=VALUE", type=model_option,
@@ -93,7 +94,7 @@ def eval_command(args: argparse.Namespace) -> int:
     cases = _chosen(load_sets(args.sets, limit=file_limit(CONFIG_FILES)), args.tag)
     library = PlaybookLibrary.bundled(search_dirs(args.playbooks))
     _check_playbooks(cases, library)
-    specs = args.model or ["local"]
+    specs = [args.model] if isinstance(args.model, str) else args.model or ["local"]
     setups = [_setup(args, spec, library) for spec in specs]
     judge = _judge(args)
     run: dict[str, Any] = {

@@ -131,3 +131,12 @@ def test_runs_are_stored_in_the_project_state_directory(sea: EvalSea) -> None:
     done, again = sea.run(str(sets), "--model", sea.model(CHAT_SCRIPT), "--no-project",
                           "--baseline", run["id"])
     assert done.code == 2 and "no such file nor stored run" in done.err  # another directory
+
+
+def test_without_model_the_project_model_is_evaluated(sea: EvalSea) -> None:
+    model = sea.model(CHAT_SCRIPT)
+    sea.write("sea.toml", f'[model]\nname = "{model}"\n')
+    done, run = sea.run(str(sea.jsonl("set.jsonl", CASES[:1])))
+    assert done.code == 0, done.err
+    assert list(run["models"]) == [model]
+    assert run["models"][model]["pass_rate"] == 1.0
