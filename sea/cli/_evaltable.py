@@ -81,7 +81,10 @@ def show_model(label: str, summary: Mapping[str, Any]) -> None:
         kinds.add_column(header, justify="left" if header == "expectation" else "right")
     for name, kind in summary["expectations"].items():
         kinds.add_row(name, f"{kind['passed']}/{kind['judged']}", f"{kind['pass_rate']:.0%}")
-    if summary["expectations"]:
+    for name, kind in summary.get("groups", {}).items():
+        kinds.add_row(Text(printable(f"[{name}]")), f"{kind['passed']}/{kind['runs']}",
+                      f"{kind['pass_rate']:.0%}")
+    if summary["expectations"] or summary.get("groups"):
         console.print(Fitted(kinds))
     spread = summary["spread"]
     over = (f" (median of {len(spread['repeats'])} repeats; min {spread['min']:.1%}, max "

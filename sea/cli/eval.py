@@ -108,7 +108,8 @@ def eval_command(args: argparse.Namespace) -> int:
         progress = Progress(setup.label, len(cases) * args.repeat, quiet=args.quiet)
         attempts = asyncio.run(run_cases(setup, cases, args.repeat, progress.step))
         progress.done()
-        run["models"][setup.label] = summary = summarize(attempts, args.repeat)
+        labels = {c.key: [*c.tags, *([f"lang:{c.lang}"] if c.lang else [])] for c in cases}
+        run["models"][setup.label] = summary = summarize(attempts, args.repeat, labels)
         show_model(setup.label, summary)
     stored = save_run(run, runs_dir)
     _write(args, run)

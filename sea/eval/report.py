@@ -24,10 +24,12 @@ def _spread(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-def summarize(attempts: Sequence[Attempt], repeat: int) -> dict[str, Any]:
+def summarize(attempts: Sequence[Attempt], repeat: int,
+              labels: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """One model's results: ``pass_rate`` (the median over the repeats) with ``spread``,
-    ``cases`` (each with its pass rate, latency, tokens, cost and failures) and
-    ``expectations`` (each kind's pass rate)."""
+    ``cases`` (each with its pass rate, latency, tokens, cost and failures),
+    ``expectations`` (each kind's pass rate) and ``groups`` (the pass rate of the cases of
+    each label ``labels`` gives a case: its tags, ``lang:xx``)."""
     cases: dict[str, dict[str, Any]] = {}
     kinds: dict[str, list[int]] = {}
     per_repeat: dict[int, list[bool]] = {}
@@ -51,6 +53,12 @@ def summarize(attempts: Sequence[Attempt], repeat: int) -> dict[str, Any]:
             "cost": statistics.fmean(a["cost"] for a in runs),
             "failures": _failures(runs),
         })
+    groups: dict[str, list[int]] = {}
+    for attempt in attempts:
+        for label in (labels or {}).get(attempt.case, ()):
+            tally = groups.setdefault(label, [0, 0])
+            tally[0] += int(attempt.passed)
+            tally[1] += 1
     rates = [sum(v) / len(v) for _, v in sorted(per_repeat.items()) if v]
     spread = _spread(rates)
     return {
@@ -59,6 +67,8 @@ def summarize(attempts: Sequence[Attempt], repeat: int) -> dict[str, Any]:
         "cases": cases,
         "expectations": {name: {"passed": p, "judged": n, "pass_rate": p / n}
                          for name, (p, n) in sorted(kinds.items())},
+        "groups": {name: {"passed": p, "runs": n, "pass_rate": p / n}
+                   for name, (p, n) in sorted(groups.items())},
         "latency_s": _spread([a.latency_s for a in attempts]),
         "tokens_in": sum(a.observed.tokens_in for a in attempts),
         "tokens_out": sum(a.observed.tokens_out for a in attempts),

@@ -30,7 +30,7 @@ def test_repeats_give_a_pass_rate_per_case_and_the_spread_over_repeats() -> None
     attempts = [_attempt("s/a", 0, True, True), _attempt("s/a", 1, True, False),
                 _attempt("s/a", 2, True, True), _attempt("s/b", 0, False),
                 _attempt("s/b", 1, True), _attempt("s/b", 2, True)]
-    summary = summarize(attempts, 3)
+    summary = summarize(attempts, 3, {"s/a": ["greeting", "lang:en"], "s/b": ["lang:en"]})
     assert summary["spread"]["repeats"] == [0.5, 0.5, 1.0]
     assert summary["pass_rate"] == 0.5  # the median of the repeats
     assert (summary["spread"]["min"], summary["spread"]["max"]) == (0.5, 1.0)
@@ -42,6 +42,8 @@ def test_repeats_give_a_pass_rate_per_case_and_the_spread_over_repeats() -> None
     assert summary["expectations"]["k0"] == {"passed": 5, "judged": 6, "pass_rate": 5 / 6}
     assert summary["expectations"]["k1"] == {"passed": 2, "judged": 3, "pass_rate": 2 / 3}
     assert summary["tokens_in"] == 60 and summary["cost"] == 3.0
+    assert summary["groups"] == {"greeting": {"passed": 2, "runs": 3, "pass_rate": 2 / 3},
+                                 "lang:en": {"passed": 4, "runs": 6, "pass_rate": 4 / 6}}
 
 
 def test_a_run_repeats_stores_compares_and_exits_1_on_a_regression(sea: EvalSea) -> None:
