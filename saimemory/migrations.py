@@ -13,6 +13,7 @@ from __future__ import annotations
 from saimemory.migration_runner import MIGRATIONS_TABLE, Migration, Unless, current_version, upgrade
 from saimemory.schema_common import (
     DERIVED_TAGS_NAME,
+    LINES_NAME,
     MAIN_MEMORY_NAME,
     MESSAGE_COLUMNS,
     MESSAGE_INDEXES,
@@ -26,6 +27,7 @@ from saimemory.schema_common import (
     THREAD_STATES_NAME,
     THREADS,
     UID_INDEX,
+    line_columns,
     main_memory,
 )
 from saimemory.schema_postgres import (
@@ -42,6 +44,7 @@ from saimemory.schema_postgres import (
     POSTGRES_ID,
     POSTGRES_KEYS_IN_PLPGSQL,
     POSTGRES_LINEAR_KEYS,
+    POSTGRES_LINES,
     POSTGRES_LOWER_CONTENT,
     POSTGRES_OWNER_STATISTICS,
     POSTGRES_PERSONA_COUNTS,
@@ -113,6 +116,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
               SQLITE_ONE_TRIGGER_EACH),
     Migration(13, "the trigram index without sizes", SQLITE_FTS_NO_SIZES),
     Migration(14, DERIVED_TAGS_NAME, SQLITE_DERIVED_TAGS),
+    Migration(15, LINES_NAME, tuple(
+        Unless(statement, f"SELECT 1 FROM pragma_table_info('messages') WHERE name = '{name}'")
+        for statement, name in zip(line_columns(""), ("line_role", "line_scope"), strict=True)
+    )),
 )
 
 
@@ -162,6 +169,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "short pending lists of the search indexes", POSTGRES_SHORT_PENDING_LISTS),
     Migration(17, "an index of each thread's conversation", POSTGRES_CONVERSATION_INDEX),
     Migration(18, "index keys in linear time", POSTGRES_LINEAR_KEYS),
+    Migration(19, LINES_NAME, POSTGRES_LINES),
 )
 
 __all__ = [

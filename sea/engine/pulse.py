@@ -17,7 +17,17 @@ from langgraph.graph.state import CompiledStateGraph
 
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
-from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, NewMessage, Persona, Role
+from saimemory.records import (
+    COMMITTED,
+    ENGINE_MEMO,
+    MAIN_LINE,
+    ROOT_SCOPE,
+    LineRole,
+    LineScope,
+    NewMessage,
+    Persona,
+    Role,
+)
 from sea.engine.events import Event, MemoryWritten
 from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
@@ -252,8 +262,11 @@ class Frame:
         content: str,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        line: Line = (MAIN_LINE, COMMITTED),
     ) -> None:
         """Write a message of this pulse to memory, with provenance, and report it.
+
+        ``line``: the message's line and scope (a node's ``line_role`` and ``scope``).
 
         A user or system message is marked as the engine's own (``ENGINE_MEMO``): callers
         write only engine text, with anything substituted into it neutralized
@@ -294,6 +307,8 @@ class Frame:
             playbook=self.name,
             node=node,
             uid=uid,
+            line_role=line[0],
+            line_scope=line[1],
         )
         try:
             stored = await asyncio.to_thread(self.services.store.append, message)
@@ -315,6 +330,16 @@ class Frame:
                 thread=self.thread,
             )
         )
+
+
+Line = tuple[LineRole, LineScope]
+"""A message's line and scope (:data:`saimemory.records.LINE_ROLES`, ``LINE_SCOPES``)."""
+
+
+def line_of(line_role: LineRole | None, scope: LineScope | None) -> Line:
+    """The line and scope a node's ``line_role`` and ``scope`` give (main-line and committed
+    where not said)."""
+    return (line_role or MAIN_LINE, scope or COMMITTED)
 
 
 def write_uid(pulse_id: str, what: str) -> str:

@@ -26,6 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
+from saimemory.errors import MemoryStoreError
 from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, NewMessage
 from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.events import (
@@ -138,8 +139,23 @@ class Driver:
         finally:
             with suppress(asyncio.CancelledError):
                 await asyncio.shield(log.flush(run.pulse_id, sink))
+            if status != "waiting" and run.persona is not None:
+                with suppress(asyncio.CancelledError):
+                    await asyncio.shield(self._drop_volatile(run, sink))
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)
+
+    async def _drop_volatile(self, run: Run, sink: Sink) -> None:
+        """Delete the ended pulse's volatile messages (a node's ``"scope": "volatile"``):
+        they mattered to it only. A store that refuses is warned about, not raised."""
+        assert run.persona is not None
+        try:
+            await asyncio.to_thread(
+                self.services.store.drop_volatile, run.persona.id, run.pulse_id)
+        except MemoryStoreError as exc:
+            sink(WarningRaised(run.pulse_id, "volatile_kept",
+                               f"the pulse's volatile messages could not be deleted "
+                               f"({exc.code}): {exc.message}"))
 
     async def _execute(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
         if run.mode != "start":

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from saimemory.records import LineRole, LineScope
 from sea.lang.node import StrictModel, empty_list
 from sea.lang.uses import TagUse
 
@@ -59,6 +60,18 @@ def specialized_fits(profile: str | None, specialized: str | None) -> None:
         )
 
 
+LINE_ROLE_DOC = (
+    "Which line of thought writes the message (SAIVerse's `line_role`): `main_line` (the "
+    "persona's own line, the default), `sub_line` (work done aside) or `meta_judgment` (a "
+    "judgment about the pulse). Later pulses read only the main line's conversation."
+)
+SCOPE_DOC = (
+    "How long the message matters (SAIVerse's `scope`): `committed` (for good, the default), "
+    "`discardable` (to this pulse only: kept, but no later pulse reads it) or `volatile` "
+    "(to this pulse only, and deleted when the pulse ends)."
+)
+
+
 class MemorizeOption(StrictModel):
     """What an `llm` node writes to memory after it answers."""
 
@@ -66,6 +79,8 @@ class MemorizeOption(StrictModel):
         default_factory=empty_list,
         description="Tags stored on the prompt and the response (e.g. `conversation`).",
     )
+    line_role: LineRole | None = Field(default=None, description=LINE_ROLE_DOC)
+    scope: LineScope | None = Field(default=None, description=SCOPE_DOC)
 
 
 def memorize_tags(option: "MemorizeOption | bool | None") -> Iterator[TagUse]:

@@ -34,7 +34,7 @@ from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
-from sea.nodes.llm import memorize_tags
+from sea.nodes.llm import memorize_line, memorize_tags
 
 PLAN_APPROVAL = "running the planned actions"
 """The ``action`` of the approval request a plan makes."""
@@ -104,8 +104,9 @@ class ActionsKind(NodeKind[ActionsNode]):
         plan: dict[str, Any] = dict(result.parsed or {})
         tags = memorize_tags(node.memorize)
         if tags is not None:
-            await frame.remember(node.id, "user", wrap_system(prompt), tags)
-            await frame.remember(node.id, "assistant", as_text(plan), tags)
+            line = memorize_line(node.memorize)
+            await frame.remember(node.id, "user", wrap_system(prompt), tags, line=line)
+            await frame.remember(node.id, "assistant", as_text(plan), tags, line=line)
         return plan
 
 

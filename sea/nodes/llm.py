@@ -19,7 +19,7 @@ from typing import Any
 
 from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
-from sea.engine.pulse import Frame, as_text
+from sea.engine.pulse import Frame, Line, as_text, line_of
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
@@ -101,6 +101,14 @@ def _mapped(value: Any, source: str, output_key: str | None) -> Any:
     return None if found is MISSING else found
 
 
+def memorize_line(option: MemorizeOption | bool | None) -> Line:
+    """The line and scope of a node's ``memorize`` option (main-line, committed unless it
+    says otherwise)."""
+    if isinstance(option, MemorizeOption):
+        return line_of(option.line_role, option.scope)
+    return line_of(None, None)
+
+
 def memorize_tags(option: MemorizeOption | bool | None) -> list[str] | None:
     """The tags of a node's ``memorize`` option (None: the node does not memorize)."""
     if option is None or option is False:
@@ -146,13 +154,14 @@ class LLMKind(NodeKind[LLMNode]):
         metadata: dict[str, Any],
     ) -> None:
         tags = memorize_tags(node.memorize)
+        line = memorize_line(node.memorize)
         if tags is not None and prompt:
-            await frame.remember(node.id, "user", wrap_system(prompt), tags)
+            await frame.remember(node.id, "user", wrap_system(prompt), tags, line=line)
         reply_tags = list(tags or [])
         if node.speak or (tags is None and node.important):
             reply_tags.append(CONVERSATION_TAG)
         if reply and (tags is not None or CONVERSATION_TAG in reply_tags):
-            await frame.remember(node.id, "assistant", reply, reply_tags, metadata)
+            await frame.remember(node.id, "assistant", reply, reply_tags, metadata, line)
 
 
 KIND = LLMKind()
