@@ -86,7 +86,8 @@ class MessageStore(ABC):
         Earlier conversation (tagged ``conversation``, of the main line and committed, not of
         this pulse: see :data:`~saimemory.records.LINE_ROLES`), newest first until
         the budget is spent, returned oldest first; then every message of this pulse in this
-        scope, in write order (plus this pulse's ``conversation`` messages of other scopes).
+        scope, in write order (plus this pulse's ``conversation`` messages of the main line
+        in other scopes).
         The budget limits the earlier conversation only; a message longer than
         ``budget.max_chars`` is cut with a marker (never dropped, never emptying the history).
         """

@@ -14,7 +14,7 @@ from typing import Any
 from saimemory import sqlbase
 from saimemory.budget import clamp, spend
 from saimemory.migrations import CONVERSATION_ROW
-from saimemory.records import HistoryBudget, Message
+from saimemory.records import MAIN_LINE, HistoryBudget, Message
 from saimemory.tx import Row
 
 COLUMNS = sqlbase.COLUMNS.replace("m.", "o.")
@@ -57,7 +57,7 @@ def history_statement(
     current = (
         " UNION ALL SELECT c.*, 1, c.id FROM (SELECT m.* FROM messages m "
         "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
-        f"{CONVERSATION_ROW})) c"
+        f"(m.line_role = '{MAIN_LINE}' AND {CONVERSATION_ROW}))) c"
         if pulse else ""
     )
     params: list[Any] = [persona, thread]

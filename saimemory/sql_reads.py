@@ -9,7 +9,7 @@ from typing import Any
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.budget import clamp, spend
 from saimemory.errors import InvalidQueryError
-from saimemory.records import CONVERSATION_TAG, ROOT_SCOPE, HistoryBudget, Message
+from saimemory.records import CONVERSATION_TAG, MAIN_LINE, ROOT_SCOPE, HistoryBudget, Message
 from saimemory.sql_core import SqlCore, limit_literal
 from saimemory.tx import Row, Tx, main_thread_id
 
@@ -108,13 +108,15 @@ class SqlReads(SqlCore):
     def _current_pulse(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, scope: str
     ) -> list[Row]:
-        """This pulse's rows of ``scope`` and its conversation rows of any scope."""
+        """This pulse's rows of ``scope`` and its main line's conversation rows of any scope
+        (a sub line's are its own)."""
         if pulse_id is None:
             return []
         return tx.fetch(
             f"SELECT {self._columns} FROM messages m "
-            "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
-            "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?)) "
+            "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
+            f"(m.line_role = '{MAIN_LINE}' AND EXISTS "
+            "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?))) "
             "ORDER BY m.id",
             (persona, pulse_id, thread, scope, CONVERSATION_TAG),
         )

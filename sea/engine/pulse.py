@@ -219,6 +219,9 @@ class Frame:
     direct: bool = False
     """This playbook runs without a LangGraph run of its own (:mod:`sea.engine.direct`),
     because it was found unable to pause for a person: it must not ask one."""
+    sub_line: bool = False
+    """This playbook runs on a sub line (a ``subplay`` with ``"line": "sub"``): its model
+    calls use the lightweight model and its messages are of the sub line."""
 
     @property
     def thread(self) -> str | None:
@@ -229,7 +232,7 @@ class Frame:
         """This frame for one node run that starts at ``step``."""
         # every field named (dataclasses.replace costs twice as much, and runs each step)
         return Frame(self.pulse, self.playbook, self.depth, self.scope, self.stack, step,
-                     itertools.count(), self.threads, self.direct)
+                     itertools.count(), self.threads, self.direct, self.sub_line)
 
     @property
     def services(self) -> Services:
@@ -245,14 +248,18 @@ class Frame:
         """Send an event to the host."""
         self.pulse.sink(event)
 
-    def child(self, playbook: Playbook, *, scope: str | None = None) -> Frame:
-        """The frame of a playbook called from this one."""
+    def child(
+        self, playbook: Playbook, *, scope: str | None = None, sub_line: bool = False
+    ) -> Frame:
+        """The frame of a playbook called from this one (on a sub line when this one is, or
+        when ``sub_line``)."""
         return replace(
             self,
             playbook=playbook,
             depth=self.depth + 1,
             scope=self.scope if scope is None else scope,
             stack=(*self.stack, playbook.name),
+            sub_line=self.sub_line or sub_line,
         )
 
     async def remember(
@@ -295,6 +302,8 @@ class Frame:
             uid = write_uid(self.pulse.pulse_id, f"{self.step}.{next(self.writes)}")
             if uid in self.pulse.stored_uids:
                 return  # written before the pulse was interrupted: not again
+        if self.sub_line and line[0] == MAIN_LINE:  # a sub line writes on its own line
+            line = ("sub_line", line[1])
         message = NewMessage(
             persona=self.pulse.persona.id,
             role=role,

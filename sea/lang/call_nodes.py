@@ -83,6 +83,14 @@ class SubplayNode(CallNode):
 
     type: Literal["subplay"] = Field(description="Node type: call a playbook by name.")
     playbook: str = Field(pattern=NAME_PATTERN, description="Name of the playbook to call.")
+    line: Literal["main", "sub"] = Field(
+        default="main",
+        description="`main`: the callee runs on this line of thought (as `execution` says). "
+        "`sub` (SAIVerse's sub line): it runs from a copy of this pulse's messages so far, in "
+        "a memory scope of its own, on the lightweight model; what it writes is of the sub "
+        "line (never read by a later pulse); its `report_to_parent` comes back as a "
+        "`<system>` message of the engine, stored on the main line for later pulses.",
+    )
 
     known_mistakes: ClassVar[Mapping[str, str]] = {"name": _CALLEE, "playbook_name": _CALLEE}
 

@@ -110,6 +110,8 @@ class LLMRequest:
     check: AnswerCheck | None = None
     specialized: str | None = None
     refresh_short_term: bool = True
+    light: bool = False
+    """The lightweight model whatever the profile says (a playbook on a sub line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +227,8 @@ class LLMCaller:
         self, request: LLMRequest, tracker: CallTracker, on_token: TokenCallback | None
     ) -> LLMResult:
         profile = profile_named(request.profile or DEFAULT_CONTEXT_PROFILE)
-        kind = self._models.kind_for(request.profile, request.model_type)
+        kind = "lightweight" if request.light else \
+            self._models.kind_for(request.profile, request.model_type)
         chain = self._models.chain(kind)
         tracker.record = replace(tracker.record, pattern=profile.pattern,
                                  model=model_name(chain[0][0]), model_kind=chain[0][1])

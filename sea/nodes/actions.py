@@ -97,6 +97,7 @@ class ActionsKind(NodeKind[ActionsNode]):
             pulse_id=pulse.pulse_id,
             scope=frame.scope,
             thread=frame.thread,
+            light=frame.sub_line,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
             specialized=node.specialized,
         )

@@ -59,6 +59,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         scope=frame.scope,
         thread=frame.thread,
         specialized=node.specialized,
+        light=frame.sub_line,
     )
 
 

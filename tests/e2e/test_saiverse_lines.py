@@ -17,23 +17,9 @@ from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from tests.e2e.conftest import PERSONA, contents, request_of
-from tests.saimemory.conftest import BACKENDS, StoreSpec, drop_schema
+from tests.e2e.conftest import LINES, PERSONA, contents, request_of
 
 FIRST = "My cat is called Tama."
-LINES = Path(__file__).resolve().parent.parent / "data" / "saiverse_lines"
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    import uuid
-
-    spec = StoreSpec(str(request.param), tmp_path / "memory.db", f"t_{uuid.uuid4().hex[:20]}")
-    store = spec.open()
-    yield store
-    store.close()
-    if spec.backend == "postgres":
-        drop_schema(spec.schema)
 
 
 @pytest.fixture
