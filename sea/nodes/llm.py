@@ -29,6 +29,7 @@ from sea.lang.templates import MISSING, render, resolve_path
 from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
+from sea.nodes._schema_source import answer_schema
 from sea.nodes._utterance import node_metadata
 
 
@@ -38,7 +39,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     if node.action:
         rendered = render(node.action, variables(state), missing="keep", guard=neutralize_outside)
         prompt = as_text(rendered) or None
-    schema = node.response_schema
+    schema = answer_schema(node, state, frame)
     enum = None
     if schema is not None and "playbook" in (schema.get("properties") or {}):
         enum = [playbook.name for playbook in frame.pulse.router_callable()]
