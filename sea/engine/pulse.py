@@ -9,7 +9,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -152,6 +160,11 @@ class Pulse:
     """A called playbook that cannot pause for a person is run without a nested LangGraph
     run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
     (not recoverable, none kept), when it starts."""
+
+    safe_point: Callable[[], Awaitable[bool]] | None = None
+    """Awaited before each node runs, where the pulse's state is whole: the host may make
+    the pulse yield its persona's turn there to a pulse of higher priority
+    (:meth:`sea.host.turns.Turn.safe_point`)."""
 
     called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
         default_factory=dict, init=False, repr=False)

@@ -47,7 +47,7 @@ from sea.host.config import RuntimeConfig
 from sea.host.pulse_savers import FreshPulse, HeldPulse
 from sea.host.result import Status
 from sea.host.runs import Run, origin_of, restore_origin
-from sea.host.turns import PersonaTurns
+from sea.host.turns import PersonaTurns, Turn
 from sea.host.wiring import Wiring
 
 Sink = Callable[[Event | None], None]
@@ -167,11 +167,20 @@ class Driver:
             sink(WarningRaised(run.pulse_id, "persona_busy", f"waiting for persona "
                                f"{persona!r}: another pulse of it is running"))
 
-        async with self.turns.turn(persona, self.config.busy, waiting):
-            return await self._take_turn(run, sink, saver)
+        def yielded() -> None:
+            sink(WarningRaised(run.pulse_id, "preempted", f"a pulse of persona {persona!r} "
+                               f"of higher priority than {run.priority!r} came: this one "
+                               f"yields its turn ({self.config.busy.preempted})"))
 
-    async def _take_turn(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        """The pulse's drive, while it holds its persona's turn."""
+        async with self.turns.turn(persona, self.config.busy, waiting, priority=run.priority,
+                                   on_yield=yielded) as turn:
+            return await self._take_turn(run, sink, saver, turn)
+
+    async def _take_turn(
+        self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any], turn: Turn
+    ) -> Status:
+        """The pulse's drive, while it holds its persona's turn (which it may yield at
+        each node to a pulse of higher priority: :meth:`Turn.safe_point`)."""
         if run.mode == "start" and run.recover and await self._checkpointed(run, saver):
             run.mode = "continue"  # it ran partly before: go on from its last checkpoint
             await self._load_origin(run, saver)
@@ -183,6 +192,7 @@ class Driver:
             await self._store_input(run, sink)
         assert run.playbook is not None
         pulse = self.wiring.pulse(run, sink)
+        pulse.safe_point = turn.safe_point
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)
