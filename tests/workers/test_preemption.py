@@ -66,7 +66,7 @@ def _runtime(store: SQLiteStore, tmp_path: Path, gate: Gate, **config: Any) -> R
         (books / f"{document['name']}.json").write_text(json.dumps(document), encoding="utf-8")
     tool = StructuredTool.from_function(coroutine=gate.hold, name="hold",
                                         description="Hold until released.")
-    model = ScriptedChatModel(responses={"chat_now.reply": ["Hello there."]})
+    model = ScriptedChatModel(responses={"chat_now.reply": ["Hello there.", "Hi again."]})
     return Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[tool],
                                  library=PlaybookLibrary.bundled([books]),
                                  checkpoint_path=tmp_path / "checkpoints.sqlite", **config))
@@ -160,6 +160,42 @@ def test_pulses_of_equal_priority_do_not_preempt(store: SQLiteStore, tmp_path: P
         runtime.close()
     assert _at(order, "auto", "node_end", "after") < _at(order, "user", "pulse_start")
     assert not [e for w, e in order if w == "auto" and e.kind == "warning"]
+
+
+def test_waiting_pulses_take_their_turns_by_priority(store: SQLiteStore, tmp_path: Path) -> None:
+    gate = Gate()
+    runtime = _runtime(store, tmp_path, gate)
+
+    async def three() -> list[tuple[str, Event]]:
+        order: list[tuple[str, Event]] = []
+
+        def waiting(who: str) -> Any:
+            return lambda e: order.append((who, e))
+
+        async def waits(who: str) -> None:
+            while not any(w == who and e.kind == "warning" for w, e in order):
+                await asyncio.sleep(0)
+
+        running = asyncio.create_task(runtime.arun_pulse(
+            AOI, "auto_work", "", observe=waiting("running")))  # a user's: never yields
+        await gate.entered.wait()
+        scheduled = asyncio.create_task(runtime.arun_pulse(
+            AOI, "chat_now", "scheduled", priority="scheduled", observe=waiting("scheduled")))
+        await waits("scheduled")
+        user = asyncio.create_task(runtime.arun_pulse(
+            AOI, "chat_now", "user", observe=waiting("user")))
+        await waits("user")
+        gate.release.set()
+        await asyncio.gather(running, scheduled, user)
+        return order
+
+    try:
+        order = asyncio.run(three())
+    finally:
+        runtime.close()
+    assert not [e for w, e in order if w == "running" and e.kind == "warning"]
+    # the user's came later but went first
+    assert _at(order, "user", "pulse_start") < _at(order, "scheduled", "pulse_start")
 
 
 def test_an_unknown_priority_or_preemption_policy_is_refused() -> None:
