@@ -6,7 +6,7 @@ time), with what both share (:class:`CallNode`: arguments, memory scope, subagen
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from sea.lang.node import (
     NAME_PATTERN,
@@ -93,6 +93,15 @@ class SubplayNode(CallNode):
     )
 
     known_mistakes: ClassVar[Mapping[str, str]] = {"name": _CALLEE, "playbook_name": _CALLEE}
+
+    @field_validator("line")
+    @classmethod
+    def _one_way_aside(cls, line: str, info: ValidationInfo) -> str:
+        if line == "sub" and info.data.get("execution") == "subagent":
+            raise ValueError(
+                '`"line": "sub"` already runs the callee aside, in a scope of its own; it '
+                'cannot also be `"execution": "subagent"` (choose one)')
+        return line
 
     def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
         """The callee's ``output_schema`` (unknown without the library or the callee)."""

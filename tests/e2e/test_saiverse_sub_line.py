@@ -78,3 +78,15 @@ def test_line_is_checked(tmp_path: Path) -> None:
         (LINES / "sub_digger.json").read_text(encoding="utf-8"), encoding="utf-8")
     errors = PlaybookLibrary([tmp_path]).check("sub_parent").errors
     assert [d.pointer for d in errors] == ["/nodes/1/line"], [d.format_human() for d in errors]
+
+
+def test_a_sub_line_is_not_also_a_subagent(tmp_path: Path) -> None:
+    text = (LINES / "sub_parent.json").read_text(encoding="utf-8")
+    (tmp_path / "sub_parent.json").write_text(
+        text.replace('"line": "sub",', '"line": "sub", "execution": "subagent",'),
+        encoding="utf-8")
+    (tmp_path / "sub_digger.json").write_text(
+        (LINES / "sub_digger.json").read_text(encoding="utf-8"), encoding="utf-8")
+    errors = PlaybookLibrary([tmp_path]).check("sub_parent").errors
+    assert [d.pointer for d in errors] == ["/nodes/1/line"], [d.format_human() for d in errors]
+    assert "choose one" in errors[0].format_human()
