@@ -8,9 +8,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from saimemory.records import LineRole, LineScope
 from sea.lang.node import NodeModel, Read, key_read, template_reads
-from sea.lang.node_options import LINE_ROLE_DOC, SCOPE_DOC, Role
+from sea.lang.node_options import LINE_ROLE_DOC, SCOPE_DOC, LineRole, LineScope, Role
 from sea.lang.uses import TagUse
 
 _TEXT = "the text template of this node is `action`"

@@ -8,7 +8,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from saimemory.records import LineRole, LineScope
 from sea.lang.node import StrictModel, empty_list
 from sea.lang.uses import TagUse
 
@@ -59,6 +58,12 @@ def specialized_fits(profile: str | None, specialized: str | None) -> None:
             f"base_specialized, worker, worker_light), not {profile or 'conversation'!r}"
         )
 
+
+LineRole = Literal["main_line", "sub_line", "meta_judgment"]
+"""A message's line (:data:`saimemory.records.LINE_ROLES`; spelled here so that validating a
+playbook imports no store records)."""
+LineScope = Literal["committed", "discardable", "volatile"]
+"""A message's scope (:data:`saimemory.records.LINE_SCOPES`)."""
 
 LINE_ROLE_DOC = (
     "Which line of thought writes the message (SAIVerse's `line_role`): `main_line` (the "

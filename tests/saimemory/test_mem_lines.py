@@ -80,3 +80,12 @@ def test_an_older_store_s_messages_are_main_line_and_committed(tmp_path: Path) -
         assert [m.content for m in store.history("aoi", pulse_id="p3")] == ["before"]
     finally:
         store.close()
+
+
+def test_the_language_spells_the_store_s_lines_and_scopes() -> None:
+    from typing import get_args
+
+    from saimemory.records import LINE_ROLES, LINE_SCOPES
+    from sea.lang.node_options import LineRole, LineScope
+
+    assert get_args(LineRole) == LINE_ROLES and get_args(LineScope) == LINE_SCOPES
