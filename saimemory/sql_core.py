@@ -89,6 +89,8 @@ class SqlCore(MessageStore):
     )
     """Where a thread's conversation is read (``FROM …`` a persona and a thread, ``?``) and
     the column ordering it by message id."""
+    _main_line = f"m.line_role = '{MAIN_LINE}'"
+    """Whether message ``m`` is of the main line (a store older than the lines: every one)."""
     _short_like: str
     """The condition that message ``m`` holds one short word (its ``LIKE`` pattern the one
     parameter), case-insensitively and never through the trigram index: a word of one or

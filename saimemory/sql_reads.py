@@ -9,7 +9,7 @@ from typing import Any
 from saimemory.base import DEFAULT_BUDGET
 from saimemory.budget import clamp, spend
 from saimemory.errors import InvalidQueryError
-from saimemory.records import CONVERSATION_TAG, MAIN_LINE, ROOT_SCOPE, HistoryBudget, Message
+from saimemory.records import CONVERSATION_TAG, ROOT_SCOPE, HistoryBudget, Message
 from saimemory.sql_core import SqlCore, limit_literal
 from saimemory.tx import Row, Tx, main_thread_id
 
@@ -115,7 +115,7 @@ class SqlReads(SqlCore):
         return tx.fetch(
             f"SELECT {self._columns} FROM messages m "
             "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
-            f"(m.line_role = '{MAIN_LINE}' AND EXISTS "
+            f"({self._main_line} AND EXISTS "
             "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?))) "
             "ORDER BY m.id",
             (persona, pulse_id, thread, scope, CONVERSATION_TAG),

@@ -22,6 +22,7 @@ class Version14(SQLiteStore):
     migrations = SQLITE_MIGRATIONS[:14]
     _columns = f"{BEFORE_LINES}, m.tags"
     _line_columns = ()
+    _main_line = "1 = 1"
     _conversation = (
         "message_tags t JOIN messages m ON m.id = t.message_id WHERE t.persona = ?"
         f" AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ?",
