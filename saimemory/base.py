@@ -83,9 +83,11 @@ class MessageStore(ABC):
     ) -> list[Message]:
         """The pulse rule: what an LLM node of ``pulse_id`` in ``scope`` sees, oldest first.
 
-        Earlier conversation (tagged ``conversation``, not of this pulse), newest first until
+        Earlier conversation (tagged ``conversation``, of the main line and committed, not of
+        this pulse: see :data:`~saimemory.records.LINE_ROLES`), newest first until
         the budget is spent, returned oldest first; then every message of this pulse in this
-        scope, in write order (plus this pulse's ``conversation`` messages of other scopes).
+        scope, in write order (plus this pulse's ``conversation`` messages of the main line
+        in other scopes).
         The budget limits the earlier conversation only; a message longer than
         ``budget.max_chars`` is cut with a marker (never dropped, never emptying the history).
         """
@@ -200,6 +202,11 @@ class MessageStore(ABC):
     @abstractmethod
     def iter_messages(self, persona: str) -> Iterator[Message]:
         """Every message of a persona in write order (for export)."""
+
+    @abstractmethod
+    def drop_volatile(self, persona: str, pulse_id: str) -> int:
+        """Delete the messages of a pulse whose scope is ``volatile`` (when the pulse ends:
+        they mattered to it only); the number deleted."""
 
     @abstractmethod
     def delete_persona(self, persona: str) -> int:

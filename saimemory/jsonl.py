@@ -33,7 +33,9 @@ from saimemory.base import MessageStore
 from saimemory.errors import ImportFormatError, InvalidMessageError
 from saimemory.prepare import check_identifier, prepare, provenance, to_micros
 from saimemory.records import (
+    COMMITTED,
     ENGINE_MEMO,
+    MAIN_LINE,
     PROVENANCE_PREFIXES,
     ImportResult,
     Message,
@@ -74,6 +76,8 @@ def message_fields(message: Message) -> dict[str, Any]:
         "created_at": message.created_at.isoformat(),
         "pulse_id": message.pulse_id,
         "scope": message.scope,
+        "line_role": message.line_role,
+        "line_scope": message.line_scope,
         "playbook": message.playbook,
         "node": message.node,
         "metadata": dict(message.metadata),
@@ -167,6 +171,8 @@ def _parse(raw: bytes | str, number: int, persona: str | None, allow_system: boo
         playbook=_optional_str(data, "playbook", number),
         node=_optional_str(data, "node", number),
         uid=_optional_str(data, "uid", number),
+        line_role=data.get("line_role") or MAIN_LINE,
+        line_scope=data.get("line_scope") or COMMITTED,
     )
     _check_provenance(message, tags, number)
     for key in ("thread", "thread_title", "thread_parent"):

@@ -14,6 +14,7 @@ from saimemory.migration_runner import MIGRATIONS_TABLE, Migration, Unless, curr
 from saimemory.schema_common import (
     CALL_CACHE_NAME,
     DERIVED_TAGS_NAME,
+    LINES_NAME,
     MAIN_MEMORY_NAME,
     MESSAGE_COLUMNS,
     MESSAGE_INDEXES,
@@ -27,6 +28,7 @@ from saimemory.schema_common import (
     THREAD_STATES_NAME,
     THREADS,
     UID_INDEX,
+    line_columns,
     main_memory,
 )
 from saimemory.schema_postgres import (
@@ -44,6 +46,7 @@ from saimemory.schema_postgres import (
     POSTGRES_ID,
     POSTGRES_KEYS_IN_PLPGSQL,
     POSTGRES_LINEAR_KEYS,
+    POSTGRES_LINES,
     POSTGRES_LOWER_CONTENT,
     POSTGRES_OWNER_STATISTICS,
     POSTGRES_PERSONA_COUNTS,
@@ -117,6 +120,10 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "the trigram index without sizes", SQLITE_FTS_NO_SIZES),
     Migration(14, DERIVED_TAGS_NAME, SQLITE_DERIVED_TAGS),
     Migration(15, CALL_CACHE_NAME, SQLITE_CALL_CACHE),
+    Migration(16, LINES_NAME, tuple(
+        Unless(statement, f"SELECT 1 FROM pragma_table_info('messages') WHERE name = '{name}'")
+        for statement, name in zip(line_columns(""), ("line_role", "line_scope"), strict=True)
+    )),
 )
 
 
@@ -167,6 +174,7 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "an index of each thread's conversation", POSTGRES_CONVERSATION_INDEX),
     Migration(18, "index keys in linear time", POSTGRES_LINEAR_KEYS),
     Migration(19, CALL_CACHE_NAME, POSTGRES_CALL_CACHE),
+    Migration(20, LINES_NAME, POSTGRES_LINES),
 )
 
 __all__ = [

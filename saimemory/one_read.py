@@ -14,7 +14,7 @@ from typing import Any
 from saimemory import sqlbase
 from saimemory.budget import clamp, spend
 from saimemory.migrations import CONVERSATION_ROW
-from saimemory.records import HistoryBudget, Message
+from saimemory.records import MAIN_LINE, HistoryBudget, Message
 from saimemory.tx import Row
 
 COLUMNS = sqlbase.COLUMNS.replace("m.", "o.")
@@ -30,7 +30,7 @@ Fetch = Callable[[str, Sequence[Any]], list[Row]]
 
 def tagged(rows: list[Row]) -> list[Message]:
     """The messages of rows of :data:`COLUMNS` followed by :data:`TAGS`."""
-    return [sqlbase.message_of(row, row[12] or ()) for row in rows]
+    return [sqlbase.message_of(row, row[sqlbase.TAGS_AT] or ()) for row in rows]
 
 
 def history_statement(
@@ -50,13 +50,14 @@ def history_statement(
     not_this_pulse = "AND (m.pulse_id IS NULL OR m.pulse_id <> ?) " if pulse else ""
     earlier = (
         "SELECT e.*, 0 AS part, -e.id AS k FROM (SELECT m.* FROM messages m "
-        f"WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW} {not_this_pulse}"
+        f"WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW} "
+        f"AND {sqlbase.MAIN_COMMITTED} {not_this_pulse}"
         f"ORDER BY m.id DESC LIMIT {sqlbase.limit_literal(budget.max_messages + beyond)}) e"
     )
     current = (
         " UNION ALL SELECT c.*, 1, c.id FROM (SELECT m.* FROM messages m "
         "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
-        f"{CONVERSATION_ROW})) c"
+        f"(m.line_role = '{MAIN_LINE}' AND {CONVERSATION_ROW}))) c"
         if pulse else ""
     )
     params: list[Any] = [persona, thread]
@@ -69,7 +70,8 @@ def history_statement(
 def history_parts(rows: list[Row]) -> tuple[list[Message], list[Message]]:
     """The messages of rows of :func:`history_statement`: its page of earlier conversation
     (newest first), and the pulse's (in write order)."""
-    split = next((i for i, row in enumerate(rows) if row[13] == 1), len(rows))
+    split = next((i for i, row in enumerate(rows) if row[sqlbase.TAGS_AT + 1] == 1),
+                 len(rows))
     messages = tagged(rows)
     return messages[:split], messages[split:]
 

@@ -56,7 +56,15 @@ from saimemory.pg_tx import AloneTx, PgTx, pgsql, psycopg, to_psycopg, write_sta
 from saimemory.pin_rows import PINS_SQL, SHORT_TERM_SQL, pins_of, short_term_of
 from saimemory.prepare import PreparedMessage, prepare, to_micros
 from saimemory.records import ROOT_SCOPE, HistoryBudget, Message, NewMessage
-from saimemory.sqlbase import COLUMNS, HISTORY_PAGE, Row, Tx, constraint_error, main_thread_id
+from saimemory.sqlbase import (
+    COLUMNS,
+    HISTORY_PAGE,
+    MAIN_COMMITTED,
+    Row,
+    Tx,
+    constraint_error,
+    main_thread_id,
+)
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -79,7 +87,7 @@ _MIGRATION_LOCK = 0x5EA5A1  # advisory lock id held while migrating
 T = TypeVar("T")
 _APPEND = (
     f"SELECT new_id, new_thread FROM {APPEND_FUNCTION}(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-    "%s, %s::text[], %s, %s)"
+    "%s, %s::text[], %s, %s, %s, %s)"
 )
 
 
@@ -103,8 +111,8 @@ class PostgresStore(PgSearch):
     _columns = f"{COLUMNS}, m.tags"
     """Each row holds its message's own tags, in order, as an array (NULL for none; migration
     14): a read of messages reads no other table."""
-    _conversation = (f"messages m WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW}",
-                     "m.id")  # migration 17's index
+    _conversation = (f"messages m WHERE m.persona = ? AND m.thread = ? AND {CONVERSATION_ROW}"
+                     f" AND {MAIN_COMMITTED}", "m.id")  # migration 17's index
     _extra_columns = ("tags",)
     _driver_error = psycopg.Error if psycopg is not None else Exception
     _lock_conns: PgLockConnections | None = None
@@ -276,7 +284,7 @@ class PostgresStore(PgSearch):
         found = self._conn.execute(_APPEND, [
             row.persona, row.thread, row.role, row.content, row.created_us, row.pulse_id,
             row.scope, row.metadata_json, row.playbook, row.node, row.uid, list(row.tags),
-            to_micros(self._now()), recovering,
+            to_micros(self._now()), recovering, row.line_role, row.line_scope,
         ]).fetchall()
         if not found:
             raise NotFoundError(f"persona {row.persona!r} has no thread {row.thread!r}")

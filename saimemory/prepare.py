@@ -16,7 +16,17 @@ from typing import Any
 import orjson
 
 from saimemory.errors import InvalidMessageError
-from saimemory.records import PROVENANCE_PREFIXES, ROLES, Message, NewMessage, Role
+from saimemory.records import (
+    LINE_ROLES,
+    LINE_SCOPES,
+    PROVENANCE_PREFIXES,
+    ROLES,
+    LineRole,
+    LineScope,
+    Message,
+    NewMessage,
+    Role,
+)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_ID_CHARS = 200
@@ -41,6 +51,8 @@ class PreparedMessage:
     tags: tuple[str, ...]
     metadata_json: str
     uid: str
+    line_role: LineRole
+    line_scope: LineScope
 
     def to_message(self, message_id: int, thread: str) -> Message:
         """The stored message once the backend knows its id and thread."""
@@ -49,6 +61,7 @@ class PreparedMessage:
             from_micros(self.created_us), self.pulse_id, self.scope,
             (*self.tags, *provenance(self.pulse_id, self.playbook, self.node)),
             orjson.loads(self.metadata_json), self.uid, self.playbook, self.node,
+            self.line_role, self.line_scope,
         )
 
 
@@ -140,6 +153,12 @@ def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
     check_identifier(message.uid, "uid", optional=True)
     if not isinstance(message.scope, str) or "\x00" in message.scope:
         raise InvalidMessageError(f"scope must be a string, got {message.scope!r}")
+    if message.line_role not in LINE_ROLES:
+        raise InvalidMessageError(
+            f"line_role must be one of {', '.join(LINE_ROLES)}, got {message.line_role!r}")
+    if message.line_scope not in LINE_SCOPES:
+        raise InvalidMessageError(
+            f"line_scope must be one of {', '.join(LINE_SCOPES)}, got {message.line_scope!r}")
     return PreparedMessage(
         persona=message.persona,
         thread=message.thread,
@@ -153,4 +172,6 @@ def prepare(message: NewMessage, now: datetime) -> PreparedMessage:
         tags=tuple(_check_tags(message.tags)),
         metadata_json=_metadata_json(message.metadata),
         uid=message.uid if message.uid is not None else uuid.uuid4().hex,
+        line_role=message.line_role,
+        line_scope=message.line_scope,
     )

@@ -19,6 +19,20 @@ ROOT_SCOPE = ""
 CONVERSATION_TAG = "conversation"
 """Messages with this tag are the conversation: visible to later pulses."""
 
+LineRole = Literal["main_line", "sub_line", "meta_judgment"]
+LINE_ROLES: tuple[LineRole, ...] = ("main_line", "sub_line", "meta_judgment")
+"""Which line of thought wrote a message (SAIVerse's ``line_role``): the persona's main line,
+a sub line (work done aside), or a judgment about the pulse itself. Only the main line's
+conversation is read by later pulses."""
+MAIN_LINE: LineRole = "main_line"
+
+LineScope = Literal["committed", "discardable", "volatile"]
+LINE_SCOPES: tuple[LineScope, ...] = ("committed", "discardable", "volatile")
+"""How long a message matters (SAIVerse's ``scope``): ``committed`` for good, ``discardable``
+to its pulse only (kept, never read by a later pulse), ``volatile`` to its pulse only and
+deleted when the pulse ends (:meth:`~saimemory.base.MessageStore.drop_volatile`)."""
+COMMITTED: LineScope = "committed"
+
 
 @dataclass(frozen=True, slots=True)
 class Persona:
@@ -55,6 +69,10 @@ class NewMessage:
     """The node that wrote it; the store adds the ``node:<id>`` tag."""
     uid: str | None = None
     """None: the store draws a new uid. An import passes the exported one (see ``Message.uid``)."""
+    line_role: LineRole = MAIN_LINE
+    """The line that wrote it (see :data:`LINE_ROLES`)."""
+    line_scope: LineScope = COMMITTED
+    """How long it matters (see :data:`LINE_SCOPES`)."""
 
 
 @fast_init  # read a hundred at a time: built through its slots
@@ -77,6 +95,10 @@ class Message:
     import skips a message whose uid the persona already has)."""
     playbook: str | None = None
     node: str | None = None
+    line_role: LineRole = MAIN_LINE
+    """The line that wrote it: only the main line's conversation is read by later pulses."""
+    line_scope: LineScope = COMMITTED
+    """How long it matters: only committed conversation is read by later pulses."""
 
 
 @dataclass(frozen=True, slots=True)

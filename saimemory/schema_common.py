@@ -4,6 +4,7 @@ either backend share (see :mod:`saimemory.migrations`)."""
 
 from __future__ import annotations
 
+from saimemory.records import COMMITTED, LINE_ROLES, LINE_SCOPES, MAIN_LINE
 from saimemory.tags import PROVENANCE_PREFIXES
 
 THREADS = (
@@ -164,3 +165,20 @@ PERSONA_SEARCH_NAME = "full-text search per persona"
 SHORT_WORDS_NAME = "an index of words shorter than three characters"
 
 CALL_CACHE_NAME = "each model call's response cache outcome and the tokens it saved"
+
+LINES_NAME = "each message's line and scope (SAIVerse's line_role and scope)"
+
+
+def line_columns(if_missing: str) -> tuple[str, ...]:
+    """The two columns of the migration named :data:`LINES_NAME`: which line wrote a message
+    and how long it matters, checked against their values, the old rows main-line and
+    committed (what every message was before). ``if_missing``: ``"IF NOT EXISTS "`` where
+    the backend allows it (PostgreSQL), so the statement may run again."""
+    roles = ", ".join(f"'{role}'" for role in LINE_ROLES)
+    scopes = ", ".join(f"'{scope}'" for scope in LINE_SCOPES)
+    return (
+        f"ALTER TABLE messages ADD COLUMN {if_missing}line_role TEXT NOT NULL"
+        f" DEFAULT '{MAIN_LINE}' CHECK (line_role IN ({roles}))",
+        f"ALTER TABLE messages ADD COLUMN {if_missing}line_scope TEXT NOT NULL"
+        f" DEFAULT '{COMMITTED}' CHECK (line_scope IN ({scopes}))",
+    )

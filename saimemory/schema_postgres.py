@@ -5,7 +5,12 @@ planner keeps (see :mod:`saimemory.migrations`)."""
 from __future__ import annotations
 
 from saimemory.records import CONVERSATION_TAG
-from saimemory.schema_common import PROVENANCE_ROWS, PROVENANCE_TAG, SHORT_KEYS_FUNCTION
+from saimemory.schema_common import (
+    PROVENANCE_ROWS,
+    PROVENANCE_TAG,
+    SHORT_KEYS_FUNCTION,
+    line_columns,
+)
 
 POSTGRES_PERSONA_TRGM = (
     "CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA public",
@@ -44,18 +49,23 @@ APPEND_FUNCTION = "sea_append"
 """The PostgreSQL function (in the store's schema) that appends one message."""
 
 
-def postgres_append(row_tags: str | None) -> str:
+def postgres_append(row_tags: str | None, *, lines: bool = False) -> str:
     """The append function of migration 9, or with ``row_tags`` (an SQL expression of
-    ``p_tags``) the one of migration 14, which also keeps a message's tags in its row."""
-    column, value, tag_rows = "", "", ""
+    ``p_tags``) the one of migration 14, which also keeps a message's tags in its row; with
+    ``lines``, the one of migration 19, which also writes a message's line and scope."""
+    column, value, tag_rows, line_params = "", "", "", ""
     if row_tags is not None:
         column, value = ", tags", f", {row_tags}"
         tag_rows = " IF cardinality(p_tags) > 0 THEN"
+    if lines:
+        column += ", line_role, line_scope"
+        value += ", p_line_role, p_line_scope"
+        line_params = ", p_line_role text, p_line_scope text"
     return (
         f"CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(p_persona text, p_thread text, p_role text,"
         " p_content text, p_created_us bigint, p_pulse_id text, p_scope text, p_metadata text,"
         " p_playbook text, p_node text, p_uid text, p_tags text[], p_now_us bigint,"
-        " p_recovering boolean)"
+        f" p_recovering boolean{line_params})"
         " RETURNS TABLE (new_id bigint, new_thread text) LANGUAGE plpgsql AS $$"
         " DECLARE v_thread text := coalesce(p_thread, p_persona || ':main');"
         " BEGIN"
@@ -341,3 +351,14 @@ POSTGRES_CALL_CACHE = (
     "ALTER TABLE call_records ADD COLUMN IF NOT EXISTS tokens_saved BIGINT NOT NULL DEFAULT 0",
 )
 """A call record's ``cache`` and ``tokens_saved`` (applied again over columns left behind)."""
+
+
+POSTGRES_LINES = (
+    *line_columns("IF NOT EXISTS "),
+    f"DROP FUNCTION IF EXISTS {APPEND_FUNCTION}(text, text, text, text, bigint, text, text,"
+    " text, text, text, text, text[], bigint, boolean)",
+    postgres_append("NULLIF(p_tags, '{}')", lines=True),
+)
+"""Migration 20 (PostgreSQL): each message's line and scope
+(:data:`~saimemory.schema_common.LINES_NAME`), and the append function that writes them
+(the one before, with fewer parameters, dropped). Every statement may run again."""

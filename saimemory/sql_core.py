@@ -23,14 +23,19 @@ from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
 from saimemory.migrations import Migration, current_version
 from saimemory.prepare import from_micros, provenance
-from saimemory.records import CONVERSATION_TAG, Message
+from saimemory.records import COMMITTED, CONVERSATION_TAG, MAIN_LINE, Message
 from saimemory.tx import Row, Tx
 
 COLUMNS = (
     "m.id, m.persona, m.thread, m.role, m.content, m.created_us, m.pulse_id, m.scope, "
-    "m.metadata, m.playbook, m.node, m.uid"
+    "m.metadata, m.playbook, m.node, m.uid, m.line_role, m.line_scope"
 )
 """The message columns every read selects, in the order :func:`message_of` reads them."""
+
+
+MAIN_COMMITTED = f"m.line_role = '{MAIN_LINE}' AND m.line_scope = '{COMMITTED}'"
+"""Whether message ``m`` is of the main line and committed: the only conversation of other
+pulses a history reads (a pulse reads all of its own)."""
 
 
 def message_of(row: Row, tags: Sequence[str]) -> Message:
@@ -39,8 +44,12 @@ def message_of(row: Row, tags: Sequence[str]) -> Message:
     return Message(  # positionally (keywords cost a dict a call), in the fields' order
         row[0], row[1], row[2], row[3], row[4], from_micros(row[5]), row[6], row[7],
         (*tags, *provenance(row[6], row[9], row[10])), orjson.loads(row[8]), row[11], row[9],
-        row[10],
+        row[10], row[12], row[13],
     )
+
+
+TAGS_AT = 14
+"""Where a backend's row of :data:`COLUMNS` followed by its own tags holds those tags."""
 
 
 def limit_literal(limit: int) -> str:
@@ -75,11 +84,13 @@ class SqlCore(MessageStore):
         "message_tags t JOIN messages m ON m.id = t.message_id WHERE t.persona = ?"
         # the tag written out: SQLite's index of it (migration 11) serves only a query
         # that names it
-        f" AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ?",
+        f" AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ? AND {MAIN_COMMITTED}",
         "t.message_id",
     )
     """Where a thread's conversation is read (``FROM …`` a persona and a thread, ``?``) and
     the column ordering it by message id."""
+    _main_line = f"m.line_role = '{MAIN_LINE}'"
+    """Whether message ``m`` is of the main line (a store older than the lines: every one)."""
     _short_like: str
     """The condition that message ``m`` holds one short word (its ``LIKE`` pattern the one
     parameter), case-insensitively and never through the trigram index: a word of one or

@@ -108,13 +108,15 @@ class SqlReads(SqlCore):
     def _current_pulse(
         self, tx: Tx, persona: str, thread: str, pulse_id: str | None, scope: str
     ) -> list[Row]:
-        """This pulse's rows of ``scope`` and its conversation rows of any scope."""
+        """This pulse's rows of ``scope`` and its main line's conversation rows of any scope
+        (a sub line's are its own)."""
         if pulse_id is None:
             return []
         return tx.fetch(
             f"SELECT {self._columns} FROM messages m "
-            "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR EXISTS "
-            "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?)) "
+            "WHERE m.persona = ? AND m.pulse_id = ? AND m.thread = ? AND (m.scope = ? OR "
+            f"({self._main_line} AND EXISTS "
+            "(SELECT 1 FROM message_tags t WHERE t.message_id = m.id AND t.tag = ?))) "
             "ORDER BY m.id",
             (persona, pulse_id, thread, scope, CONVERSATION_TAG),
         )

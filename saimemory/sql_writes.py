@@ -87,13 +87,15 @@ class SqlWrites(SqlCore):
             )
         return row.to_message(message_id, thread)
 
+    _line_columns: tuple[str, ...] = ("line_role", "line_scope")
+    """The columns of a message's line and scope (none in a store older than them)."""
     _extra_columns: tuple[str, ...] = ()
     """Columns of a message's row beyond the shared ones, that a backend keeps there (their
     values: :meth:`_row_extra`)."""
 
     @cached_property
     def _insert_sql(self) -> str:
-        names = (*_ROW_COLUMNS, *self._extra_columns)
+        names = (*_ROW_COLUMNS, *self._line_columns, *self._extra_columns)
         return (f"INSERT INTO messages ({', '.join(names)}) "
                 f"VALUES ({', '.join('?' * len(names))}) RETURNING id")
 
@@ -103,6 +105,7 @@ class SqlWrites(SqlCore):
         inserted = tx.fetch(self._insert_sql, (
             row.persona, thread, row.role, row.content, row.created_us, row.pulse_id,
             row.scope, row.metadata_json, row.playbook, row.node, row.uid,
+            *((row.line_role, row.line_scope) if self._line_columns else ()),
             *self._row_extra(row),
         ))
         return int(inserted[0][0])
@@ -156,6 +159,17 @@ class SqlWrites(SqlCore):
         """Close a sub-thread (see :meth:`MessageStore.close_thread`)."""
         with self._write(persona) as tx:
             return close_sub_thread(tx, persona, thread_id, chronicle, to_micros(self._now()))
+
+    def drop_volatile(self, persona: str, pulse_id: str) -> int:
+        """Delete a pulse's volatile messages (see :meth:`MessageStore.drop_volatile`)."""
+        which = ("FROM messages WHERE persona = ? AND pulse_id = ? AND line_scope = 'volatile'")
+        with self._write(persona) as tx:
+            ids = [row[0] for row in tx.fetch(f"SELECT id {which}", (persona, pulse_id))]
+            if ids:
+                tx.run(f"DELETE FROM message_tags WHERE message_id IN (SELECT id {which})",
+                       (persona, pulse_id))
+                tx.run(f"DELETE {which}", (persona, pulse_id))
+        return len(ids)
 
     def delete_persona(self, persona: str) -> int:
         """Delete every message and thread of a persona; the number of messages deleted."""

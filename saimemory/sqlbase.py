@@ -11,7 +11,14 @@ threads, export order) is written once so both backends behave the same.
 from __future__ import annotations
 
 from saimemory.errors import InvalidMessageError
-from saimemory.sql_core import COLUMNS, SqlCore, limit_literal, message_of
+from saimemory.sql_core import (
+    COLUMNS,
+    MAIN_COMMITTED,
+    TAGS_AT,
+    SqlCore,
+    limit_literal,
+    message_of,
+)
 from saimemory.sql_reads import HISTORY_PAGE, PAGE, SqlReads
 from saimemory.sql_records import SqlRecords
 from saimemory.sql_search import CONTENT_CHUNK, SqlSearch
@@ -36,7 +43,9 @@ __all__ = [
     "COLUMNS",
     "CONTENT_CHUNK",
     "HISTORY_PAGE",
+    "MAIN_COMMITTED",
     "PAGE",
+    "TAGS_AT",
     "TAG_PAGE",
     "Row",
     "SqlCore",

@@ -48,7 +48,15 @@ from saimemory.migrations import (
 from saimemory.prepare import PreparedMessage
 from saimemory.records import Message
 from saimemory.search_terms import Terms, fts5_query, like_pattern
-from saimemory.sqlbase import COLUMNS, Row, SqlStore, Tx, constraint_error, message_of
+from saimemory.sqlbase import (
+    COLUMNS,
+    TAGS_AT,
+    Row,
+    SqlStore,
+    Tx,
+    constraint_error,
+    message_of,
+)
 from saimemory.stop_words import is_stop_word
 
 BUSY_TIMEOUT_S = 30.0
@@ -325,7 +333,7 @@ class SQLiteStore(SqlStore):
     def _messages(self, tx: Tx, rows: list[Row]) -> list[Message]:
         """The messages of rows of :attr:`_columns`: each row holds its tags (migration
         10), so no other table is read."""
-        return [message_of(row, orjson.loads(row[12])) for row in rows]
+        return [message_of(row, orjson.loads(row[TAGS_AT])) for row in rows]
 
     def _matches(
         self, tx: Tx, persona: str, terms: Terms, filters: tuple[str, list[Any]], limit: int

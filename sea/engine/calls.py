@@ -24,6 +24,7 @@ from langgraph.errors import GraphBubbleUp
 from sea.engine.events import WarningRaised
 from sea.engine.pulse import Frame, Pulse, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
+from sea.engine.sub_line import copy_messages, report_back
 from sea.engine.waits import ALWAYS, Policy, Waits, may_wait
 from sea.errors import (
     BoundExceeded,
@@ -182,8 +183,11 @@ async def call_playbook(
                 node.id,
             )
         )
-    isolate = bool(node.isolate_pulse_context) or node.execution == "subagent"
-    child = frame.child(callee, scope=child_scope(frame, node, state, isolate))
+    sub = getattr(node, "line", "main") == "sub"
+    isolate = bool(node.isolate_pulse_context) or node.execution == "subagent" or sub
+    child = frame.child(callee, scope=child_scope(frame, node, state, isolate), sub_line=sub)
+    if sub:
+        await copy_messages(frame, child)
     services = frame.services
     _, compiled = frame.pulse.playbook(callee.name)
     start = int(state.get("steps") or 0) + 1
@@ -204,7 +208,11 @@ async def call_playbook(
         failure = ExecutionError(f"playbook {callee.name!r} failed: {exc}", code=exc.code)
         failure.steps = exc.steps  # the caller's step count includes the callee's nodes
         raise failure from exc
-    return _results(callee, node, final, start)
+    update = _results(callee, node, final, start)
+    if sub:
+        report = (update.get("vars") or {}).get(REPORT_KEY)
+        await report_back(frame, node.id, callee.name, final, report)
+    return update
 
 
 def can_wait(pulse: Pulse, waits: Waits) -> bool:

@@ -223,6 +223,8 @@ def _runner(
 
     async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Update:
         frame = runtime.context.at_node(int(state.get("steps") or 0))
+        if frame.pulse.safe_point is not None:  # it may yield to a pulse of higher priority
+            await frame.pulse.safe_point()
         check_bounds(state, site.node, playbook, frame.services.limits, looping=looping)
         meter = frame.pulse.caller.meter
         before = meter.sync(state.get("spent"))  # the state's count is the durable one

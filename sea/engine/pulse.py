@@ -9,7 +9,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -17,7 +25,17 @@ from langgraph.graph.state import CompiledStateGraph
 
 from saimemory.base import MessageStore
 from saimemory.errors import MemoryStoreError
-from saimemory.records import ENGINE_MEMO, ROOT_SCOPE, NewMessage, Persona, Role
+from saimemory.records import (
+    COMMITTED,
+    ENGINE_MEMO,
+    MAIN_LINE,
+    ROOT_SCOPE,
+    LineRole,
+    LineScope,
+    NewMessage,
+    Persona,
+    Role,
+)
 from sea.engine.events import Event, MemoryWritten
 from sea.engine.gates import ToolGate
 from sea.engine.limits import Limits
@@ -143,6 +161,11 @@ class Pulse:
     run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
     (not recoverable, none kept), when it starts."""
 
+    safe_point: Callable[[], Awaitable[bool]] | None = None
+    """Awaited before each node runs, where the pulse's state is whole: the host may make
+    the pulse yield its persona's turn there to a pulse of higher priority
+    (:meth:`sea.host.turns.Turn.safe_point`)."""
+
     called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
         default_factory=dict, init=False, repr=False)
     """:meth:`playbook`'s answers so far."""
@@ -209,6 +232,9 @@ class Frame:
     direct: bool = False
     """This playbook runs without a LangGraph run of its own (:mod:`sea.engine.direct`),
     because it was found unable to pause for a person: it must not ask one."""
+    sub_line: bool = False
+    """This playbook runs on a sub line (a ``subplay`` with ``"line": "sub"``): its model
+    calls use the lightweight model and its messages are of the sub line."""
 
     @property
     def thread(self) -> str | None:
@@ -219,7 +245,7 @@ class Frame:
         """This frame for one node run that starts at ``step``."""
         # every field named (dataclasses.replace costs twice as much, and runs each step)
         return Frame(self.pulse, self.playbook, self.depth, self.scope, self.stack, step,
-                     itertools.count(), self.threads, self.direct)
+                     itertools.count(), self.threads, self.direct, self.sub_line)
 
     @property
     def services(self) -> Services:
@@ -235,14 +261,18 @@ class Frame:
         """Send an event to the host."""
         self.pulse.sink(event)
 
-    def child(self, playbook: Playbook, *, scope: str | None = None) -> Frame:
-        """The frame of a playbook called from this one."""
+    def child(
+        self, playbook: Playbook, *, scope: str | None = None, sub_line: bool = False
+    ) -> Frame:
+        """The frame of a playbook called from this one (on a sub line when this one is, or
+        when ``sub_line``)."""
         return replace(
             self,
             playbook=playbook,
             depth=self.depth + 1,
             scope=self.scope if scope is None else scope,
             stack=(*self.stack, playbook.name),
+            sub_line=self.sub_line or sub_line,
         )
 
     async def remember(
@@ -252,8 +282,11 @@ class Frame:
         content: str,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        line: Line = (MAIN_LINE, COMMITTED),
     ) -> None:
         """Write a message of this pulse to memory, with provenance, and report it.
+
+        ``line``: the message's line and scope (a node's ``line_role`` and ``scope``).
 
         A user or system message is marked as the engine's own (``ENGINE_MEMO``): callers
         write only engine text, with anything substituted into it neutralized
@@ -282,6 +315,8 @@ class Frame:
             uid = write_uid(self.pulse.pulse_id, f"{self.step}.{next(self.writes)}")
             if uid in self.pulse.stored_uids:
                 return  # written before the pulse was interrupted: not again
+        if self.sub_line and line[0] == MAIN_LINE:  # a sub line writes on its own line
+            line = ("sub_line", line[1])
         message = NewMessage(
             persona=self.pulse.persona.id,
             role=role,
@@ -294,6 +329,8 @@ class Frame:
             playbook=self.name,
             node=node,
             uid=uid,
+            line_role=line[0],
+            line_scope=line[1],
         )
         try:
             stored = await asyncio.to_thread(self.services.store.append, message)
@@ -315,6 +352,16 @@ class Frame:
                 thread=self.thread,
             )
         )
+
+
+Line = tuple[LineRole, LineScope]
+"""A message's line and scope (:data:`saimemory.records.LINE_ROLES`, ``LINE_SCOPES``)."""
+
+
+def line_of(line_role: LineRole | None, scope: LineScope | None) -> Line:
+    """The line and scope a node's ``line_role`` and ``scope`` give (main-line and committed
+    where not said)."""
+    return (line_role or MAIN_LINE, scope or COMMITTED)
 
 
 def write_uid(pulse_id: str, what: str) -> str:

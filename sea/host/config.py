@@ -29,7 +29,7 @@ from sea.engine.pulse import Library
 from sea.engine.registry import Registry
 from sea.engine.tools.workspace import Workspace
 from sea.errors import UsageError
-from sea.host.turns import BusyPolicy, WhenBusy
+from sea.host.turns import BusyPolicy, WhenBusy, WhenPreempted
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.llm.options import LLMOptions
@@ -73,6 +73,10 @@ class RuntimeConfig:
             runtime, or in any process on the same store): ``"wait"`` for its turn (the
             default) or ``"fail"`` at once with :class:`sea.errors.PersonaBusy`.
         busy_timeout: The longest wait for a turn, in seconds; then ``PersonaBusy``.
+        when_preempted: What a pulse does after it yielded its turn to a pulse of its
+            persona of higher priority (a user's over an autonomous one's): ``"resume"``
+            where it stopped once its turn comes back (the default) or ``"drop"`` (it
+            ends, cancelled; what it stored stays). See :mod:`sea.host.turns`.
         plan_policy: What plans may do in the workspace (``run`` allow-list, size limits,
             automatic approval up to a risk): with a workspace, pulses also have the plan
             tools (:mod:`sea.engine.plans.tools`).
@@ -126,6 +130,7 @@ class RuntimeConfig:
         workspace: str | Path | None = None,
         when_busy: WhenBusy = "wait",
         busy_timeout: float = 300.0,
+        when_preempted: WhenPreempted = "resume",
         plan_policy: PlanPolicy | None = None,
         llm: LLMOptions | None = None,
         gates: Mapping[str, ToolGate] | None = None,
@@ -144,7 +149,7 @@ class RuntimeConfig:
             "history_budget": history_budget,
             "keep_checkpoints": bool(keep_checkpoints),
             "workspace": _workspace(workspace),
-            "busy": BusyPolicy(when_busy, busy_timeout),
+            "busy": BusyPolicy(when_busy, busy_timeout, when_preempted),
             "plan_policy": plan_policy or PlanPolicy(),
             "llm": llm or LLMOptions(),
             "gates": MappingProxyType(dict(gates or {})),

@@ -26,6 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
+from saimemory.errors import MemoryStoreError
 from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, NewMessage
 from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.events import (
@@ -47,7 +48,7 @@ from sea.host.durable_saver import DurablePulse
 from sea.host.pulse_savers import FreshPulse, HeldPulse
 from sea.host.result import Status
 from sea.host.runs import Run, origin_of, restore_origin
-from sea.host.turns import PersonaTurns
+from sea.host.turns import PersonaTurns, Turn
 from sea.host.wiring import Wiring
 
 Sink = Callable[[Event | None], None]
@@ -139,8 +140,23 @@ class Driver:
         finally:
             with suppress(asyncio.CancelledError):
                 await asyncio.shield(log.flush(run.pulse_id, sink))
+            if status != "waiting" and run.persona is not None:
+                with suppress(asyncio.CancelledError):
+                    await asyncio.shield(self._drop_volatile(run, sink))
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
             sink(None)
+
+    async def _drop_volatile(self, run: Run, sink: Sink) -> None:
+        """Delete the ended pulse's volatile messages (a node's ``"scope": "volatile"``):
+        they mattered to it only. A store that refuses is warned about, not raised."""
+        assert run.persona is not None
+        try:
+            await asyncio.to_thread(
+                self.services.store.drop_volatile, run.persona.id, run.pulse_id)
+        except MemoryStoreError as exc:
+            sink(WarningRaised(run.pulse_id, "volatile_kept",
+                               f"the pulse's volatile messages could not be deleted "
+                               f"({exc.code}): {exc.message}"))
 
     async def _execute(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
         if run.mode != "start":
@@ -152,11 +168,20 @@ class Driver:
             sink(WarningRaised(run.pulse_id, "persona_busy", f"waiting for persona "
                                f"{persona!r}: another pulse of it is running"))
 
-        async with self.turns.turn(persona, self.config.busy, waiting):
-            return await self._take_turn(run, sink, saver)
+        def yielded() -> None:
+            sink(WarningRaised(run.pulse_id, "preempted", f"a pulse of persona {persona!r} "
+                               f"of higher priority than {run.priority!r} came: this one "
+                               f"yields its turn ({self.config.busy.preempted})"))
 
-    async def _take_turn(self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any]) -> Status:
-        """The pulse's drive, while it holds its persona's turn."""
+        async with self.turns.turn(persona, self.config.busy, waiting, priority=run.priority,
+                                   on_yield=yielded) as turn:
+            return await self._take_turn(run, sink, saver, turn)
+
+    async def _take_turn(
+        self, run: Run, sink: Sink, saver: BaseCheckpointSaver[Any], turn: Turn
+    ) -> Status:
+        """The pulse's drive, while it holds its persona's turn (which it may yield at
+        each node to a pulse of higher priority: :meth:`Turn.safe_point`)."""
         if run.mode == "start" and run.recover and await self._checkpointed(run, saver):
             run.mode = "continue"  # it ran partly before: go on from its last checkpoint
             await self._load_origin(run, saver)
@@ -168,6 +193,7 @@ class Driver:
             await self._store_input(run, sink)
         assert run.playbook is not None
         pulse = self.wiring.pulse(run, sink)
+        pulse.safe_point = turn.safe_point
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from saimemory.records import Persona
 from sea.errors import UsageError
+from sea.host.turns import Priority
 
 Mode = Literal["start", "resume", "continue"]
 
@@ -59,6 +60,9 @@ class Run:
     input_uid: str | None = None
     """The uid the stored user message gets (a client's message id); None: a new one."""
     input_metadata: Mapping[str, Any] = field(default_factory=dict)
+    priority: Priority = "user"
+    """How it ranks against other pulses of its persona (:data:`sea.host.turns.PRIORITIES`):
+    a pulse of higher priority makes a running one of lower priority yield its turn."""
     """Metadata the stored user message carries (a client's)."""
 
     @classmethod
@@ -74,6 +78,7 @@ class Run:
         thread: str | None = None,
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
+        priority: Priority = "user",
     ) -> Run:
         """A new pulse (a fresh id unless the host gives one).
 
@@ -87,13 +92,14 @@ class Run:
             thread: The persona's memory thread it reads and writes (None: the main one).
             input_uid: The stored user message's uid (a client's message id).
             input_metadata: The stored user message's metadata (a client's).
+            priority: ``user``, ``autonomous`` or ``scheduled`` (see :class:`Run`).
 
         Returns:
             The drive that starts the pulse.
         """
         return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}),
                    recover=recover, thread=thread, input_uid=input_uid,
-                   input_metadata=dict(input_metadata or {}))
+                   input_metadata=dict(input_metadata or {}), priority=priority)
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:

@@ -50,7 +50,7 @@ from sea.host.config import RuntimeConfig
 from sea.host.drive import Driver
 from sea.host.result import PulseResult, Status, pulse_result
 from sea.host.runs import Run
-from sea.host.turns import BusyPolicy, PersonaTurns
+from sea.host.turns import BusyPolicy, PersonaTurns, Priority
 
 __all__ = ["BusyPolicy", "PulseResult", "Runtime", "RuntimeConfig", "Status"]
 
@@ -119,6 +119,7 @@ class Runtime:
         thread: str | None = None,
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
+        priority: Priority = "user",
     ) -> AsyncGenerator[Event, None]:
         """Run a pulse and yield its events as they happen (the last is ``PulseEnded``).
 
@@ -140,13 +141,17 @@ class Runtime:
             input_uid: The stored user message's uid (a client's message id).
             input_metadata: The stored user message's metadata (a client's; the engine's
                 trust mark is never taken from it).
+            priority: ``user`` (the default), ``autonomous`` or ``scheduled``: a pulse of
+                higher priority makes a running pulse of its persona of lower priority yield
+                its turn at its next node (``RuntimeConfig(when_preempted=...)`` says
+                whether that one then goes on or is dropped).
 
         Returns:
             The pulse's events, ``PulseEnded`` last.
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
                         recover=recover, thread=thread, input_uid=input_uid,
-                        input_metadata=input_metadata)
+                        input_metadata=input_metadata, priority=priority)
         return self._stream(run)
 
     async def arun_pulse(
@@ -162,6 +167,7 @@ class Runtime:
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
         observe: Observer | None = None,
+        priority: Priority = "user",
     ) -> PulseResult:
         """Run a pulse to its end and return what it did (the arguments are
         :meth:`astream_pulse`'s, and ``observe``: called with each event as it happens, on
@@ -173,7 +179,7 @@ class Runtime:
         """
         run = Run.start(persona, playbook, input, pulse_id=pulse_id, args=args,
                         recover=recover, thread=thread, input_uid=input_uid,
-                        input_metadata=input_metadata)
+                        input_metadata=input_metadata, priority=priority)
         return await self._collect(run, observe)
 
     stream_pulse = blocking_stream(astream_pulse)

@@ -14,6 +14,15 @@ tried again with a growing pause, so a waiting pulse can time out or be cancelle
 A pulse that finds its persona busy waits (:class:`BusyPolicy` ``when="wait"``, up to
 ``timeout`` seconds) or fails at once (``"fail"``) with :class:`sea.errors.PersonaBusy`;
 either way a pulse that did not get its turn did nothing and stored nothing.
+
+Pulses have a priority (:data:`PRIORITIES`: ``user`` over ``autonomous`` over
+``scheduled``; the host says which each pulse has). Waiting pulses take their turns by
+priority, first come first served within one. A pulse that comes while one of lower priority
+holds the turn always waits (whatever ``when``), and asks the holder to yield: the holder
+does so at its next safe point (:meth:`Turn.safe_point`, before each node it runs, where its
+state is whole), handing its turn on, and then, as the host chose
+(:attr:`BusyPolicy.preempted`), waits to go on where it stopped (``"resume"``) or ends, its
+work so far kept (``"drop"``, :class:`sea.errors.PulseCancelled`).
 """
 
 from __future__ import annotations
@@ -29,9 +38,13 @@ from typing import Literal
 
 from saimemory.base import MessageStore
 from saimemory.locks import PersonaLock
-from sea.errors import PersonaBusy, UsageError
+from sea.errors import PersonaBusy, PulseCancelled, UsageError
 
 WhenBusy = Literal["wait", "fail"]
+Priority = Literal["user", "autonomous", "scheduled"]
+PRIORITIES: dict[str, int] = {"user": 2, "autonomous": 1, "scheduled": 0}
+"""Each priority's rank: a pulse of a higher one preempts a running one of a lower one."""
+WhenPreempted = Literal["resume", "drop"]
 FIRST_PAUSE_S = 0.005
 LONGEST_PAUSE_S = 0.1
 
@@ -43,16 +56,32 @@ class BusyPolicy:
     Attributes:
         when: ``"wait"`` for the turn (up to ``timeout``) or ``"fail"`` at once.
         timeout: The longest wait, in seconds.
+        preempted: What a pulse asked to yield to one of higher priority does after it
+            yielded: ``"resume"`` where it stopped once its turn comes again, or ``"drop"``
+            (it ends, cancelled; what it stored stays).
     """
 
     when: WhenBusy = "wait"
     timeout: float = 300.0
+    preempted: WhenPreempted = "resume"
 
     def __post_init__(self) -> None:
         if self.when not in ("wait", "fail"):
             raise UsageError(f"when_busy must be 'wait' or 'fail', not {self.when!r}")
+        if self.preempted not in ("resume", "drop"):
+            raise UsageError(
+                f"when_preempted must be 'resume' or 'drop', not {self.preempted!r}")
         if not self.timeout >= 0:
             raise UsageError(f"busy_timeout must be >= 0 seconds, not {self.timeout!r}")
+
+
+@dataclass(slots=True)
+class _Holder:
+    """A pulse's place in its persona's line: its rank, and whether it was asked to yield."""
+
+    rank: int
+    asked: bool = False
+    """A pulse of higher priority waits: yield at the next safe point."""
 
 
 @dataclass(slots=True)
@@ -61,15 +90,85 @@ class _Waiter:
 
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[None]
+    holder: _Holder
     granted: bool = False
     """The lock was handed to this waiter (set under the mutex by the releasing side)."""
 
 
 @dataclass(slots=True)
 class _Entry:
-    """The runtime's lock of one persona: held or not, and who waits for it, in order."""
+    """The runtime's lock of one persona: who holds it, and who waits for it, in order
+    (by rank, then first come)."""
 
+    holder: _Holder
     waiters: deque[_Waiter] = field(default_factory=deque)
+
+    def queue(self, waiter: _Waiter, *, first: bool) -> None:
+        """Line ``waiter`` up behind those of higher rank (and of its own, unless
+        ``first``), asking the holder to yield when it outranks it."""
+        rank = waiter.holder.rank
+        place = next((i for i, w in enumerate(self.waiters)
+                      if w.holder.rank < rank or (first and w.holder.rank == rank)),
+                     len(self.waiters))
+        self.waiters.insert(place, waiter)
+        if self.holder.rank < rank:
+            self.holder.asked = True
+
+
+class Turn:
+    """A pulse's hold of its persona's turn (what :meth:`PersonaTurns.turn` gives)."""
+
+    def __init__(self, turns: PersonaTurns, persona: str, policy: BusyPolicy, holder: _Holder,
+                 on_yield: Callable[[], None]) -> None:
+        self._turns = turns
+        self._persona = persona
+        self._policy = policy
+        self._holder = holder
+        self._on_yield = on_yield
+        self.held = False
+        """It holds the runtime's lock of the persona."""
+        self.lock: PersonaLock | None = None
+        """The store's lock of the persona, while it holds it."""
+
+    async def safe_point(self) -> bool:
+        """Where the pulse may yield (before each of its nodes): when a pulse of higher
+        priority waits, hand the turn on and, as the policy says, wait for it again (True
+        once it has it back) or end.
+
+        Raises:
+            PulseCancelled: it yielded and the policy drops it.
+            PersonaBusy: its turn did not come back within the policy's timeout.
+        """
+        if not self._holder.asked:
+            return False
+        self._on_yield()
+        await self.release()
+        self._holder.asked = False
+        if self._policy.preempted == "drop":
+            raise PulseCancelled(
+                f"a pulse of higher priority of persona {self._persona!r} came: this one "
+                "yielded its turn and was dropped (what it stored stays)")
+        policy = BusyPolicy("wait", self._policy.timeout)
+        deadline = monotonic() + policy.timeout
+        waited = _Once(lambda: None)
+        await self._turns.enter(self._persona, policy, deadline, waited, self._holder,
+                                first=True)
+        self.held = True
+        self.lock = await _store_lock(self._turns.store, self._persona, policy, deadline,
+                                      waited)
+        return True
+
+    async def release(self) -> None:
+        """Give back the store's lock and the runtime's, whichever it holds."""
+        lock, self.lock = self.lock, None
+        if lock is not None:
+            if lock.local:
+                lock.release()
+            else:
+                await asyncio.shield(asyncio.to_thread(lock.release))
+        if self.held:
+            self.held = False
+            self._turns.leave(self._persona)
 
 
 class PersonaTurns:
@@ -80,7 +179,7 @@ class PersonaTurns:
     """
 
     def __init__(self, store: MessageStore) -> None:
-        self._store = store
+        self.store = store
         self._mutex = threading.Lock()
         self._held: dict[str, _Entry] = {}
 
@@ -91,43 +190,53 @@ class PersonaTurns:
 
     @asynccontextmanager
     async def turn(
-        self, persona: str, policy: BusyPolicy, on_wait: Callable[[], None]
-    ) -> AsyncIterator[None]:
+        self,
+        persona: str,
+        policy: BusyPolicy,
+        on_wait: Callable[[], None],
+        *,
+        priority: Priority = "user",
+        on_yield: Callable[[], None] = lambda: None,
+    ) -> AsyncIterator[Turn]:
         """Hold the persona's turn for the body; ``on_wait`` is called once if the pulse
-        has to wait for it.
+        has to wait for it, ``on_yield`` each time it yields to a pulse of higher priority
+        (at :meth:`Turn.safe_point`).
 
         Raises:
             PersonaBusy: the persona is busy and the policy fails fast, or the wait
                 outlasted the policy's timeout.
+            UsageError: an unknown priority.
         """
+        if priority not in PRIORITIES:
+            raise UsageError(f"priority must be one of {', '.join(PRIORITIES)}, "
+                             f"not {priority!r}")
         deadline = monotonic() + policy.timeout
         waited = _Once(on_wait)
-        await self._enter(persona, policy, deadline, waited)
+        holder = _Holder(PRIORITIES[priority])
+        await self.enter(persona, policy, deadline, waited, holder)
+        turn = Turn(self, persona, policy, holder, on_yield)
+        turn.held = True
         try:
-            lock = await _store_lock(self._store, persona, policy, deadline, waited)
-            try:
-                yield
-            finally:
-                if lock.local:
-                    lock.release()
-                else:
-                    await asyncio.shield(asyncio.to_thread(lock.release))
+            turn.lock = await _store_lock(self.store, persona, policy, deadline, waited)
+            yield turn
         finally:
-            self._leave(persona)
+            await turn.release()
 
-    async def _enter(
-        self, persona: str, policy: BusyPolicy, deadline: float, waited: _Once
+    async def enter(
+        self, persona: str, policy: BusyPolicy, deadline: float, waited: _Once,
+        holder: _Holder, *, first: bool = False,
     ) -> None:
+        """Take the runtime's lock of the persona for ``holder``, waiting in line."""
         loop = asyncio.get_running_loop()
         with self._mutex:
             entry = self._held.get(persona)
             if entry is None:
-                self._held[persona] = _Entry()
+                self._held[persona] = _Entry(holder)
                 return
-            if policy.when == "fail":
+            if policy.when == "fail" and entry.holder.rank >= holder.rank:
                 raise _busy(persona, "another pulse of this runtime is running")
-            waiter = _Waiter(loop, loop.create_future())
-            entry.waiters.append(waiter)
+            waiter = _Waiter(loop, loop.create_future(), holder)
+            entry.queue(waiter, first=first)
         waited()
         try:
             await asyncio.wait_for(waiter.future, max(0.0, deadline - monotonic()))
@@ -137,12 +246,12 @@ class PersonaTurns:
                 if not granted:
                     entry.waiters.remove(waiter)
             if granted:  # handed over as the wait ended: pass it on
-                self._leave(persona)
+                self.leave(persona)
             if isinstance(exc, TimeoutError):
                 raise _busy(persona, f"still busy after {policy.timeout:g}s") from None
             raise
 
-    def _leave(self, persona: str) -> None:
+    def leave(self, persona: str) -> None:
         """Hand the persona's lock to the first waiter still waiting, or free it."""
         with self._mutex:
             entry = self._held[persona]
@@ -153,6 +262,9 @@ class PersonaTurns:
                 except RuntimeError:  # its loop is closed: that waiter is gone
                     continue
                 waiter.granted = True
+                entry.holder = waiter.holder
+                if any(w.holder.rank > waiter.holder.rank for w in entry.waiters):
+                    waiter.holder.asked = True
                 return
             del self._held[persona]
 

@@ -6,7 +6,7 @@ time), with what both share (:class:`CallNode`: arguments, memory scope, subagen
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from sea.lang.node import (
     NAME_PATTERN,
@@ -83,8 +83,25 @@ class SubplayNode(CallNode):
 
     type: Literal["subplay"] = Field(description="Node type: call a playbook by name.")
     playbook: str = Field(pattern=NAME_PATTERN, description="Name of the playbook to call.")
+    line: Literal["main", "sub"] = Field(
+        default="main",
+        description="`main`: the callee runs on this line of thought (as `execution` says). "
+        "`sub` (SAIVerse's sub line): it runs from a copy of this pulse's messages so far, in "
+        "a memory scope of its own, on the lightweight model; what it writes is of the sub "
+        "line (never read by a later pulse); its `report_to_parent` comes back as a "
+        "`<system>` message of the engine, stored on the main line for later pulses.",
+    )
 
     known_mistakes: ClassVar[Mapping[str, str]] = {"name": _CALLEE, "playbook_name": _CALLEE}
+
+    @field_validator("line")
+    @classmethod
+    def _one_way_aside(cls, line: str, info: ValidationInfo) -> str:
+        if line == "sub" and info.data.get("execution") == "subagent":
+            raise ValueError(
+                '`"line": "sub"` already runs the callee aside, in a scope of its own; it '
+                'cannot also be `"execution": "subagent"` (choose one)')
+        return line
 
     def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
         """The callee's ``output_schema`` (unknown without the library or the callee)."""

@@ -67,6 +67,7 @@ UNKNOWN_TOOL: Final = "SEA060"
 UNKNOWN_TOOL_ARGUMENT: Final = "SEA061"
 MISSING_TOOL_ARGUMENT: Final = "SEA062"
 BAD_TOOL_ARGUMENT: Final = "SEA063"
+SCHEMA_SOURCE_IGNORED: Final = "SEA064"
 # Sets of files
 DUPLICATE_PLAYBOOK: Final = "SEA080"
 # The report
@@ -127,6 +128,7 @@ CODES: Final[dict[str, str]] = {
     UNKNOWN_TOOL_ARGUMENT: "an argument the tool's schema does not declare",
     MISSING_TOOL_ARGUMENT: "a required argument of the tool is not passed",
     BAD_TOOL_ARGUMENT: "a literal argument does not match the tool's argument schema",
+    SCHEMA_SOURCE_IGNORED: "`response_schema_source` is ignored: the node gives `response_schema`",
     DUPLICATE_PLAYBOOK: "two files define a playbook with the same name",
     TOO_MANY_DIAGNOSTICS: "a file has more problems than are listed (the rest are counted)",
 }

@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from sea.lang.node import NodeModel, Read, key_read, template_reads
-from sea.lang.node_options import Role
+from sea.lang.node_options import LINE_ROLE_DOC, SCOPE_DOC, LineRole, LineScope, Role
 from sea.lang.uses import TagUse
 
 _TEXT = "the text template of this node is `action`"
@@ -33,6 +33,8 @@ class MemorizeNode(NodeModel):
         default=None, description="State key of an object merged into the message's metadata."
     )
     important: bool | None = Field(default=None, description="Legacy flag, no effect.")
+    line_role: LineRole | None = Field(default=None, description=LINE_ROLE_DOC)
+    scope: LineScope | None = Field(default=None, description=SCOPE_DOC)
 
     mermaid_shape: ClassVar[tuple[str, str]] = ("[(", ")]")
     known_mistakes: ClassVar[Mapping[str, str]] = {"content": _TEXT, "text": _TEXT}

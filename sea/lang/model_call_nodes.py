@@ -33,6 +33,9 @@ from sea.lang.node_options import (
 )
 from sea.lang.uses import Answer, TagUse
 
+SCHEMA_SOURCE_PATTERN = r"^(tool|spell|state):\S"
+"""What a ``response_schema_source`` starts with: where the schema comes from, then a name."""
+
 
 class LLMNode(FallibleNode):
     """Call a chat model: build the context by profile, add the prompt, store the answer."""
@@ -58,6 +61,15 @@ class LLMNode(FallibleNode):
         default=None,
         description="JSON Schema of a structured answer. The answer is validated and stored as "
         "an object under `output_key`.",
+    )
+    response_schema_source: str | None = Field(
+        default=None,
+        pattern=SCHEMA_SOURCE_PATTERN,
+        description="Where the answer's JSON Schema comes from when `response_schema` is not "
+        "given (SAIVerse): `tool:NAME` (or SAIVerse's `spell:NAME`), the arguments of the "
+        "registered tool NAME; `state:KEY`, the schema a variable holds (a dotted path). A "
+        "template: `{var}` references are rendered first (`tool:{chosen.name}`). Ignored, "
+        "with a warning (SEA064), when `response_schema` is given.",
     )
     output_key: str | None = Field(
         default=None, description="State key that receives the answer (text or object)."
@@ -114,10 +126,18 @@ class LLMNode(FallibleNode):
         return list(self.available_tools or [])
 
     def field_reads(self, base: str) -> Iterator[Read]:
-        """The prompt template's variables and the metadata key."""
+        """The prompt template's variables, the metadata key and what the schema's source
+        reads."""
         if self.action:
             yield from template_reads(self.action, f"{base}/action", self.id, prompt=True)
         yield from key_read(self.metadata_key, f"{base}/metadata_key", self.id)
+        source = self.response_schema_source
+        if source is not None and self.response_schema is None:
+            pointer = f"{base}/response_schema_source"
+            yield from template_reads(source, pointer, self.id)
+            kind, _, key = source.partition(":")
+            if kind == "state" and "{" not in key:
+                yield from key_read(key, pointer, self.id)
 
     def defines(self, library: PlaybookIndex | None) -> Iterator[Defined | Unknown]:
         """``output_key``, the targets of ``output_mapping`` and of ``output_keys``."""

@@ -70,6 +70,24 @@ def specialized_fits(profile: str | None, specialized: str | None) -> None:
         )
 
 
+LineRole = Literal["main_line", "sub_line", "meta_judgment"]
+"""A message's line (:data:`saimemory.records.LINE_ROLES`; spelled here so that validating a
+playbook imports no store records)."""
+LineScope = Literal["committed", "discardable", "volatile"]
+"""A message's scope (:data:`saimemory.records.LINE_SCOPES`)."""
+
+LINE_ROLE_DOC = (
+    "Which line of thought writes the message (SAIVerse's `line_role`): `main_line` (the "
+    "persona's own line, the default), `sub_line` (work done aside) or `meta_judgment` (a "
+    "judgment about the pulse). Later pulses read only the main line's conversation."
+)
+SCOPE_DOC = (
+    "How long the message matters (SAIVerse's `scope`): `committed` (for good, the default), "
+    "`discardable` (to this pulse only: kept, but no later pulse reads it) or `volatile` "
+    "(to this pulse only, and deleted when the pulse ends)."
+)
+
+
 class MemorizeOption(StrictModel):
     """What an `llm` node writes to memory after it answers."""
 
@@ -77,6 +95,8 @@ class MemorizeOption(StrictModel):
         default_factory=empty_list,
         description="Tags stored on the prompt and the response (e.g. `conversation`).",
     )
+    line_role: LineRole | None = Field(default=None, description=LINE_ROLE_DOC)
+    scope: LineScope | None = Field(default=None, description=SCOPE_DOC)
 
 
 def memorize_tags(option: "MemorizeOption | bool | None") -> Iterator[TagUse]:

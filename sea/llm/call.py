@@ -120,6 +120,8 @@ class LLMRequest:
     refresh_short_term: bool = True
     intent_pattern: Pattern | None = None
     intent_stage: Stage | None = None
+    light: bool = False
+    """The lightweight model whatever the profile says (a playbook on a sub line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +247,8 @@ class LLMCaller:
         profile = profile_named(request.profile or DEFAULT_CONTEXT_PROFILE)
         if request.intent_pattern is not None:  # the intent steers the context, not the model
             profile = replace(profile, pattern=request.intent_pattern)
-        kind = self._models.kind_for(request.profile, request.model_type)
+        kind = "lightweight" if request.light else \
+            self._models.kind_for(request.profile, request.model_type)
         chain = self._models.chain(kind)
         first = model_name(chain[0][0])
         counter = self.counter(chain[0][0])

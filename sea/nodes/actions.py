@@ -34,7 +34,7 @@ from sea.lang.trust import neutralize_outside
 from sea.llm.call import LLMRequest
 from sea.llm.context import wrap_system
 from sea.nodes._tools import run_tool
-from sea.nodes.llm import intent_steer, memorize_tags
+from sea.nodes.llm import intent_steer, memorize_line, memorize_tags
 
 PLAN_APPROVAL = "running the planned actions"
 """The ``action`` of the approval request a plan makes."""
@@ -98,6 +98,7 @@ class ActionsKind(NodeKind[ActionsNode]):
             pulse_id=pulse.pulse_id,
             scope=frame.scope,
             thread=frame.thread,
+            light=frame.sub_line,
             check=lambda value: plan_problem(value, catalogue, node.max_actions),
             specialized=node.specialized,
             intent_pattern=pattern,
@@ -107,8 +108,9 @@ class ActionsKind(NodeKind[ActionsNode]):
         plan: dict[str, Any] = dict(result.parsed or {})
         tags = memorize_tags(node.memorize)
         if tags is not None:
-            await frame.remember(node.id, "user", wrap_system(prompt), tags)
-            await frame.remember(node.id, "assistant", as_text(plan), tags)
+            line = memorize_line(node.memorize)
+            await frame.remember(node.id, "user", wrap_system(prompt), tags, line=line)
+            await frame.remember(node.id, "assistant", as_text(plan), tags, line=line)
         return plan
 
 

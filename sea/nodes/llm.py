@@ -21,7 +21,7 @@ from typing import Any
 
 from saimemory.records import CONVERSATION_TAG
 from sea.engine.events import Spoken, TokenChunk
-from sea.engine.pulse import Frame, as_text
+from sea.engine.pulse import Frame, Line, as_text, line_of
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.waits import NEVER, Waits
@@ -34,6 +34,7 @@ from sea.llm.call import LLMRequest, LLMResult
 from sea.llm.context import wrap_system
 from sea.llm.patterns import PATTERNS, Pattern
 from sea.llm.specialized import STAGES, Stage
+from sea.nodes._schema_source import answer_schema
 from sea.nodes._utterance import node_metadata
 
 
@@ -60,7 +61,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     if node.action:
         rendered = render(node.action, variables(state), missing="keep", guard=neutralize_outside)
         prompt = as_text(rendered) or None
-    schema = node.response_schema
+    schema = answer_schema(node, state, frame)
     enum = None
     if schema is not None and "playbook" in (schema.get("properties") or {}):
         enum = [playbook.name for playbook in frame.pulse.router_callable()]
@@ -84,6 +85,7 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         specialized=node.specialized,
         intent_pattern=pattern,
         intent_stage=stage,
+        light=frame.sub_line,
     )
 
 
@@ -124,6 +126,14 @@ def _mapped(value: Any, source: str, output_key: str | None) -> Any:
         return None
     found = resolve_path(value, source)
     return None if found is MISSING else found
+
+
+def memorize_line(option: MemorizeOption | bool | None) -> Line:
+    """The line and scope of a node's ``memorize`` option (main-line, committed unless it
+    says otherwise)."""
+    if isinstance(option, MemorizeOption):
+        return line_of(option.line_role, option.scope)
+    return line_of(None, None)
 
 
 def memorize_tags(option: MemorizeOption | bool | None) -> list[str] | None:
@@ -171,13 +181,14 @@ class LLMKind(NodeKind[LLMNode]):
         metadata: dict[str, Any],
     ) -> None:
         tags = memorize_tags(node.memorize)
+        line = memorize_line(node.memorize)
         if tags is not None and prompt:
-            await frame.remember(node.id, "user", wrap_system(prompt), tags)
+            await frame.remember(node.id, "user", wrap_system(prompt), tags, line=line)
         reply_tags = list(tags or [])
         if node.speak or (tags is None and node.important):
             reply_tags.append(CONVERSATION_TAG)
         if reply and (tags is not None or CONVERSATION_TAG in reply_tags):
-            await frame.remember(node.id, "assistant", reply, reply_tags, metadata)
+            await frame.remember(node.id, "assistant", reply, reply_tags, metadata, line)
 
 
 KIND = LLMKind()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sea.engine.events import WarningRaised
-from sea.engine.pulse import Frame
+from sea.engine.pulse import Frame, line_of
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import NEVER, Waits
@@ -35,7 +35,8 @@ class MemorizeKind(NodeKind[MemorizeNode]):
             )
             return {"last": text}
         metadata = node_metadata(frame, node.id, node.metadata_key, state)
-        await frame.remember(node.id, node.role, text, node.tags or (), metadata)
+        await frame.remember(node.id, node.role, text, node.tags or (), metadata,
+                             line_of(node.line_role, node.scope))
         return {"last": text, "outputs": [text]}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from saimemory import Persona
+from saimemory.sqlbase import SqlStore
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.limits import Limits
@@ -16,10 +18,26 @@ from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
+from tests.saimemory.conftest import BACKENDS, StoreSpec, drop_schema
+
+LINES = Path(__file__).resolve().parent.parent / "data" / "saiverse_lines"
+"""Playbooks of our own in SAIVerse's current format: lines, scopes and sub lines."""
 
 PERSONA = Persona("aoi", "Aoi", "You are Aoi, a warm and curious companion.")
 
 MakeRuntime = Callable[..., Runtime]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    """A fresh store on each backend: SQLite, and PostgreSQL (a schema of its own) when
+    ``SEA_TEST_POSTGRES_DSN`` is set."""
+    spec = StoreSpec(str(request.param), tmp_path / "memory.db", f"t_{uuid.uuid4().hex[:20]}")
+    store = spec.open()
+    yield store
+    store.close()
+    if spec.backend == "postgres":
+        drop_schema(spec.schema)
 
 
 @pytest.fixture

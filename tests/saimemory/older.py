@@ -7,13 +7,30 @@ row)."""
 from __future__ import annotations
 
 from saimemory.migrations import SQLITE_MIGRATIONS
-from saimemory.records import Message
+from saimemory.records import CONVERSATION_TAG, Message
 from saimemory.sqlbase import COLUMNS, PAGE, SqlStore, message_of
 from saimemory.sqlite import SQLiteStore
 from saimemory.tx import Row, Tx
 
+BEFORE_LINES = COLUMNS.replace("m.line_role, m.line_scope", "'main_line', 'committed'")
+"""The message columns read before migration 15: every message main-line and committed."""
 
-class Version12(SQLiteStore):
+
+class Version14(SQLiteStore):
+    """Schema 14: no line or scope of a message (every message main-line and committed)."""
+
+    migrations = SQLITE_MIGRATIONS[:14]
+    _columns = f"{BEFORE_LINES}, m.tags"
+    _line_columns = ()
+    _main_line = "1 = 1"
+    _conversation = (
+        "message_tags t JOIN messages m ON m.id = t.message_id WHERE t.persona = ?"
+        f" AND t.tag = '{CONVERSATION_TAG}' AND t.thread = ?",
+        "t.message_id",
+    )
+
+
+class Version12(Version14):
     """Schema 12: the trigram index keeps each message's size."""
 
     migrations = SQLITE_MIGRATIONS[:12]
@@ -37,7 +54,7 @@ class Version9(Version10):
     """Schema 9: a message's tags only in ``message_tags``."""
 
     migrations = SQLITE_MIGRATIONS[:9]
-    _columns = COLUMNS
+    _columns = BEFORE_LINES
     _extra_columns = SqlStore._extra_columns
     _row_extra = SqlStore._row_extra
 

@@ -176,6 +176,16 @@ def check_response_schemas(playbook: Playbook, context: CheckContext) -> list[Is
     issues: list[Issue] = []
     for index, node in indexed(playbook):
         answer = node.answer()
+        if answer is not None and getattr(node, "response_schema_source", None) is not None:
+            issues.append(warning(
+                codes.SCHEMA_SOURCE_IGNORED,
+                f"node `{node.id}` gives `response_schema`, so its `response_schema_source` "
+                "is ignored",
+                node_pointer(index, "response_schema_source"),
+                node_id=node.id,
+                hint="remove one of them: `response_schema` (a fixed schema) or "
+                "`response_schema_source` (the schema from a tool or a variable)",
+            ))
         if answer is None:
             continue
         issues.extend(_schema_issues(index, node.id, answer))

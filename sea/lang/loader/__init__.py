@@ -247,10 +247,21 @@ def _build(
             error(
                 codes.INVALID_VALUE,
                 err["msg"].removeprefix("Value error, "),
-                join_pointer(*err["loc"]),
+                join_pointer(*_untagged(err["loc"], candidate)),
             )
             for err in exc.errors()
         ]
+
+
+def _untagged(loc: tuple[Any, ...], document: dict[str, Any]) -> tuple[Any, ...]:
+    """A model error's location without the node type pydantic puts after a node's index
+    (the union member it tried): ``nodes/1/subplay/line`` is ``nodes/1/line``."""
+    if len(loc) > 2 and loc[0] == "nodes" and isinstance(loc[1], int):
+        nodes = document.get("nodes")
+        node = nodes[loc[1]] if isinstance(nodes, list) and loc[1] < len(nodes) else None
+        if isinstance(node, dict) and node.get("type") == loc[2]:
+            return (*loc[:2], *loc[3:])
+    return loc
 
 
 def check_document(
