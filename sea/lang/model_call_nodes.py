@@ -54,6 +54,14 @@ class LLMNode(FallibleNode):
         description="JSON Schema of a structured answer. The answer is validated and stored as "
         "an object under `output_key`.",
     )
+    choices_from: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A router's narrowing: the state path of a list of playbook names (e.g. "
+        "`ranking.candidates` from the `rank_playbooks` tool); the `playbook` property of "
+        "the `response_schema` may then name only those of them the pulse offers, under the "
+        "grammar. A list that names none of them (or no list) leaves every offered playbook.",
+    )
     output_key: str | None = Field(
         default=None, description="State key that receives the answer (text or object)."
     )
