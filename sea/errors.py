@@ -79,6 +79,19 @@ class ProjectFileError(UsageError):
                          code=self.diagnostics[0].code if self.diagnostics else None)
 
 
+class EvalSetError(UsageError):
+    """An eval set (``sea eval``) cannot be used: ``diagnostics`` lists every problem, each
+    located (file, line, case, field) with its fix. ``SEA396`` unreadable; ``SEA397`` a case
+    not of ``schemas/evalset.schema.json``'s shape; ``SEA398`` a duplicate id, a bad regex."""
+
+    code = "SEA395"
+
+    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        super().__init__("\n".join(d.format_human() for d in self.diagnostics),
+                         code=self.diagnostics[0].code if self.diagnostics else None)
+
+
 class ExecutionError(SeaError, RuntimeError):
     """A pulse failed: names the playbook, the node and the cause."""
 

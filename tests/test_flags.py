@@ -47,6 +47,9 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "tools": ("--tools",), "trace": ("TRACE",), "until": ("--until",),
     "when_busy": ("--when-busy",), "words": ("COMMAND [OPTION...]",),
     "workspace": ("--workspace",), "write": ("--write",), "yes": ("--yes",),
+    # sea eval
+    "sets": ("SET",), "repeat": ("--repeat",), "judge": ("--judge",), "junit": ("--junit",),
+    "baseline": ("--baseline",), "runs": ("--runs",),
     # sea serve
     "host": ("--host",), "port": ("--port",), "token_file": ("--token-file",),
     "keepalive": ("--keepalive",), "allow_host": ("--allow-host",),

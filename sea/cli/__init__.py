@@ -30,7 +30,7 @@ from saimemory.errors import MemoryStoreError
 from sea.cli._commands import COMMANDS
 from sea.cli._flags import SeaParser
 from sea.cli._text import printable
-from sea.errors import PlaybookError, ProjectFileError, SeaError, UsageError
+from sea.errors import EvalSetError, PlaybookError, ProjectFileError, SeaError, UsageError
 
 
 def _subcommand_modules() -> list[str]:
@@ -146,7 +146,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         resolve(args, slots, os.environ, Path.cwd())
         return func(args)
-    except ProjectFileError as exc:  # its diagnostics name their own codes and places
+    except (ProjectFileError, EvalSetError) as exc:  # diagnostics: their own codes, places
         print(printable(f"sea: {exc}"), file=sys.stderr)
         return 2
     except UsageError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "config": "show a command's settings and where each comes from",
+    "eval": "run eval sets of cases on models and report pass rates (JSON, JUnit), vs a baseline",
     "graph": "print a playbook as a Mermaid flowchart",
     "init": "start a project: sea.toml, a persona, a first playbook, a README",
     "keys": "the API keys of sea serve: add (printed once), list, revoke",

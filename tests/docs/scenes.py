@@ -256,6 +256,22 @@ def _pipeline_script() -> dict[str, list[Any]]:
 
 OUTLINE = "# Star Garden\n1. Arrive on the station\n"
 
+
+def _eval_set(root: Path) -> None:
+    """The eval set the evals guide shows (``evals/hello.yaml``)."""
+    found = re.search(r"```yaml\n(.*?)```", page("guides/evals.md"), re.S)
+    assert found is not None, "the evals guide shows no eval set"
+    _write(root, "evals/hello.yaml", found.group(1))
+
+
+def _eval_report(_: Outcome, runner: Runner) -> None:
+    """The JSON run and the JUnit report of the guide's first step: both cases passed twice."""
+    run = orjson.loads((runner.root / "run.json").read_bytes())
+    (model,) = run["models"].values()
+    assert {k: c["passed"] for k, c in model["cases"].items()} == {
+        "hello/hi": 2, "hello/after-a-chat": 2}, model["cases"]
+    assert 'tests="2" failures="0"' in (runner.root / "report.xml").read_text()
+
 SCENES: tuple[Scene, ...] = (
     Scene("getting-started/first-playbook.md", "sea validate", files=_validating),
     Scene("getting-started/first-pulse.md", "sea run", files=_first_pulse,
@@ -275,6 +291,10 @@ SCENES: tuple[Scene, ...] = (
                                     orjson.dumps(SAIVERSE_PLAYBOOK, option=orjson.OPT_INDENT_2)),
           checks={"sea migrate my_playbooks/": _said('"args": {"input": "{input}"}'),
                   "sea migrate --write": _migrated}),
+    Scene("guides/evals.md", "sea eval", files=_eval_set, script={
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "small talk"}] * 2,
+        "sub_speak.compose": [SPOKEN] * 2}, checks={"sea eval evals/hello.yaml --model local "
+                                                     "--repeat": _eval_report}),
     Scene("guides/host-tools.md", "sea run my_playbooks/notes.json", files=_host_tools,
           checks={"sea run": _said("note(s)")}),
     Scene("guides/many-personas.md", "sea worker",

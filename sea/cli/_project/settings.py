@@ -85,7 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("default_playbook", "playbook", Kind.PLAYBOOK, "SEA_PLAYBOOK",
             ("run", "submit", "serve")),
     Setting("playbooks", "playbooks", Kind.PATHS, "SEA_PLAYBOOKS",
-            (*_PULSES, *_ACTORS, "graph", "replay", "lsp")),
+            (*_PULSES, *_ACTORS, "graph", "replay", "lsp", "eval")),
     Setting("workspace", "workspace", Kind.PATH, "SEA_WORKSPACE", (*_PULSES, *_PLANS)),
     Setting("playbooks", "paths", Kind.PATHS, "SEA_PLAYBOOKS", ("validate", "migrate")),  # PATHs
     Setting("tools", "tools", Kind.TOOLS, "SEA_TOOLS", (*_PULSES, "validate", "lsp")),
@@ -124,6 +124,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("worker.tick", "tick", Kind.NUMBER, "SEA_WORKER_TICK", ("worker",)),
     Setting("worker.busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_WORKER_BUSY_TIMEOUT",
             ("worker",)),
+    Setting("eval.runs", "runs", Kind.PATH, "SEA_EVAL_RUNS", ("eval",)),
     Setting("server.host", "host", Kind.TEXT, "SEA_SERVE_HOST", ("serve",)),
     Setting("server.port", "port", Kind.INTEGER, "SEA_SERVE_PORT", ("serve",)),
     Setting("server.allow_hosts", "allow_host", Kind.NAMES, "SEA_SERVE_ALLOW_HOSTS", ("serve",)),

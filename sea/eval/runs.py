@@ -1,0 +1,69 @@
+"""Stored eval runs: one JSON file per run, named by its id, in the runs directory; a
+baseline is a run's id, ``latest``, or a JSON file (``sea eval --json``'s)."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sea.errors import UsageError
+
+
+def new_id(now: datetime | None = None) -> str:
+    """A run id: its UTC time and a random tail, ``20261129-081500-3fa2``; sorts by time."""
+    moment = now or datetime.now(UTC)
+    return f"{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def save_run(run: dict[str, Any], directory: Path) -> Path:
+    """Store ``run`` as ``<directory>/<id>.json`` (the directory is made).
+
+    Raises:
+        UsageError: the directory cannot be made or written.
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{run['id']}.json"
+        path.write_bytes(orjson.dumps(run, option=orjson.OPT_INDENT_2))
+    except OSError as exc:
+        raise UsageError(f"cannot store the run in {directory}: {exc.strerror or exc}; give "
+                         "another --runs DIR") from None
+    return path
+
+
+def stored_runs(directory: Path) -> list[str]:
+    """The ids of the runs stored in ``directory``, oldest first."""
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.json"))
+
+
+def load_run(ref: str, directory: Path) -> dict[str, Any]:
+    """The run ``ref`` names: a JSON file, a stored run's id, or ``latest``.
+
+    Raises:
+        UsageError: no such run, or the file is not a run.
+    """
+    path = Path(ref).expanduser()
+    if not path.is_file():
+        ids = stored_runs(directory)
+        if ref == "latest" and ids:
+            ref = ids[-1]
+        path = directory / f"{ref}.json"
+        if not path.is_file():
+            shown = ", ".join(ids[-5:]) or "none yet"
+            raise UsageError(f"--baseline {ref}: no such file nor stored run in {directory} "
+                             f"(the latest: {shown}); give a run id, `latest` or a JSON file "
+                             "written by `sea eval --json`")
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise UsageError(f"--baseline {ref}: {path} cannot be read as JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise UsageError(f"--baseline {ref}: {path} is not an eval run (it has no `models`); "
+                         "give a file written by `sea eval --json`")
+    return data
