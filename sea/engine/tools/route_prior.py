@@ -96,9 +96,9 @@ def rank(
     entries: Sequence[Entry],
     *,
     max_candidates: int = 3,
-    ratio: float = 0.5,
+    ratio: float = 0.8,
     floor: float = 0.12,
-    sure: float = 0.3,
+    sure: float = 0.25,
     fallback: str = FALLBACK,
 ) -> Ranking:
     """Rank ``entries`` for ``message`` (see the module's description)."""
