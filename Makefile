@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local test-browser test-otel lint schemas docs venv-test venv-local
+.PHONY: demo test test-local eval-local test-browser test-otel lint schemas docs venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ docs: venv-test
 # The tests that run the real local model (skipped by `make test` without the extra).
 test-local: venv-test venv-local
 	$(BIN)/python -m pytest -m local_model
+
+# The routing eval set on the local model (3 repeats: the median counts), compared with the
+# committed baseline run: exits 1 when a case that passed there fails now (for CI).
+eval-local: venv-test venv-local
+	$(BIN)/sea eval evals/routing.yaml --model local --repeat 3 \
+	  --baseline evals/baselines/routing-local.json --runs build/evals
 
 # The documentation site in a real browser: built, served on a loopback port, opened in
 # Debian's chromium (skipped, saying why, without it); screenshots in build/docs-screenshots/.

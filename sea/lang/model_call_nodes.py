@@ -71,6 +71,14 @@ class LLMNode(FallibleNode):
         "template: `{var}` references are rendered first (`tool:{chosen.name}`). Ignored, "
         "with a warning (SEA064), when `response_schema` is given.",
     )
+    choices_from: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A router's narrowing: the state path of a list of playbook names (e.g. "
+        "`ranking.candidates` from the `rank_playbooks` tool); the `playbook` property of "
+        "the `response_schema` may then name only those of them the pulse offers, under the "
+        "grammar. A list that names none of them (or no list) leaves every offered playbook.",
+    )
     output_key: str | None = Field(
         default=None, description="State key that receives the answer (text or object)."
     )

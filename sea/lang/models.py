@@ -12,9 +12,9 @@ The node models live in :mod:`sea.lang.node_models` (the built-in types) and
 # No `from __future__ import annotations` here: pydantic would evaluate every field's
 # annotation from its text when the models are built, a good part of that cost.
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from sea.jsontypes import json_type
 from sea.lang.node import NAME_PATTERN, StrictModel, empty_list
@@ -134,6 +134,14 @@ class Playbook(StrictModel):
         pattern=NAME_PATTERN, description="Unique name: lowercase letters, digits and `_`."
     )
     description: str = Field(description="What the playbook does (shown to routers).")
+    examples: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=empty_list,
+        max_length=100,
+        description="Requests this playbook should handle, written as people phrase them "
+        '(e.g. `"do you remember my dog\'s name?"`), in any language: a router\'s lexical '
+        "prior (`rank_playbooks`) compares the user's message with them. Only for a "
+        "`router_callable` playbook.",
+    )
     display_name: str | None = Field(default=None, description="Label for people.")
     input_schema: list[InputParam] = Field(
         default_factory=empty_list, description="The playbook's parameters."
@@ -185,3 +193,12 @@ class Playbook(StrictModel):
             if node.id == node_id:
                 return node
         raise KeyError(node_id)
+
+    @model_validator(mode="after")
+    def _examples_for_routers(self) -> Self:
+        if self.examples and not self.router_callable:
+            raise ValueError(
+                "`examples` are read only by a router: set `router_callable: true` or "
+                "remove them"
+            )
+        return self

@@ -65,6 +65,8 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
     enum = None
     if schema is not None and "playbook" in (schema.get("properties") or {}):
         enum = [playbook.name for playbook in frame.pulse.router_callable()]
+        if node.choices_from:
+            enum = narrowed(enum, resolve_path(variables(state), node.choices_from))
     tools = frame.pulse.toolbox.select(node.available_tools or [], playbook=frame.name,
                                        node=node.id)
     pattern, stage = intent_steer(node.intent_patterns, state)
@@ -87,6 +89,15 @@ def build_request(node: LLMNode, state: PlaybookState, frame: Frame) -> LLMReque
         intent_stage=stage,
         light=frame.sub_line,
     )
+
+
+def narrowed(offered: list[str], choices: Any) -> list[str]:
+    """The offered playbooks among ``choices`` (a list of names), in the order of
+    ``choices``; all of ``offered`` when ``choices`` names none of them."""
+    if not isinstance(choices, list):
+        return offered
+    kept = [name for name in dict.fromkeys(choices) if isinstance(name, str) and name in offered]
+    return kept or offered
 
 
 def answer_values(node: LLMNode, result: LLMResult) -> dict[str, Any]:

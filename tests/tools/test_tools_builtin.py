@@ -67,9 +67,32 @@ def call(box: ToolBox, name: str, args: dict[str, Any], pulse_id: str | None = N
     return asyncio.run(box.invoke(name, args, playbook="pb", node="n", pulse_id=pulse_id))
 
 
-def test_the_four_builtin_tools_are_there(box: ToolBox) -> None:
+def test_the_five_builtin_tools_are_there(box: ToolBox) -> None:
     assert box.names() == ["list_available_playbooks", "memory_recent", "memory_search",
-                           "plan_memory"]
+                           "plan_memory", "rank_playbooks"]
+
+
+def test_rank_playbooks_leaves_the_likeliest_for_the_model(box: ToolBox) -> None:
+    ranked = call(box, "rank_playbooks", {"query": "do you remember my dog's name?"})
+    assert ranked["best"] == "memory_recall" and ranked["decided"]
+    assert ranked["scores"]["memory_recall"] > ranked["scores"]["basic_chat"]
+    unsure = call(box, "rank_playbooks", {"query": "I forgot, who am I travelling with?"})
+    assert unsure["candidates"][0] == "memory_recall" and not unsure["decided"]
+    assert unsure["candidates"][-1] == "basic_chat"
+    assert [p["name"] for p in unsure["listing"]] == unsure["candidates"]
+    assert [p["name"] for p in ranked["listing"]] == ranked["candidates"]
+    assert set(ranked["scores"]) == {
+        "basic_chat", "memory_recall", "memory_research", "sub_act", "sub_plan", "uri_view"}
+
+
+def test_rank_playbooks_falls_back_to_basic_chat_when_nothing_matches(box: ToolBox) -> None:
+    ranked = call(box, "rank_playbooks", {"query": "why is the sky blue"})
+    assert ranked["candidates"] == ["basic_chat"] and ranked["decided"]
+
+
+def test_rank_playbooks_refuses_a_missing_query(box: ToolBox) -> None:
+    with pytest.raises(ToolArgumentError):
+        call(box, "rank_playbooks", {})
 
 
 def test_list_available_playbooks_gives_router_callable_names_and_descriptions(

@@ -1,6 +1,9 @@
 """Built-in tools: the router's playbook list and the persona's memory.
 
 * ``list_available_playbooks``: router-callable playbooks as ``[{name, description}]``.
+* ``rank_playbooks``: the same playbooks ranked for a message by a lexical prior over their
+  ``examples`` and descriptions (:mod:`sea.engine.tools.route_prior`): the few candidates a
+  router's model should choose among, or the one choice when nothing is left to choose.
 * ``memory_search``: full-text search of the persona's memory; by default a natural-language
   query (``match="any"``: one word suffices, punctuation is ignored, rare words rank first),
   or with ``match="all"`` every word as written.
@@ -28,6 +31,7 @@ from saimemory import Message, MessageStore
 from sea.engine.tools.box import ToolMaker
 from sea.engine.tools.engine_tool import engine_tool
 from sea.engine.tools.plan_memory import plan_memory
+from sea.engine.tools.ranking import rank_playbooks_tool
 from sea.engine.tools.signatures import ARGUMENTS
 from sea.lang.models import Playbook
 
@@ -60,6 +64,7 @@ def builtin_tool_makers(
     """:func:`builtin_tools`, each made when first needed (for a :class:`ToolBox`)."""
     return {
         "list_available_playbooks": partial(_list_playbooks_tool, library),
+        "rank_playbooks": partial(rank_playbooks_tool, library),
         "memory_search": partial(_memory_search_tool, store, persona_id),
         "memory_recent": partial(_memory_recent_tool, store, persona_id),
         "plan_memory": partial(_plan_memory_tool, store, persona_id),

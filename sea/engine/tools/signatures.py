@@ -39,8 +39,18 @@ class _RecentArgs(BaseModel):
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description="How many messages at most.")
 
 
+class _RankArgs(BaseModel):
+    query: str = Field(description="The user's message (any language).")
+    max_candidates: int = Field(
+        default=3, ge=1, le=MAX_LIMIT,
+        description="How many playbooks at most are left for the model to choose among "
+        "(the safe choice, basic_chat, is added when it is not among them).",
+    )
+
+
 ARGUMENTS: dict[str, type[BaseModel]] = {
     "list_available_playbooks": _NoArgs,
+    "rank_playbooks": _RankArgs,
     "memory_search": _SearchArgs,
     "memory_recent": _RecentArgs,
     "plan_memory": _NoArgs,
