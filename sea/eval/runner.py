@@ -150,7 +150,8 @@ async def _turns(setup: Setup, runtime: Runtime, persona: Persona, case: EvalCas
     cost = 0.0
     seen = Observation()
     for number, text in enumerate(case.turns, 1):
-        if number == len(case.turns) and case.expect and set(case.expect) <= ROUTE_ONLY:
+        if number == len(case.turns) and case.expect and set(case.expect) <= ROUTE_ONLY \
+                and _routes_by_exec(setup.library, case.playbook):
             events = await _until_routed(runtime, persona, case.playbook, text)
             seen = observe(events, {}, case.playbook)
             seen.route = route_decided(events, case.playbook)[1]
@@ -190,6 +191,13 @@ async def _until_routed(runtime: Runtime, persona: Persona, playbook: str,
     finally:
         await stream.aclose()
     return events
+
+
+def _routes_by_exec(library: PlaybookLibrary, name: str) -> bool:
+    """Whether the entry playbook runs its router's choice with an ``exec`` node (as
+    ``meta_user`` does): only then can its pulse be stopped once routed. A router playbook
+    given as the entry (``sub_router_ranked``) runs to its end, its route its output."""
+    return any(node.node_type() == "exec" for node in library.get(name).nodes)
 
 
 def _persona(data: Mapping[str, Any]) -> Persona:

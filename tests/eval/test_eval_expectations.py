@@ -202,3 +202,23 @@ def test_a_case_that_expects_only_the_route_stops_once_it_is_known(sea: EvalSea)
                         sea.model(no_router))
     assert checks(run, "chat/broken")["route"] == [
         False, "expected one of basic_chat, routed to None"]
+
+
+def test_a_router_given_as_the_entry_runs_to_its_end_and_its_output_is_the_route(
+        sea: EvalSea) -> None:
+    """A router playbook as the entry has no ``exec`` to stop at: it runs whole, and the
+    playbook it chose (its ``selected_playbook``) is the route; nothing is cancelled."""
+    routed = [{"id": "dog", "input": "Do you remember what my dog's name is?",
+               "playbook": "sub_router_ranked",
+               "expect": {"route_any": ["memory_recall", "memory_research"]}},
+              {"id": "wrong", "input": "Do you remember what my dog's name is?",
+               "playbook": "sub_router_ranked", "expect": {"route": "sub_plan"}}]
+    done, run = sea.run(str(sea.jsonl("ranked.jsonl", routed)), "--model",
+                        sea.model({"default": ['{"playbook": "memory_recall"}']}))
+    assert done.code == 0, done.err
+    (model,) = run["models"].values()
+    dog = model["cases"]["ranked/dog"]["attempts"][0]
+    assert dog["passed"], dog
+    assert dog["observed"]["status"] != "cancelled"
+    assert dog["observed"]["route"] in {"memory_recall", "memory_research"}
+    assert checks(run, "ranked/wrong")["route"][0] is False
