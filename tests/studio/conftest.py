@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.serve.server import ROOT, Server, start_server
@@ -102,3 +103,11 @@ def studio(chromium: Any, studio_server: Server) -> Iterator[Studio]:
         assert not opened.problems, "\n".join(opened.problems)
     finally:
         context.close()
+
+
+@pytest.fixture
+def http(studio: Studio) -> Iterator[httpx.Client]:
+    """The API of the studio's server, with its key (what another client would do)."""
+    with httpx.Client(base_url=studio.server.url, headers=studio.server.headers,
+                      timeout=30) as client:
+        yield client

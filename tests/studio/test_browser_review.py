@@ -3,7 +3,6 @@ approval answered from the live inbox, and a plan of two specs approved for spec
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -12,14 +11,6 @@ import pytest
 from tests.studio.conftest import Studio
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def http(studio: Studio) -> Iterator[httpx.Client]:
-    """The API of the studio's server, with its key (what another client would do)."""
-    with httpx.Client(base_url=studio.server.url, headers=studio.server.headers,
-                      timeout=30) as client:
-        yield client
 
 
 def persona(http: httpx.Client, name: str) -> str:

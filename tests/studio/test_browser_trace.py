@@ -4,7 +4,6 @@ pins), stats and regression pages in a real browser."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,14 +15,6 @@ from tests.studio.conftest import Studio
 from tests.studio.test_browser_review import persona
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def http(studio: Studio) -> Iterator[httpx.Client]:
-    """The API of the studio's server, with its key."""
-    with httpx.Client(base_url=studio.server.url, headers=studio.server.headers,
-                      timeout=30) as client:
-        yield client
 
 
 def ran(http: httpx.Client, who: str, text: str) -> str:
