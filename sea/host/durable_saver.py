@@ -32,6 +32,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from sea.host.pulse_savers import delegate_the_rest
+
 
 def _special(writes: Any) -> bool:
     """Writes no checkpoint follows at once: LangGraph's own channels (``__error__``,
@@ -140,16 +142,4 @@ class DurablePulse(BaseCheckpointSaver[Any]):
             await self._flush(namespace)
 
 
-def _delegate(name: str) -> Any:
-    def delegated(self: DurablePulse, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self.saver, name)(*args, **kwargs)
-
-    delegated.__name__ = delegated.__qualname__ = name
-    delegated.__doc__ = f"The saver's ``{name}``."
-    return delegated
-
-
-for _name, _member in vars(BaseCheckpointSaver).items():
-    # every other method of a saver, present or to come, is the saver's own
-    if not _name.startswith("_") and callable(_member) and _name not in vars(DurablePulse):
-        setattr(DurablePulse, _name, _delegate(_name))
+delegate_the_rest(DurablePulse)

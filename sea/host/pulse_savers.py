@@ -87,7 +87,7 @@ class FreshPulse(BaseCheckpointSaver[Any]):
 
 
 def _delegate(name: str) -> Any:
-    def delegated(self: FreshPulse, *args: Any, **kwargs: Any) -> Any:
+    def delegated(self: Any, *args: Any, **kwargs: Any) -> Any:
         return getattr(self.saver, name)(*args, **kwargs)
 
     delegated.__name__ = delegated.__qualname__ = name
@@ -95,10 +95,15 @@ def _delegate(name: str) -> Any:
     return delegated
 
 
-for _name, _member in vars(BaseCheckpointSaver).items():
-    # every other method of a saver, present or to come, is the saver's own
-    if not _name.startswith("_") and callable(_member) and _name not in vars(FreshPulse):
-        setattr(FreshPulse, _name, _delegate(_name))
+def delegate_the_rest(view: type) -> None:
+    """Give ``view`` (a saver wrapping ``self.saver``) every other public method of a saver,
+    present or to come, as the wrapped saver's own."""
+    for name, member in vars(BaseCheckpointSaver).items():
+        if not name.startswith("_") and callable(member) and name not in vars(view):
+            setattr(view, name, _delegate(name))
+
+
+delegate_the_rest(FreshPulse)
 
 
 class HeldPulse(FreshPulse):
