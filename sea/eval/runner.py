@@ -196,7 +196,7 @@ async def _until_routed(runtime: Runtime, persona: Persona, playbook: str,
 def _routes_by_exec(library: PlaybookLibrary, name: str) -> bool:
     """Whether the entry playbook runs its router's choice with an ``exec`` node (as
     ``meta_user`` does): only then can its pulse be stopped once routed. A router playbook
-    given as the entry (``sub_router_ranked``) runs to its end, its route its output."""
+    given as the entry (``sub_router_user``) runs to its end, its route its output."""
     return any(node.node_type() == "exec" for node in library.get(name).nodes)
 
 

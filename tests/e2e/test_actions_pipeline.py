@@ -335,15 +335,15 @@ def test_without_a_workspace_the_workspace_tools_and_sub_act_are_absent(make: An
                     "sub_speak.compose": ["Hi!"]}, with_workspace=False)
     result = runtime.run_pulse(PERSONA, "meta_user", "Hello")
     offered = [e.result for e in result.events
-               if e.kind == "tool_call" and e.tool == "list_available_playbooks"]
-    names = {p["name"] for p in offered[0]}
+               if e.kind == "tool_call" and e.tool == "rank_playbooks"]
+    names = set(offered[0]["scores"])  # every playbook the prior ranked
     assert "sub_act" not in names and "memory_recall" in names
     with_ws = make({"sub_router_user.decide": [{"playbook": "basic_chat", "reason": "hi"}],
                     "sub_speak.compose": ["Hi!"]})
     again = with_ws.run_pulse(PERSONA, "meta_user", "Hello")
     offered = [e.result for e in again.events
-               if e.kind == "tool_call" and e.tool == "list_available_playbooks"]
-    assert "sub_act" in {p["name"] for p in offered[0]}
+               if e.kind == "tool_call" and e.tool == "rank_playbooks"]
+    assert "sub_act" in set(offered[0]["scores"])
 
 
 def test_a_plan_needing_approval_is_shown_once_and_a_resume_runs_that_plan(
@@ -383,14 +383,14 @@ def test_a_denied_plan_runs_nothing(make: Any) -> None:
 
 
 ROUTE_ACT = {"playbook": "sub_act", "reason": "needs a file"}
-GREETING = {"playbook": "basic_chat", "reason": "small talk"}
 
 
 def test_d_three_turns_through_sub_act_keep_the_whole_conversation(
     make: Any, store: SQLiteStore
 ) -> None:
     runtime = make({
-        "sub_router_user.decide": [ROUTE_ACT, GREETING, ROUTE_ACT],
+        # "Sounds fun!" matches no playbook: the router takes basic_chat without the model
+        "sub_router_user.decide": [ROUTE_ACT, ROUTE_ACT],
         "sub_act.act": [
             plan(READ),
             plan(("steal", "read_file", {"path": "/etc/passwd"})),
@@ -398,8 +398,8 @@ def test_d_three_turns_through_sub_act_keep_the_whole_conversation(
         "sub_speak.compose": ["It is a farming game.", "Glad you like it!",
                               "I could not read that file."],
     })
-    turns = ["Read game_doc.md and tell me what it is about", "Sounds fun!",
-             "Now read /etc/passwd"]
+    turns = ["Look at game_doc.md in my files and tell me what it is about", "Sounds fun!",
+             "Now look at /etc/passwd in my files"]
     results = [runtime.run_pulse(PERSONA, "meta_user", text) for text in turns]
     for result in results:
         assert result.status == "ok", result.error

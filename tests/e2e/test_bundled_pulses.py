@@ -132,7 +132,7 @@ def test_meta_agentic_memorizes_each_call_before_its_result_for_this_pulse_only(
     })
     store.append(NewMessage(PERSONA.id, "user", "I drink two cups of green tea a day.",
                             ("conversation",)))
-    result = runtime.run_pulse(PERSONA, "meta_agentic", "What tea do I like, and how much?")
+    result = runtime.run_pulse(PERSONA, "meta_agentic", "Do you remember my tea, and how much?")
     assert result.status == "ok", result.error
     stored = [(m.role, m.playbook, m.content)
               for m in store.pulse_messages(PERSONA.id, result.pulse_id)]
@@ -154,7 +154,7 @@ def test_meta_agentic_memorizes_each_call_before_its_result_for_this_pulse_only(
     for request in (request_of(result, "sub_router_user", "decide", 2),
                     request_of(result, "sub_speak", "compose")):
         turn = [(m["role"], m["content"]) for m in request if m["role"] != "system"]
-        start = turn.index(("user", "What tea do I like, and how much?"))
+        start = turn.index(("user", "Do you remember my tea, and how much?"))
         assert [content for _, content in turn[start + 1:start + 5]] == [
             c for _, _, c in stored[1:5]
         ]
@@ -173,7 +173,7 @@ def test_meta_agentic_stops_at_its_bound(make_runtime: MakeRuntime) -> None:
         "sub_router_user.decide": [recall] * 10,
         "sub_speak.compose": ["I looked three times."],
     })
-    result = runtime.run_pulse(PERSONA, "meta_agentic", "Keep looking.")
+    result = runtime.run_pulse(PERSONA, "meta_agentic", "Keep looking, do you remember my cat?")
     assert result.status == "ok", result.error
     assert [n for n in _nodes(result)].count("meta_agentic.run") == 3
     assert result.spoken == ["I looked three times."]
@@ -206,7 +206,7 @@ def test_memory_research_that_finds_nothing_says_so_without_a_summary(
         "memory_research.plan": [{"queries": ["zebra", "stripes"]}],
         "sub_speak.compose": ["I don't remember any zebras."],
     })
-    result = runtime.run_pulse(PERSONA, "meta_user", "Did I tell you about zebras?")
+    result = runtime.run_pulse(PERSONA, "meta_user", "Tell me everything I said about zebras")
     assert result.status == "ok", result.error
     assert "memory_research.summarize" not in _nodes(result)
     (memo,) = [w.content for w in result.memory_writes if w.playbook == "memory_research"]

@@ -61,7 +61,8 @@ def test_a_sure_intent_goes_on_to_the_router(store: SQLiteStore, tmp_path: Path)
              "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "chat"}]}
     normal = {"sub_speak.compose": ["Happy to help!"]}
     with make(store, tmp_path, normal, light) as runtime:
-        events = list(runtime.stream_pulse(PERSONA, "meta_intent", "Thanks!"))
+        events = list(runtime.stream_pulse(PERSONA, "meta_intent",
+                                           "Thanks! Do you remember my cat?"))
     spoken = [e.text for e in events if isinstance(e, Spoken)]
     assert spoken == ["Happy to help!"]
     calls = {(e.record.playbook, e.record.node) for e in events if isinstance(e, LLMCalled)}
@@ -219,7 +220,11 @@ def test_without_a_workspace_a_file_question_is_routed(store: SQLiteStore, tmp_p
     with make(store, tmp_path, normal, light) as runtime:
         result = runtime.run_pulse(PERSONA, "meta_intent", "List my files.")
     assert result.status == "ok", result.error
-    assert ("sub_router_user", "decide") in {(c.playbook, c.node) for c in result.llm_calls}
+    # no file playbook is offered without a workspace: the router's prior takes basic_chat
+    ranked = [e for e in result.events if isinstance(e, ToolCalled) and e.tool == "rank_playbooks"]
+    assert [e.result["candidates"] for e in ranked] == [["basic_chat"]]
+    assert "sub_router_user.take" in [f"{e.playbook}.{e.node}" for e in result.events
+                                      if e.kind == "node_end"]
 
 
 GENERATE_PLAYBOOK = {

@@ -73,7 +73,7 @@ def test_a_pulse_through_the_server_routes_with_negotiated_json_mode(
     code = main([
         "run", "--model", "openai:smollm2",
         "--model-option", f"base_url={server}", "--model-option", "api_key=none",
-        "--input", "Hello! My name is Ken.", "--db", str(tmp_path / "memory.sqlite"), "--json",
+        "--input", "Do you remember my cat?", "--db", str(tmp_path / "memory.sqlite"), "--json",
     ])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["status"] == "ok", json.dumps(out.get("error"))[:2000]

@@ -198,7 +198,9 @@ def test_go_ahead_without_an_approved_plan_is_guarded(
     done = runtime.run_pulse(PERSONA, "meta_user", "Go ahead and implement it")
     assert done.status == "ok", done.error
     assert plan_events(done) == [] and store.list_plans(PERSONA.id) == []
-    assert [c.node for c in done.llm_calls] == ["decide", "decide", "compose"]  # no draft
+    # a go-ahead is sub_plan's alone by the router's prior (no router model call); no draft
+    assert [(c.playbook, c.node) for c in done.llm_calls] == [
+        ("sub_plan", "decide"), ("sub_speak", "compose")]
     memo = memo_of(done)
     assert "no approved plan" in memo and "Nothing was done" in memo
     assert "No plan is in progress" in memo
@@ -218,9 +220,10 @@ def test_go_ahead_with_a_plan_approved_elsewhere_executes_it(
     assert done.status == "ok", done.error
     assert plan_events(done) == ["executed", "completed"]
     assert (workspace / "notes" / "outline.md").read_text() == OUTLINE
-    router = contents(request_of(done, "sub_router_user", "decide"))
-    assert 'Plan in progress: "Game outline" (approved)' in router
-    assert "propose a new plan only if the user clearly asks" in router
+    # the router's prior sends a go-ahead to sub_plan at once: its planner sees the plan
+    planner = contents(request_of(done, "sub_plan", "decide"))
+    assert 'Plan in progress: "Game outline" (approved)' in planner
+    assert "propose a new plan only if the user clearly asks" in planner
     assert "created notes/outline.md" in memo_of(done)
 
 
@@ -230,7 +233,8 @@ def test_plan_memory_reaches_router_and_planner_prompts_across_runtimes(
     waiting = make(script()).run_pulse(PERSONA, "meta_user", TASK)
     make({"sub_speak.compose": ["OK."]}).run_resume(waiting.pulse_id, False)  # sent back
     later = make(script(step="continue", speak="Here is the plan again."))  # a new process
-    again = later.run_pulse(PERSONA, "meta_user", "Put the outline in docs/ instead")
+    # two candidates are left (sub_plan, basic_chat): the router's model is asked
+    again = later.run_pulse(PERSONA, "meta_user", "Can the outline go in docs/ instead?")
     assert again.status == "waiting", again.error
     router = contents(request_of(again, "sub_router_user", "decide"))
     assert 'Plan in progress: "Game outline" (proposed)' in router
@@ -240,7 +244,7 @@ def test_plan_memory_reaches_router_and_planner_prompts_across_runtimes(
     assert len(store.list_plans(PERSONA.id)) == 1  # continued, not proposed again
     chat = make({"sub_router_user.decide": [{"playbook": "basic_chat", "reason": "hi"}],
                  "sub_speak.compose": ["Hi!"]})
-    hello = chat.run_pulse(PERSONA, "meta_user", "Hello")  # yet another runtime
+    hello = chat.run_pulse(PERSONA, "meta_user", "Do you remember my cat?")  # another runtime
     assert "propose a new plan only if" in contents(request_of(hello, "sub_router_user",
                                                                  "decide"))
 
@@ -248,11 +252,11 @@ def test_plan_memory_reaches_router_and_planner_prompts_across_runtimes(
 def test_without_a_workspace_the_router_works_and_has_no_plans_to_offer(make: Make) -> None:
     runtime = make({"sub_router_user.decide": [{"playbook": "basic_chat", "reason": "hi"}],
                     "sub_speak.compose": ["Hi!"]}, workspace=False)
-    done = runtime.run_pulse(PERSONA, "meta_user", "Hello")
+    done = runtime.run_pulse(PERSONA, "meta_user", "Do you remember my cat?")
     assert done.status == "ok", done.error
     offered = [e.result for e in done.events if e.kind == "tool_call"  # type: ignore[attr-defined]
-               and e.tool == "list_available_playbooks"]  # type: ignore[attr-defined]
-    assert "sub_plan" not in {p["name"] for p in offered[0]}
+               and e.tool == "rank_playbooks"]  # type: ignore[attr-defined]
+    assert "sub_plan" not in set(offered[0]["scores"])
     router = contents(request_of(done, "sub_router_user", "decide"))
     assert "No plan is in progress." in router
     assert "consider proposing a new plan" in router

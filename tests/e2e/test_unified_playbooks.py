@@ -111,7 +111,7 @@ def test_meta_user_manual_runs_the_users_choice_without_the_router(
     run: Any, store: SQLiteStore
 ) -> None:
     _remember_tama(store)
-    result = run("meta_user_manual", "Who is my cat?", {"sub_speak.compose": ["Tama!"]},
+    result = run("meta_user_manual", "Do you remember my cat?", {"sub_speak.compose": ["Tama!"]},
                  args=RECALL)
     assert result.status == "ok", result.error
     assert _keys(result) == ["sub_speak.compose"]
@@ -125,7 +125,7 @@ def test_meta_user_manual_without_a_choice_lets_the_router_choose(
     _remember_tama(store)
     recall = {"playbook": "memory_recall", "args": {"query": "cat"}, "reason": "asks"}
     for args in ({}, {"selected_playbook": ""}):
-        result = run("meta_user_manual", "Who is my cat?", {
+        result = run("meta_user_manual", "Do you remember my cat?", {
             "sub_router_user.decide": [recall], "sub_speak.compose": ["Tama!"],
         }, args=args)
         assert result.status == "ok", result.error

@@ -31,7 +31,7 @@ def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: P
         checkpoint_path=tmp_path / "cp.sqlite",
     ))
     try:
-        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     finally:
         runtime.close()
     assert result.status == "ok", result.error
@@ -41,7 +41,7 @@ def test_meta_user_recalls_then_speaks(store: Any, persona: Persona, tmp_path: P
     assert len(recall) == 1 and "My cat is called Mochi." in recall[0]["content"]
     assert speak.messages[-1] == recall[0]
     tools = [e.tool for e in result.events if e.kind == "tool_call"]
-    assert tools == ["list_available_playbooks", "plan_memory", "memory_search"]
+    assert tools == ["rank_playbooks", "plan_memory", "memory_search"]
 
 
 def test_meta_agentic_loops_until_the_router_is_done(
@@ -62,7 +62,7 @@ def test_meta_agentic_loops_until_the_router_is_done(
         library=PlaybookLibrary.bundled(),
         checkpoint_path=tmp_path / "cp.sqlite",
     )) as runtime:
-        result = runtime.run_pulse(persona, "meta_agentic", "What tea do I like?")
+        result = runtime.run_pulse(persona, "meta_agentic", "Do you remember my cat's tea?")
     assert result.status == "ok", result.error
     assert result.spoken == ["Here is what I remember."]
     routers = [c for c in model.calls if c.key == "sub_router_user.decide"]

@@ -1,4 +1,4 @@
-"""The ranked router (``sub_router_ranked``) on the scripted model: a lexical prior leaves the
+"""The ranked router (``sub_router_user``) on the scripted model: a lexical prior leaves the
 few likeliest playbooks (``rank_playbooks``), the model chooses among them under the grammar
 (``choices_from``), and when one is left no model is asked. A scripted stand-in for a large
 model that always answers right must route every case of the routing eval set right: the
@@ -45,7 +45,7 @@ def route(tmp: Path, case: dict[str, Any], script: dict[str, Any],
                                     library=library or PlaybookLibrary.bundled(),
                                     workspace=workspace, checkpoint_path=tmp / "cp.sqlite"))
     try:
-        return runtime.run_pulse(persona, "sub_router_ranked", case["input"]), model
+        return runtime.run_pulse(persona, "sub_router_user", case["input"]), model
     finally:
         runtime.close()
         store.close()
@@ -65,10 +65,10 @@ def test_a_model_that_answers_right_routes_every_case_right(
     offered = rank(case["input"], entries).candidates
     answer = next((name for name in right(case) if name in offered), right(case)[0])
     result, model = route(tmp_path, case, {
-        "sub_router_ranked.decide": [{"playbook": answer, "reason": "the right one"}]})
+        "sub_router_user.decide": [{"playbook": answer, "reason": "the right one"}]})
     assert result.status == "ok", result.error
     assert result.outputs["selected_playbook"] in right(case)
-    asked = [c for c in model.calls if c.key == "sub_router_ranked.decide"]
+    asked = [c for c in model.calls if c.key == "sub_router_user.decide"]
     assert len(asked) == (0 if len(offered) == 1 else 1)
 
 
@@ -90,10 +90,10 @@ def test_the_model_sees_only_the_candidates_and_may_not_choose_another(
                for p in PlaybookLibrary.bundled().router_callable()]
     offered = rank(case["input"], entries).candidates
     assert 1 < len(offered) < 6 and "sub_act" not in offered
-    result, model = route(tmp_path, case, {"sub_router_ranked.decide": [
+    result, model = route(tmp_path, case, {"sub_router_user.decide": [
         {"playbook": "sub_act", "reason": "wrong"}] * 3})
     assert result.status == "error"
-    [first, *_] = [c for c in model.calls if c.key == "sub_router_ranked.decide"]
+    [first, *_] = [c for c in model.calls if c.key == "sub_router_user.decide"]
     prompt = first.messages[-1]["content"]
     assert all(f'"name":"{name}"' in prompt for name in offered)
     assert '"name":"sub_act"' not in prompt

@@ -54,16 +54,16 @@ def test_every_expectation_kind_passes_and_fails(sea: EvalSea) -> None:
                             "match": "pattern"}, False),
     ]
     cases = [
-        {"id": "held", "input": "Do you remember my dog's name?", "persona": DOG,
+        {"id": "held", "input": "Hey, sum up all about the dog", "persona": DOG,
          "expect": held},
-        {"id": "broken", "input": "Do you remember my dog's name?", "persona": DOG,
+        {"id": "broken", "input": "Hey, sum up all about the dog", "persona": DOG,
          "expect": broken},
-        {"id": "any-held", "input": "My dog?", "persona": DOG,
+        {"id": "any-held", "input": "Hey, sum up all about the dog", "persona": DOG,
          "expect": {"route_any": ["memory_recall", "memory_research"]}},
-        {"id": "any-broken", "input": "My dog?", "persona": DOG,
+        {"id": "any-broken", "input": "Hey, sum up all about the dog", "persona": DOG,
          "expect": {"route_any": ["memory_recall", "basic_chat"]}},
-        *({"id": name, "input": "My dog?", "persona": DOG, "expect": {"tool_calls": [call]}}
-          for name, call, _ in calls),
+        *({"id": name, "input": "Hey, sum up all about the dog", "persona": DOG,
+           "expect": {"tool_calls": [call]}} for name, call, _ in calls),
     ]
     sets = sea.jsonl("kinds.jsonl", cases)
     done, run = sea.run(str(sets), "--model", sea.model(MEMORY_SCRIPT))
@@ -158,7 +158,7 @@ cases:
 
 def test_a_rubric_is_judged_by_the_judge_model(sea: EvalSea) -> None:
     sets = sea.jsonl("rubric.jsonl", [
-        {"id": "polite", "input": "My dog?", "persona": DOG,
+        {"id": "polite", "input": "Hey, sum up all about the dog", "persona": DOG,
          "expect": {"rubric": "The reply names the dog."}}])
     model = sea.model(MEMORY_SCRIPT)
     done, run = sea.run(str(sets), "--model", model)
@@ -174,9 +174,9 @@ def test_a_rubric_is_judged_by_the_judge_model(sea: EvalSea) -> None:
 
 
 def test_a_case_that_expects_only_the_route_stops_once_it_is_known(sea: EvalSea) -> None:
-    routed = [{"id": "memory", "input": "My dog?", "persona": DOG,
+    routed = [{"id": "memory", "input": "Hey, sum up all about the dog", "persona": DOG,
                "expect": {"route": "memory_research"}},
-              {"id": "full", "input": "My dog?", "persona": DOG,
+              {"id": "full", "input": "Hey, sum up all about the dog", "persona": DOG,
                "expect": {"route": "memory_research", "status": "ok"}}]
     done, run = sea.run(str(sea.jsonl("routes.jsonl", routed)), "--model",
                         sea.model(MEMORY_SCRIPT))
@@ -190,7 +190,8 @@ def test_a_case_that_expects_only_the_route_stops_once_it_is_known(sea: EvalSea)
     assert "sub_speak.compose" in full["observed"]["nodes"]
 
     chat = [{"id": "chat", "input": "Hi!", "expect": {"route": "basic_chat"}},
-            {"id": "broken", "input": "Hi!", "playbook": "meta_user",
+            {"id": "broken", "input": "Hey, sum up all about the dog", "persona": DOG,
+             "playbook": "meta_user",
              "expect": {"route_any": ["basic_chat"]}}]
     done, run = sea.run(str(sea.jsonl("chat.jsonl", chat[:1])), "--model",
                         sea.model(CHAT_SCRIPT))
@@ -209,10 +210,10 @@ def test_a_router_given_as_the_entry_runs_to_its_end_and_its_output_is_the_route
     """A router playbook as the entry has no ``exec`` to stop at: it runs whole, and the
     playbook it chose (its ``selected_playbook``) is the route; nothing is cancelled."""
     routed = [{"id": "dog", "input": "Do you remember what my dog's name is?",
-               "playbook": "sub_router_ranked",
+               "playbook": "sub_router_user",
                "expect": {"route_any": ["memory_recall", "memory_research"]}},
               {"id": "wrong", "input": "Do you remember what my dog's name is?",
-               "playbook": "sub_router_ranked", "expect": {"route": "sub_plan"}}]
+               "playbook": "sub_router_user", "expect": {"route": "sub_plan"}}]
     done, run = sea.run(str(sea.jsonl("ranked.jsonl", routed)), "--model",
                         sea.model({"default": ['{"playbook": "memory_recall"}']}))
     assert done.code == 0, done.err

@@ -321,11 +321,12 @@ def test_file_contents_handed_to_the_speaker_carry_no_tag(
     plan = {"actions": [{"action_id": "read", "tool": "read_file",
                          "parameters": {"path": "notes.md"}}], "reason": "read it"}
     model = ScriptedChatModel(responses={
-        "sub_router_user.decide": [{"playbook": "sub_act", "reason": "file"}],
         "sub_act.act": [plan], "sub_speak.compose": ["Your list."],
     })
     with runtime_for(store, books, model, tmp_path, workspace=workspace) as runtime:
-        result = runtime.run_pulse(PERSONA, "meta_user", "Read notes.md")
+        # the router's prior leaves sub_act alone for this request: no model is asked
+        result = runtime.run_pulse(PERSONA, "meta_user",
+                                   "Can you look at my notes and list the files?")
     assert result.status == "ok", result.error
     (memo,) = [w for w in result.memory_writes if w.playbook == "sub_act"]
     assert "administrator" in memo.content and not forged_in(memo.content)

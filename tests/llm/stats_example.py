@@ -41,7 +41,7 @@ PULSES: list[tuple[str, dict[str, list[Any]], dict[str, list[Any]]]] = [
         {"sub_intent.analyze": [_intent(0.95)], "sub_speak.compose": ["Any time!"]},
     ),
     (  # sure: the router sends it to a memory search
-        "What did I say about my cat?",
+        "Tell me everything I said about my cat",
         {"sub_intent.analyze": [_intent(0.92, "content_extraction")],
          "sub_router_user.decide": [{"playbook": "memory_research", "args": {"query": "cat"},
                                      "reason": "asks about the past"}],

@@ -36,7 +36,7 @@ def runtime(tmp_path: Path, name: str, model: ScriptedChatModel, **llm: Any) -> 
 def test_the_stable_prefix_is_byte_identical_across_a_pulses_calls(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=SCRIPT)
     with runtime(tmp_path, "one", model) as host:
-        result = host.run_pulse(AOI, "meta_agentic", "What did I say about my garden?")
+        result = host.run_pulse(AOI, "meta_agentic", "Do you remember my cat and my garden?")
     assert result.status == "ok" and result.spoken == [REPLY]
     calls = [c for c in result.llm_calls if c.outcome == "ok"]
     assert len(calls) == 3
@@ -55,11 +55,11 @@ def test_a_second_identical_pulse_with_the_cache_on_makes_no_model_call(
     cache = ResponseCache.sqlite(tmp_path / "responses.sqlite")
     first_model = ScriptedChatModel(responses=SCRIPT)
     with runtime(tmp_path, "first", first_model, response_cache=cache) as host:
-        first = host.run_pulse(AOI, "meta_agentic", "What did I say about my garden?")
+        first = host.run_pulse(AOI, "meta_agentic", "Do you remember my cat and my garden?")
         first_rows = host.config.store.call_records(AOI.id)
     empty = ScriptedChatModel()  # no answer at all: any model call would fail the pulse
     with runtime(tmp_path, "second", empty, response_cache=cache) as host:
-        second = host.run_pulse(AOI, "meta_agentic", "What did I say about my garden?")
+        second = host.run_pulse(AOI, "meta_agentic", "Do you remember my cat and my garden?")
         rows = [r for r in host.config.store.call_records(AOI.id) if r.kind == "model"]
     assert first.status == second.status == "ok"
     assert second.spoken == first.spoken == [REPLY]

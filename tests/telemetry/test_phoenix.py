@@ -93,7 +93,7 @@ def test_a_pulse_exported_over_otlp_is_read_back_from_phoenix(
     config = RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping(MOCHI)),
                            library=PlaybookLibrary.bundled(), telemetry=telemetry)
     with Runtime(config) as runtime:
-        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     telemetry.shutdown()  # the batch is sent
     assert result.status == "ok", result.error
     deadline, spans = time.monotonic() + 30, []
@@ -114,8 +114,8 @@ def test_a_pulse_exported_over_otlp_is_read_back_from_phoenix(
         assert chat["attributes"]["gen_ai.operation.name"] == "chat"
         assert by_id[chat["parent_id"]]["name"].startswith("sea.node ")
     tools = sorted(s["name"] for s in trace if s["span_kind"] == "TOOL")
-    assert tools == ["execute_tool list_available_playbooks", "execute_tool memory_search",
-                     "execute_tool plan_memory"]
+    assert tools == ["execute_tool memory_search", "execute_tool plan_memory",
+                     "execute_tool rank_playbooks"]
     assert "Mochi" not in json.dumps(trace)  # no prompt left this process
     out = ROOT / "build" / "otel"
     out.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ def _meta_user(otel: Otel, store: Any, persona: Persona, tmp_path: Path,
                            checkpoint_path=tmp_path / "cp.sqlite",
                            telemetry=otel.telemetry(**options))
     with Runtime(config) as runtime:
-        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     assert result.status == "ok", result.error
     return result
 
@@ -80,7 +80,7 @@ def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
         parent = by_id[chat.parent.span_id]
         assert (parent.attributes or {})["sea.node"] == a["sea.node"]
     tools = [(s.attributes or {})["gen_ai.tool.name"] for s in otel.named("execute_tool ")]
-    assert tools == ["list_available_playbooks", "plan_memory", "memory_search"]
+    assert tools == ["rank_playbooks", "plan_memory", "memory_search"]
     [compose] = [s for s in otel.named("sea.node compose")]
     assert [e.name for e in compose.events] == ["sea.memory.write"]  # the reply, stored
     # every node span ended inside its playbook's span, every span ended
@@ -161,7 +161,7 @@ def test_langchain_callbacks_run_inside_the_model_calls_nested_under_the_node_sp
     config = RuntimeConfig(store, ModelSet.single(model), library=PlaybookLibrary.bundled(),
                            telemetry=otel.telemetry())
     with Runtime(config) as runtime:
-        result = runtime.run_pulse(persona, "meta_user", "What is my cat called?")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     assert result.status == "ok", result.error
     assert seen.current == ["sea.node decide", "sea.node compose"]
     assert seen.ended == 2

@@ -96,7 +96,7 @@ def test_a_failed_and_retried_model_call_is_one_span_with_its_retries(
                            library=PlaybookLibrary.bundled(), max_retries=2,
                            telemetry=otel.telemetry())
     with Runtime(config) as runtime:
-        result = runtime.run_pulse(persona, "meta_user", "Hi")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     assert result.status == "ok", result.error
     [decide] = [s for s in otel.named("chat ") if (s.attributes or {})["sea.node"] == "decide"]
     attrs = decide.attributes or {}
@@ -115,7 +115,7 @@ def test_a_model_call_that_fails_marks_its_span_and_the_pulse_an_error(
                            library=PlaybookLibrary.bundled(), max_retries=2,
                            telemetry=otel.telemetry())
     with Runtime(config) as runtime:
-        result = runtime.run_pulse(persona, "meta_user", "Hi")
+        result = runtime.run_pulse(persona, "meta_user", "Do you remember my cat?")
     assert result.status == "error"
     [decide] = [s for s in otel.named("chat ") if (s.attributes or {})["sea.node"] == "decide"]
     assert decide.status.status_code.name == "ERROR"

@@ -33,8 +33,8 @@ def test_run_json_prints_one_object_with_the_pulse(sea: Sea) -> None:
     assert result["status"] == "ok" and result["error"] is None
     assert result["spoken"] == ["Hello! I'm Aoi."]
     assert isinstance(result["pulse_id"], str) and len(result["pulse_id"]) == 32
+    # a greeting matches no playbook's examples: the router takes basic_chat, asking no model
     assert [(c["playbook"], c["node"]) for c in result["llm_calls"]] == [
-        ("sub_router_user", "decide"),
         ("sub_speak", "compose"),
     ]
     assert [(w["role"], w["content"]) for w in result["memory_writes"]] == [
@@ -138,14 +138,15 @@ def test_a_handled_failure_is_reported_and_fails_strict_runs(sea: Sea) -> None:
         }
     }
     model = sea.script(bad_router)
-    done = sea("run", "--input", "Hello", "--model", model, "--json")
+    # a memory question leaves the router two candidates, so its model is asked
+    done = sea("run", "--input", "Do you remember my cat?", "--model", model, "--json")
     assert done.code == 0, done.err
     result = orjson.loads(done.out)
     assert result["status"] == "ok"
     [handled] = result["handled_errors"]
     assert (handled["playbook"], handled["node"]) == ("meta_user", "route")
     assert "did not match response_schema" in handled["message"]
-    shown = sea("run", "--input", "Hello", "--model", model, "--strict")
+    shown = sea("run", "--input", "Do you remember my cat?", "--model", model, "--strict")
     assert shown.code == 1
     assert "meta_user.route failed, handled:" in shown.err
 

@@ -80,10 +80,12 @@ def test_a_plan_s_approval_prompt_shows_its_choices(tmp_path: Path, width: int) 
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_call_table_and_sea_stats_fit_the_terminal(tmp_path: Path, width: int) -> None:
     reply = {"responses": {
-        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "a greeting"}],
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "nothing said yet"}],
         "sub_speak.compose": ["Hello! I'm Aoi."]}}
     db = str(tmp_path / "memory.sqlite")
-    term = terminal(tmp_path, width, "run", "--input", "Hello", "--db", db, "--model",
+    # a memory question leaves the router two candidates, so the table has its model call too
+    term = terminal(tmp_path, width, "run", "--input", "Do you remember my cat?", "--db", db,
+                    "--model",
                     script(tmp_path, reply))
     try:
         screen = term.wait_for("[exit ")

@@ -27,6 +27,7 @@ from tests.workers.conftest import chat_script
 from tests.workers.crash_node import PERSONA, write_playbook
 
 AOI = Persona("aoi", "Aoi", "You are Aoi.")
+HELLO = "Do you remember my cat?"  # the router asks its model (two candidates)
 
 
 def _runtime(store: SQLiteStore, tmp_path: Path, **kwargs: Any) -> tuple[Runtime, Any]:
@@ -45,7 +46,7 @@ def test_a_stopped_pulse_goes_on_from_its_last_checkpoint(store: SQLiteStore,
     runtime, model = _runtime(store, tmp_path)
 
     async def stop_at_first_token() -> None:
-        stream = runtime.astream_pulse(AOI, "meta_user", "hello", pulse_id="p1", recover=True)
+        stream = runtime.astream_pulse(AOI, "meta_user", HELLO, pulse_id="p1", recover=True)
         async for event in stream:
             if isinstance(event, TokenChunk):
                 break
@@ -54,7 +55,7 @@ def test_a_stopped_pulse_goes_on_from_its_last_checkpoint(store: SQLiteStore,
     try:
         asyncio.run(stop_at_first_token())
         assert [m.role for m in store.pulse_messages("aoi", "p1")] == ["user"]
-        result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", "hello", pulse_id="p1",
+        result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", HELLO, pulse_id="p1",
                                                 recover=True))
         again = runtime.run_continue("p1")  # it ended: its end again, nothing re-run
     finally:
@@ -65,18 +66,18 @@ def test_a_stopped_pulse_goes_on_from_its_last_checkpoint(store: SQLiteStore,
     assert keys == ["sub_router_user.decide", "sub_speak.compose", "sub_speak.compose"]
     stored = store.pulse_messages("aoi", "p1")
     assert [(m.role, m.content) for m in stored] == [
-        ("user", "hello"), ("assistant", "Glad to hear from you.")]
+        ("user", HELLO), ("assistant", "Glad to hear from you.")]
     assert stored[0].uid == write_uid("p1", "input")
 
 
 def test_an_input_stored_before_a_crash_is_not_stored_again(store: SQLiteStore,
                                                             tmp_path: Path) -> None:
     """The process died after the input was written but before the first checkpoint."""
-    store.append(NewMessage("aoi", "user", "hello", tags=(CONVERSATION_TAG,), pulse_id="p2",
+    store.append(NewMessage("aoi", "user", HELLO, tags=(CONVERSATION_TAG,), pulse_id="p2",
                             uid=write_uid("p2", "input")))
     runtime, _ = _runtime(store, tmp_path)
     try:
-        result = runtime.run_pulse(AOI, "meta_user", "hello", pulse_id="p2", recover=True)
+        result = runtime.run_pulse(AOI, "meta_user", HELLO, pulse_id="p2", recover=True)
     finally:
         runtime.close()
     assert result.status == "ok", result.error
@@ -150,7 +151,7 @@ class _DyingSaver(InMemorySaver):
 async def _killed(runtime: Runtime, saver: _DyingSaver, pulse_id: str) -> None:
     """Start the pulse; once its checkpoints stop being written, cancel it (the process
     is gone)."""
-    task = asyncio.ensure_future(runtime.arun_pulse(AOI, "meta_user", "hello",
+    task = asyncio.ensure_future(runtime.arun_pulse(AOI, "meta_user", HELLO,
                                                     pulse_id=pulse_id, recover=True))
     died = asyncio.ensure_future(saver.died.wait())
     done, _ = await asyncio.wait([task, died], return_when=asyncio.FIRST_COMPLETED)
@@ -181,11 +182,11 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
             if saver.died.is_set():
                 died_somewhere += 1
             saver.revive()
-            result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", "hello",
+            result = asyncio.run(runtime.arun_pulse(AOI, "meta_user", HELLO,
                                                     pulse_id=pulse_id, recover=True))
         finally:
             runtime.close()
         assert result.status == "ok", (die_at, result.error)
         stored = [(m.role, m.content) for m in store.pulse_messages("aoi", pulse_id)]
-        assert stored == [("user", "hello"), ("assistant", "Glad to hear from you.")], die_at
+        assert stored == [("user", HELLO), ("assistant", "Glad to hear from you.")], die_at
     assert died_somewhere >= 10  # the deaths fell all along the pulse
