@@ -38,7 +38,7 @@ def test_a_run_streams_its_reply_and_marks_the_callee_running_then_done(studio: 
     from playwright.sync_api import expect
 
     _persona(studio, "runa")
-    page = _send(studio, "runa", "Hi! こんにちは")
+    page = _send(studio, "runa", "Do you remember my cat? こんにちは")  # the router asks its model
     compose = page.locator('[data-callee="sub_speak"] [data-node="sub_speak.compose"]')
     expect(compose).to_have_attribute("data-state", "running")
     streaming = page.locator('[data-reply="streaming"]')
