@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import cProfile
 import json
 import pstats
@@ -119,6 +120,7 @@ from sea.engine.pulse import write_uid
 from sea.engine.tools.box import Signature
 from sea.engine.tools.builtin import builtin_tools
 from sea.engine.tools.plan_memory import plan_memory
+from sea.engine.tools.ranking import rank_playbooks_tool
 from sea.engine.tools.workspace import workspace_tools
 from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
@@ -138,8 +140,6 @@ EARLIER = (("user", "The tomatoes in my garden are nearly ripe."),
 DECISION = {"playbook": "basic_chat", "reason": "a greeting needs no lookup"}
 REPLY = "Hello! It is good to hear from you again; how was the walk?"
 
-RECALL = {"playbook": "memory_recall", "args": {"query": "garden"},
-          "reason": "asks about before"}
 ANSWERED = {"playbook": "basic_chat", "reason": "the recall answers it"}
 AGENTIC_REPLY = "You told me the tomatoes in your garden were nearly ripe; are they ready?"
 MAX_STEPS = 3
@@ -206,7 +206,7 @@ def _script(playbook: str, pulses: int) -> dict[str, list[Any]]:
         return {"sub_router_user.decide": [DECISION] * pulses,
                 "sub_speak.compose": [REPLY] * pulses}
     if playbook == "meta_agentic":
-        return {"sub_router_user.decide": [RECALL, ANSWERED] * pulses,
+        return {"sub_router_user.decide": [ANSWERED] * pulses,  # the prior chose the recall
                 "sub_speak.compose": [AGENTIC_REPLY] * pulses}
     return {"sub_router_user.decide": [ACT] * pulses, "sub_act.act": [PLAN] * pulses,
             "sub_speak.compose": [ACT_REPLY] * pulses}
@@ -295,8 +295,9 @@ class Hand:
         router = library.get("sub_router_user")
         schema = next(n.response_schema for n in router.nodes  # type: ignore[attr-defined]
                       if n.id == "decide")
+        self.schema: dict[str, Any] = dict(schema)
         self.check = validator(schema)
-        self.decide_model = model.with_structured_output(schema, include_raw=True)
+        self.rank = rank_playbooks_tool(library)
         self.by_id = {p.id: p for p in PERSONAS}
         self.memory_search = {  # the persona's own tool, as the engine makes it for a pulse
             p.id: next(t for t in builtin_tools(store=store, persona_id=p.id, library=library)
@@ -336,28 +337,40 @@ class Hand:
             pulse_id=state["pulse_id"], playbook=playbook, node=node, uid=uid))
 
     async def route(self, state: _HandState) -> _HandState:
+        """``sub_router_user``: the lexical prior first; only when it leaves more than one
+        candidate, the plan note and the model's choice among them (the enum narrowed)."""
         persona = self.by_id[state["persona"]]
+        started = time.perf_counter()
+        ranking = await self.rank.ainvoke({"query": state["text"],
+                                           "keep_fallback": state.get("steps", 0) > 0})
+        self.note(state, "tool", "rank_playbooks", "sub_router_user", "rank", started)
+        if ranking["decided"]:
+            return {"decision": {"playbook": ranking["best"], "args": {},
+                                 "reason": "the only likely playbook"}}
 
         def gather() -> list[BaseMessage]:
-            started = time.perf_counter()
-            offered = [f"- {p.name}: {p.description}" for p in self.library.router_callable()]
-            self.note(state, "tool", "list_available_playbooks", "sub_router_user", "list",
-                      started)
             started = time.perf_counter()
             plans = plan_memory(self.store.current_plan(persona.id))
             self.note(state, "tool", "plan_memory", "sub_router_user", "plan", started)
             messages = self.context(persona, state["pulse_id"])
-            messages.append(HumanMessage("Choose a playbook:\n" + "\n".join(offered)
-                                         + "\n" + plans["note"]))
+            listing = "\n".join(f"- {c['name']}: {c['description']}"
+                                for c in ranking["listing"])
+            messages.append(HumanMessage(f"Pick the playbook for {state['text']!r}.\n"
+                                         f"The likeliest, best first:\n{listing}\n"
+                                         + plans["note"]))
             return messages
 
         messages = await asyncio.to_thread(gather)
+        schema = copy.deepcopy(self.schema)
+        schema["properties"]["playbook"]["enum"] = list(ranking["candidates"])
         started = time.perf_counter()
-        answer = await self.decide_model.ainvoke(messages, config={"metadata": {
-            "sea_playbook": "sub_router_user", "sea_node": "decide"}})
+        answer = await self.model.with_structured_output(schema, include_raw=True).ainvoke(
+            messages, config={"metadata": {"sea_playbook": "sub_router_user",
+                                           "sea_node": "decide"}})
         self.note(state, "model", "scripted", "sub_router_user", "decide", started)
         decision = answer["parsed"]
         assert self.check.is_valid(decision), decision
+        assert decision["playbook"] in ranking["candidates"], (decision, ranking)
         return {"decision": decision}
 
     async def speak(self, state: _HandState) -> _HandState:

@@ -32,10 +32,11 @@ class Offers(Protocol):
 def rank_playbooks_tool(library: Offers) -> BaseTool:
     """The tool, over the playbooks ``library`` offers a router."""
 
-    def run(query: str, max_candidates: int = 3) -> dict[str, Any]:
+    def run(query: str, max_candidates: int = 3, keep_fallback: bool = False) -> dict[str, Any]:
         playbooks = library.router_callable()
         entries = [Entry(p.name, p.description, tuple(p.examples)) for p in playbooks]
-        ranking = rank(query, entries, max_candidates=max_candidates)
+        ranking = rank(query, entries, max_candidates=max_candidates,
+                       keep_fallback=keep_fallback)
         described = {p.name: p.description for p in playbooks}
         return {
             "candidates": ranking.candidates,
@@ -47,8 +48,9 @@ def rank_playbooks_tool(library: Offers) -> BaseTool:
                         for name in ranking.candidates],
         }
 
-    async def at_once(query: str, max_candidates: int = 3) -> dict[str, Any]:
-        return run(query, max_candidates)  # reads no store: no worker thread
+    async def at_once(query: str, max_candidates: int = 3,
+                      keep_fallback: bool = False) -> dict[str, Any]:
+        return run(query, max_candidates, keep_fallback)  # reads no store: no worker thread
 
     return engine_tool(
         func=run, coroutine=at_once, name="rank_playbooks",

@@ -100,8 +100,11 @@ def rank(
     floor: float = 0.12,
     sure: float = 0.25,
     fallback: str = FALLBACK,
+    keep_fallback: bool = False,
 ) -> Ranking:
-    """Rank ``entries`` for ``message`` (see the module's description)."""
+    """Rank ``entries`` for ``message`` (see the module's description); ``keep_fallback``
+    keeps the safe choice among the candidates however sure the prior is (after a playbook
+    ran this turn, its results may already answer: only a model can tell)."""
     names = [entry.name for entry in entries]
     if not names:
         return Ranking([fallback])
@@ -119,7 +122,7 @@ def rank(
     if top < floor:
         return Ranking([safe], scores, top)
     chosen = [name for name in ordered if scores[name] >= ratio * top][:max_candidates]
-    if top < sure and safe not in chosen:
+    if (top < sure or keep_fallback) and safe not in chosen:
         chosen.append(safe)
     return Ranking(chosen, scores, top)
 

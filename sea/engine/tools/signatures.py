@@ -46,6 +46,12 @@ class _RankArgs(BaseModel):
         description="How many playbooks at most are left for the model to choose among "
         "(the safe choice, basic_chat, is added when it is not among them).",
     )
+    keep_fallback: bool = Field(
+        default=False,
+        description="Keep the safe choice, basic_chat, among the candidates even when the prior "
+        "is sure (so the model is asked): after a playbook ran this turn, its results may "
+        "already answer.",
+    )
 
 
 ARGUMENTS: dict[str, type[BaseModel]] = {
