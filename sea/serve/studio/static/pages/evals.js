@@ -51,8 +51,8 @@ function Check({ check, expect, observed }) {
 
 function Attempt({ attempt, spec, repeats }) {
   return html`
-    <table class="compact checks"><caption>${repeats > 1 ? `Repeat ${attempt.repeat + 1}: ` : ''}${attempt.passed ? 'passed' : 'failed'}
-      <span class="muted"> · ${secondsText(attempt.latency_s)} · ${attempt.tokens_in} tokens in, ${attempt.tokens_out} out · ${attempt.observed?.status}</span></caption>
+    <table class="compact checks"><caption>${repeats > 1 ? `Repeat ${attempt.repeat + 1} of ${repeats}` : 'The attempt'} ${attempt.passed ? 'passed' : 'failed'}
+      <span class="muted"> · ${secondsText(attempt.latency_s)} · ${attempt.tokens_in} tokens in, ${attempt.tokens_out} out · the pulse ended ${attempt.observed?.status}</span></caption>
       <thead><tr><th scope="col">Expectation</th><th scope="col">Result</th><th scope="col">Expected</th><th scope="col">Got</th><th scope="col">Detail</th></tr></thead>
       <tbody>${attempt.checks.map((check) => html`<${Check} check=${check} expect=${spec?.expect} observed=${attempt.observed} />`)}</tbody></table>
     ${attempt.error ? html`<p class="error">The attempt could not run: ${attempt.error}</p>` : null}`;
