@@ -86,4 +86,22 @@ def read_run(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise UsageError(f"{path.name} is not an eval run (it has no `models`)",
                          code=NOT_A_RUN)
+    problem = _shape_problem(data["models"])
+    if problem is not None:
+        raise UsageError(f"{path.name} is not an eval run: {problem}", code=NOT_A_RUN)
     return data
+
+
+def _shape_problem(models: dict[str, Any]) -> str | None:
+    """What is wrong with a run's ``models`` (what reports and comparisons read), or None."""
+    for label, model in models.items():
+        if not isinstance(model, dict) or not isinstance(model.get("cases"), dict):
+            return f"model {label!r} has no `cases`"
+        if not isinstance(model.get("pass_rate"), int | float):
+            return f"model {label!r} has no `pass_rate`"
+        for key, case in model["cases"].items():
+            if not isinstance(case, dict) or not all(
+                    isinstance(case.get(name), int | float)
+                    for name in ("runs", "passed", "pass_rate")):
+                return f"case {key!r} of model {label!r} has no `runs`, `passed`, `pass_rate`"
+    return None

@@ -60,6 +60,8 @@ def runs(sea: EvalSea) -> Runs:
     done, second = sea.run(str(sets), "--model", memory, "--runs", str(directory))
     assert done.code == 0, done.err
     (directory / "0-broken.json").write_text('{"models": ')
+    (directory / "0-odd.json").write_text('{"models": {"m": {"pass_rate": 1, "cases": '
+                                          '{"s/a": {"runs": 1}}}}}')
     return Runs(directory, first, second, chat, memory)
 
 
@@ -79,8 +81,9 @@ def test_runs_are_listed_newest_first_with_pass_rates_and_a_broken_file_with_its
     answer = v1.get("/v1/evals", "k-read")
     assert answer.status_code == 200, answer.text
     items = answer.json()["items"]
-    assert [item["id"] for item in items] == [runs.second["id"], runs.first["id"], "0-broken"]
-    newest, oldest, broken = items
+    assert [item["id"] for item in items] == [runs.second["id"], runs.first["id"], "0-odd",
+                                              "0-broken"]
+    newest, oldest, odd, broken = items
     assert newest["sets"] == ["greet.jsonl"] and newest["repeat"] == 1
     assert newest["created"] == runs.second["created"]
     assert newest["models"] == [{"label": runs.memory, "pass_rate": 2 / 3, "cases": 3,
@@ -92,6 +95,8 @@ def test_runs_are_listed_newest_first_with_pass_rates_and_a_broken_file_with_its
     assert oldest["counts"] == {"cases": 3, "passed": 2, "failed": 1}
     assert broken["error"]["code"] == "SEA399"
     assert broken["error"]["message"].startswith("0-broken.json is not JSON")
+    assert odd["error"] == {"code": "SEA399", "message": "0-odd.json is not an eval run: case "
+                            "'s/a' of model 'm' has no `runs`, `passed`, `pass_rate`"}
     assert str(runs.directory) not in answer.text  # the server's paths stay its own
     assert answer.json()["note"] is None
 
@@ -151,6 +156,9 @@ def test_missing_broken_and_malformed_runs_answer_clearly(v1: App, runs: Runs) -
     broken = v1.get("/v1/evals/0-broken")
     assert broken.status_code == 409 and broken.json()["error"]["code"] == "SEA399"
     assert "0-broken.json is not JSON" in broken.json()["error"]["message"]
+    odd = v1.get(f"/v1/evals/{runs.first['id']}/compare", params={"baseline": "0-odd"})
+    assert odd.status_code == 409 and odd.json()["error"]["code"] == "SEA399"
+    assert "baseline run '0-odd' cannot be shown" in odd.json()["error"]["message"]
     for wrong in ("..", ".hidden", "a%20b"):
         assert v1.get(f"/v1/evals/{wrong}").status_code in (404, 422), wrong
     assert v1.get("/v1/evals/.hidden").status_code == 422
@@ -187,3 +195,13 @@ def test_serve_finds_runs_by_flag_project_setting_or_project_directory(sea: Eval
     sea.write("sea.toml", '[eval]\nruns = "results"\n')
     assert sea.setting("eval.runs", "serve") == (str(sea.root / "results"),
                                                  f"{sea.root / 'sea.toml'}:2")
+
+
+def test_sea_eval_refuses_a_broken_baseline_as_the_server_does(sea: EvalSea, runs: Runs
+                                                                ) -> None:
+    sets = sea.root / "greet.jsonl"
+    done = sea("eval", str(sets), "--model", runs.chat, "--runs", str(runs.directory),
+               "--baseline", "0-odd", "--quiet")
+    assert done.code == 2
+    assert ("--baseline 0-odd: 0-odd.json is not an eval run: case 's/a' of model 'm' has no "
+            "`runs`, `passed`, `pass_rate`; give a run id") in done.err
