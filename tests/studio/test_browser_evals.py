@@ -159,3 +159,8 @@ def test_a_run_of_two_repeats_shows_the_spread_and_each_repeat(
     expect(dog.get_by_role("table").nth(1).locator("caption")).to_contain_text(
         "Repeat 2 of 2 failed")
     studio.shot("evals-run-repeats")
+    page.set_viewport_size({"width": 390, "height": 800})  # a phone: nothing wider than it
+    expect(dog.get_by_role("table").nth(0)).to_be_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    studio.shot("evals-run-narrow")
