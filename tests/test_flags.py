@@ -58,7 +58,7 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "cors_origin": ("--cors-origin",), "max_body": ("--max-body",),
     "request_timeout": ("--request-timeout",), "workers": ("--workers",),
     "log_ttl": ("--log-ttl",), "grace": ("--grace",), "access_log": ("--no-access-log",),
-    "traces": ("--traces",),
+    "traces": ("--traces",), "evals": ("--evals",),
     # sea keys
     "key_name": ("NAME",), "role": ("--role",), "tenant": ("--tenant",),
     "personas": ("--personas",), "active": ("--active",), "key": ("ID|NAME",),

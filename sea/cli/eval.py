@@ -101,6 +101,8 @@ def eval_command(args: argparse.Namespace) -> int:
         "id": new_id(), "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "sets": [str(s) for s in args.sets], "repeat": args.repeat, "judge": args.judge,
         "cases": len(cases), "models": {},
+        "case_specs": {c.key: {"turns": list(c.turns), "playbook": c.playbook,
+                               "expect": dict(c.expect), "tags": list(c.tags)} for c in cases},
     }
     for setup in setups:
         if judge is not None:

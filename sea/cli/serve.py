@@ -81,6 +81,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--traces", metavar="DIR",
                         help="directory of recorded traces (sea run --record) the studio's "
                         "regression page replays against the playbooks as they are now")
+    parser.add_argument("--evals", metavar="DIR",
+                        help="directory of the runs sea eval stored, the studio's Evals page "
+                        "shows (default: the project's [eval] runs, else .sea/evals beside "
+                        "the project file)")
     add_model_arguments(parser)
     add_busy_arguments(parser)
     add_guard_arguments(parser)
@@ -118,6 +122,7 @@ async def _serve(args: argparse.Namespace) -> int:
     guards = guard_options(args, args.host)
     if args.traces is not None and not Path(args.traces).expanduser().is_dir():
         raise UsageError(f"--traces {args.traces}: not a directory")
+    evals = evals_directory(args)
     async with host_tools(args.tools, args.mcp) as tools, AsyncExitStack() as stack:
         store = writable_store(setup.location)
         db = ServerDB(setup.location, share_lock=getattr(store, "connection_lock", None))
@@ -126,7 +131,7 @@ async def _serve(args: argparse.Namespace) -> int:
             check_bind(args.host, token is None)  # no keys: loopback only
             ctx = await _context(args, stack, setup, setup.config(store, tools=tools), db,
                                  name, persona)
-            app = _app(args, ctx, auth, guards, tools)
+            app = _app(args, ctx, auth, guards, tools, evals)
             sock = _bind(args.host, args.port)
             _announce(args, sock.getsockname()[1], token)
             _log_to_stderr(args.access_log)
@@ -165,15 +170,35 @@ async def _context(args: argparse.Namespace, stack: AsyncExitStack, setup: Runti
     return ctx
 
 
+def evals_directory(args: argparse.Namespace) -> Path | None:
+    """Where the studio finds eval runs: ``--evals`` (or the project's ``eval.runs``), else
+    ``.sea/evals`` beside the project file (where ``sea eval`` stores them), else none.
+
+    Raises:
+        UsageError: ``--evals`` names something that is not a directory.
+    """
+    from sea.cli._project.load import project_file
+
+    if args.evals is not None:
+        path = Path(args.evals).expanduser()
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--evals {args.evals}: not a directory")
+        return path
+    project = project_file(getattr(args, "project", None), getattr(args, "no_project", False),
+                           os.environ, Path.cwd())
+    return None if project is None else project.parent / ".sea" / "evals"
+
+
 def _app(args: argparse.Namespace, ctx: ServeContext, auth: Auth,
-         guards: SecurityOptions, tools: Sequence[BaseTool]) -> FastAPI:
-    """The app of ``ctx``, with the request guards and the tools ``/v1/validate`` knows."""
+         guards: SecurityOptions, tools: Sequence[BaseTool], evals: Path | None) -> FastAPI:
+    """The app of ``ctx``, with the request guards, the tools ``/v1/validate`` knows and
+    the eval runs directory."""
     from sea.serve.app import create_app
     from sea.serve.v1.common import V1Options
 
     app = create_app(ctx, auth=auth, security=guards)
     app.state.v1 = V1Options.of(args.workspace, tools if args.tools or args.mcp else None,
-                                args.traces)
+                                args.traces, evals)
     return app
 
 

@@ -110,20 +110,38 @@ class Change:
                 "after": self.after}
 
 
-def compare(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[Change],
-                                                                           list[str]]:
-    """The cases whose pass rate changed, per model present in both runs (a run of one
-    model is compared with a baseline of one model whatever their names); and notes on what
-    could not be compared (a model or a case only one run has)."""
+def pairs(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The models compared, ``(baseline's, run's)``: those present in both runs (a run of
+    one model is compared with a baseline of one model whatever their names)."""
     before_models: Mapping[str, Any] = baseline.get("models", {})
     after_models: Mapping[str, Any] = run.get("models", {})
-    pairs = [(m, m) for m in after_models if m in before_models]
-    if not pairs and len(before_models) == 1 and len(after_models) == 1:
-        pairs = [(next(iter(before_models)), next(iter(after_models)))]
+    found = [(m, m) for m in after_models if m in before_models]
+    if not found and len(before_models) == 1 and len(after_models) == 1:
+        found = [(next(iter(before_models)), next(iter(after_models)))]
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two runs compared: the cases whose pass rate changed, those in both runs whose pass
+    rate did not (each a :class:`Change` with ``before == after``), and notes on what could
+    not be compared."""
+
+    changes: list[Change]
+    unchanged: list[Change]
+    notes: list[str]
+
+
+def compare_runs(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> Comparison:
+    """The comparison of ``run`` with ``baseline``, per pair of models (:func:`pairs`)."""
+    before_models: Mapping[str, Any] = baseline.get("models", {})
+    after_models: Mapping[str, Any] = run.get("models", {})
+    paired = pairs(baseline, run)
     notes = [f"model {m} is not in the baseline" for m in after_models
-             if m not in {a for _, a in pairs}]
+             if m not in {a for _, a in paired}]
     changes: list[Change] = []
-    for old, new in pairs:
+    unchanged: list[Change] = []
+    for old, new in paired:
         notes.append(f"{new}: pass rate {before_models[old]['pass_rate']:.1%} -> "
                      f"{after_models[new]['pass_rate']:.1%}")
         before, after = before_models[old]["cases"], after_models[new]["cases"]
@@ -132,11 +150,17 @@ def compare(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[C
                 notes.append(f"{new}: case {case} is new (not in the baseline)")
                 continue
             was, now = before[case]["pass_rate"], entry["pass_rate"]
-            if was != now:
-                changes.append(Change(new, case, was, now))
+            (changes if was != now else unchanged).append(Change(new, case, was, now))
         notes += [f"{new}: case {case} is in the baseline only" for case in before
                   if case not in after]
-    return changes, notes
+    return Comparison(changes, unchanged, notes)
+
+
+def compare(baseline: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[Change],
+                                                                           list[str]]:
+    """The cases whose pass rate changed, and the notes (:func:`compare_runs`)."""
+    found = compare_runs(baseline, run)
+    return found.changes, found.notes
 
 
 # -- JUnit XML -------------------------------------------------------------------------

@@ -12,6 +12,9 @@ import orjson
 
 from sea.errors import UsageError
 
+NOT_A_RUN = "SEA399"
+"""The code of a file that is not a stored run."""
+
 
 def new_id(now: datetime | None = None) -> str:
     """A run id: its UTC time and a random tail, ``20261129-081500-3fa2``; sorts by time."""
@@ -60,10 +63,45 @@ def load_run(ref: str, directory: Path) -> dict[str, Any]:
                              f"(the latest: {shown}); give a run id, `latest` or a JSON file "
                              "written by `sea eval --json`")
     try:
+        return read_run(path)
+    except UsageError as exc:
+        raise UsageError(f"--baseline {ref}: {exc.message}; give a run id, `latest` or a "
+                         "file written by `sea eval --json`", code=exc.code) from None
+
+
+def read_run(path: Path) -> dict[str, Any]:
+    """The run stored in ``path``.
+
+    Raises:
+        UsageError: ``SEA399``: the file cannot be read, is not JSON, or is not a run (the
+            message names the file, not its directory).
+    """
+    try:
         data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise UsageError(f"--baseline {ref}: {path} cannot be read as JSON: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{path.name} cannot be read: {exc.strerror or exc}",
+                         code=NOT_A_RUN) from None
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{path.name} is not JSON: {exc}", code=NOT_A_RUN) from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
-        raise UsageError(f"--baseline {ref}: {path} is not an eval run (it has no `models`); "
-                         "give a file written by `sea eval --json`")
+        raise UsageError(f"{path.name} is not an eval run (it has no `models`)",
+                         code=NOT_A_RUN)
+    problem = _shape_problem(data["models"])
+    if problem is not None:
+        raise UsageError(f"{path.name} is not an eval run: {problem}", code=NOT_A_RUN)
     return data
+
+
+def _shape_problem(models: dict[str, Any]) -> str | None:
+    """What is wrong with a run's ``models`` (what reports and comparisons read), or None."""
+    for label, model in models.items():
+        if not isinstance(model, dict) or not isinstance(model.get("cases"), dict):
+            return f"model {label!r} has no `cases`"
+        if not isinstance(model.get("pass_rate"), int | float):
+            return f"model {label!r} has no `pass_rate`"
+        for key, case in model["cases"].items():
+            if not isinstance(case, dict) or not all(
+                    isinstance(case.get(name), int | float)
+                    for name in ("runs", "passed", "pass_rate")):
+                return f"case {key!r} of model {label!r} has no `runs`, `passed`, `pass_rate`"
+    return None

@@ -299,6 +299,9 @@ SCENES: tuple[Scene, ...] = (
         "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "small talk"}] * 2,
         "sub_speak.compose": [SPOKEN] * 2}, checks={"sea eval evals/hello.yaml --model local "
                                                      "--repeat": _eval_report}),
+    Scene("guides/evals.md", "sea serve --evals", files=_eval_set, script={
+        "sub_router_user.decide": [{"playbook": "basic_chat", "reason": "small talk"}],
+        "sub_speak.compose": [SPOKEN]}),
     Scene("guides/host-tools.md", "sea run my_playbooks/notes.json", files=_host_tools,
           checks={"sea run": _said("note(s)")}),
     Scene("guides/many-personas.md", "sea worker",

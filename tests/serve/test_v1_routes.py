@@ -1,5 +1,5 @@
-"""Every route of the playbook, plan, memory, stats, schedule and trace routers, read from
-the OpenAPI document (so a new one cannot be forgotten): without a key 401, with a key
+"""Every route of the playbook, plan, memory, stats, schedule, trace and eval routers, read
+from the OpenAPI document (so a new one cannot be forgotten): without a key 401, with a key
 lacking its role 403, with another tenant's key on a persona's route 404."""
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ import pytest
 
 from tests.serve.v1app import App, serving
 
-TAGS = {"playbooks", "plans", "memory", "stats", "schedules"}
+TAGS = {"playbooks", "plans", "memory", "stats", "schedules", "evals"}
 EXTRA = {"/v1/pulses/{pulse_id}/trace"}
 VALUES = {"persona_id": "aoi", "plan_id": "current", "pin_id": "1", "name": "chat",
-          "pulse_id": "p1", "schedule_id": "s1"}
+          "pulse_id": "p1", "schedule_id": "s1", "run_id": "r1"}
 BODIES: dict[str, dict[str, str]] = {
     "/v1/validate": {"text": "{}"},
     "/v1/personas/{persona_id}/pins": {"text": "a fact"},
     "/v1/schedules": {"persona": "aoi", "playbook": "chat", "every": "1h"},
 }
 """A valid body of the routes that need one (the others take ``{}``)."""
-QUERIES = {"/v1/personas/{persona_id}/search": "?q=words"}
+QUERIES = {"/v1/personas/{persona_id}/search": "?q=words",
+           "/v1/evals/{run_id}/compare": "?baseline=r0"}
 
 
 @pytest.fixture

@@ -38,7 +38,8 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     (root / "workspace").mkdir()  # the plans' files (plan review)
     (root / "traces").mkdir()  # recorded traces (regression)
     running = start_server(root, "--workspace", str(root / "workspace"),
-                           "--traces", str(root / "traces"), "--max-calls", "40")
+                           "--traces", str(root / "traces"), "--evals", str(root / "evals"),
+                           "--max-calls", "40")
     yield running
     running.stop()
 

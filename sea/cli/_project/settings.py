@@ -129,6 +129,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("worker.busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_WORKER_BUSY_TIMEOUT",
             ("worker",)),
     Setting("eval.runs", "runs", Kind.PATH, "SEA_EVAL_RUNS", ("eval",)),
+    Setting("eval.runs", "evals", Kind.PATH, "SEA_EVAL_RUNS", ("serve",)),  # what it shows
     Setting("server.host", "host", Kind.TEXT, "SEA_SERVE_HOST", ("serve",)),
     Setting("server.port", "port", Kind.INTEGER, "SEA_SERVE_PORT", ("serve",)),
     Setting("server.allow_hosts", "allow_host", Kind.NAMES, "SEA_SERVE_ALLOW_HOSTS", ("serve",)),

@@ -81,28 +81,32 @@ class V1Options:
             calls are not checked unless a request asks for ``strict``).
         traces: The ``--traces`` directory of recorded traces ``/v1/regression`` replays;
             None: those routes answer 409.
+        evals: The directory of the runs ``sea eval`` stored, ``/v1/evals`` shows (``sea
+            serve --evals``, else the project's); None: the list is empty, with a note.
     """
 
     workspace: Path | None = None
     plan_policy: PlanPolicy = field(default_factory=PlanPolicy)
     host_tools: Mapping[str, Mapping[str, Any] | None] | None = None
     traces: Path | None = None
+    evals: Path | None = None
     _libraries: dict[tuple[bool, tuple[Path, ...]], PlaybookLibrary] = field(
         default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def of(cls, workspace: str | None, tools: Sequence[BaseTool] | None,
-           traces: str | None = None) -> V1Options:
+           traces: str | None = None, evals: Path | None = None) -> V1Options:
         """The options of a server started with ``--workspace`` (a directory its runtime
         has checked already), the host ``tools`` of its ``--tools``/``--mcp`` (None
-        when it was given neither) and ``--traces``."""
+        when it was given neither), ``--traces`` and its eval runs directory."""
         from sea.engine.tools.arguments import tool_schema
 
         schemas = None if tools is None else {tool.name: tool_schema(tool) for tool in tools}
         return cls(workspace=None if workspace is None else Path(workspace).expanduser(),
                    host_tools=schemas,
-                   traces=None if traces is None else Path(traces).expanduser())
+                   traces=None if traces is None else Path(traces).expanduser(),
+                   evals=evals)
 
     def catalogue(self, strict: bool = False) -> ToolCatalogue | None:
         """The tools playbooks are checked against: as ``sea validate``'s ``_catalogue``

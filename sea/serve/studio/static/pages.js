@@ -12,6 +12,7 @@ export const PAGES = [
   { page: 'memory', title: 'Memory', module: './pages/memory.js' },
   { page: 'stats', title: 'Stats', module: './pages/stats.js' },
   { page: 'regression', title: 'Regression', module: './pages/regression.js' },
+  { page: 'evals', title: 'Evals', module: './pages/evals.js' },
 ];
 
 export function pageOf(name) {
