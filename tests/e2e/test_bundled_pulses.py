@@ -239,3 +239,21 @@ def test_memory_recall_without_a_query_finds_an_earlier_turn_from_a_natural_ques
     ]
     assert memo in contents(request_of(asked, "sub_speak", "compose"))
     assert asked.spoken == ["Your name is Ken."]
+
+
+def test_meta_agentic_stops_when_the_model_says_the_results_answer(
+        make_runtime: MakeRuntime, store: SQLiteStore) -> None:
+    """The prior alone chooses the first playbook of a clear memory question; after it ran,
+    the safe choice stays open and the model's basic_chat ends the loop (the prior alone
+    would choose the recall again until the step bound)."""
+    runtime = make_runtime({"sub_router_user.decide": [GREETING],
+                            "sub_speak.compose": ["Your dog is Rex."]})
+    store.append(NewMessage(PERSONA.id, "user", "My dog is called Rex.", ("conversation",)))
+    result = runtime.run_pulse(PERSONA, "meta_agentic", "Do you remember my dog's name?")
+    assert result.status == "ok", result.error
+    assert [n for n in _nodes(result) if n == "meta_agentic.run"] == ["meta_agentic.run"]
+    decides = [c for c in result.llm_calls if c.node == "decide"]
+    assert len(decides) == 1  # the first route needed no model, the second asked it
+    assert "Memory recall for" in contents(decides[0].messages)
+    assert result.outputs["step_count"] == 1
+    assert result.spoken == ["Your dog is Rex."]

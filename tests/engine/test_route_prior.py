@@ -54,3 +54,12 @@ def test_without_the_safe_playbook_the_best_one_is_the_fallback() -> None:
     ranking = rank("why is the sky blue", [RECALL, FILES])
     assert ranking.candidates == ["memory_recall"]
     assert rank("anything", []).candidates == ["basic_chat"]
+
+
+def test_keep_fallback_leaves_the_safe_choice_to_the_model_even_when_the_prior_is_sure() -> None:
+    sure = rank("list my files", ALL, sure=0.3)
+    kept = rank("list my files", ALL, sure=0.3, keep_fallback=True)
+    assert sure.decided and not kept.decided
+    assert kept.candidates == ["sub_act", "basic_chat"]
+    # nothing in common: the safe choice alone, kept or not (no model is needed to stop)
+    assert rank("why is the sky blue", ALL, keep_fallback=True).candidates == ["basic_chat"]
