@@ -19,6 +19,7 @@ Deterministic and quick (no model, no store): a few hundred examples score in a 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -108,14 +109,10 @@ def rank(
     names = [entry.name for entry in entries]
     if not names:
         return Ranking([fallback])
-    texts = {entry.name: [*entry.examples, entry.description] for entry in entries}
-    idf = _idf([_union(features(t) for t in texts[name]) for name in names])
+    idf, vectors = _prepared(tuple(entries))
     unknown = math.log((len(names) + 1) / 0.5)  # a word no playbook uses: rarest of all
     query = {term: idf.get(term, unknown) for term in features(message)}
-    scores = {
-        name: round(max(_cosine(query, _weighted(features(t), idf)) for t in texts[name]), 4)
-        for name in names
-    }
+    scores = {name: round(max(_cosine(query, v) for v in vectors[name]), 4) for name in names}
     ordered = sorted(names, key=lambda name: (-scores[name], names.index(name)))
     top = scores[ordered[0]]
     safe = fallback if fallback in names else ordered[0]
@@ -125,6 +122,18 @@ def rank(
     if (top < sure or keep_fallback) and safe not in chosen:
         chosen.append(safe)
     return Ranking(chosen, scores, top)
+
+
+@functools.lru_cache(maxsize=16)
+def _prepared(entries: tuple[Entry, ...]
+              ) -> tuple[dict[str, float], dict[str, list[dict[str, float]]]]:
+    """The IDF of the playbooks' features and each playbook's weighted texts (its examples
+    and description): made once per catalogue (a library's playbooks change rarely, and the
+    router ranks on every turn)."""
+    texts = {entry.name: [*entry.examples, entry.description] for entry in entries}
+    found = {name: [features(t) for t in ts] for name, ts in texts.items()}
+    idf = _idf([_union(found[entry.name]) for entry in entries])
+    return idf, {name: [_weighted(f, idf) for f in fs] for name, fs in found.items()}
 
 
 def _union(counters: Iterable[Counter[str]]) -> set[str]:
