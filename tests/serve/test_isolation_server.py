@@ -37,7 +37,8 @@ BODIES = {
     "POST /v1/personas/{persona_id}/plans/{plan_id}/approve": {"reason": "fine"},
     "POST /v1/personas/{persona_id}/plans/{plan_id}/reject": {"reason": "no"},
 }
-QUERIES = {"GET /v1/personas/{persona_id}/search": {"q": "hello"}}
+QUERIES = {"GET /v1/personas/{persona_id}/search": {"q": "hello"},
+           "GET /v1/evals/{run_id}/compare": {"baseline": "{run_id}"}}
 SHARED = {"assistant_id": "agent", "checkpoint_id": "no-such-checkpoint", "name": "chat",
           "plan_id": "no-such-plan", "pin_id": "1", "schedule_id": "no-such-schedule"}
 """Path parameters that are not a tenant's: the same value for every key."""
