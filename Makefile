@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 INPUT ?= Hello! My name is Ken and I love hiking.
 
-.PHONY: demo test test-local eval-local test-browser test-otel lint schemas docs venv-test venv-local
+.PHONY: demo test test-local test-postgres eval-local test-browser test-otel lint schemas docs venv-test venv-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,9 +44,16 @@ lint: venv-test
 
 # The tests spread over the machine's cores (pytest-xdist): each test has its own store,
 # schema and temporary files, so they run in any order and in parallel.
-# The browser tests (the documentation site in chromium) have a target of their own.
+# The tests that need something beyond the project have targets of their own, which .ci/run
+# calls: the real local model (test-local), a PostgreSQL server (test-postgres), a browser
+# (test-browser) and an OTLP receiver (test-otel).
 test: lint
-	$(BIN)/python -m pytest -n auto -m "not browser and not otel_receiver"
+	$(BIN)/python -m pytest -n auto -m "not browser and not otel_receiver and not postgres and not local_model"
+
+# The tests that need a PostgreSQL server (SEA_TEST_POSTGRES_DSN; skipped, saying so, without it):
+# the PostgreSQL store, the workers and their queue, several servers on one database.
+test-postgres: venv-test
+	$(BIN)/python -m pytest -n auto -m postgres
 
 # Regenerate the published JSON Schemas (playbook, trace) after changing a document model.
 schemas: venv-test
