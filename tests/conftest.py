@@ -54,3 +54,16 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
 def persona() -> Persona:
     """The persona whose context is built."""
     return Persona(id="mika", name="Mika", system_prompt="You are Mika, a careful librarian.")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that is skipped without ``SEA_TEST_POSTGRES_DSN`` needs PostgreSQL: it carries
+    the ``postgres`` marker, so ``make test-postgres`` runs it and ``make test`` leaves it
+    to that target, whether or not its module named the marker too."""
+    postgres = pytest.mark.postgres
+    for item in items:
+        if item.get_closest_marker("postgres") is not None:
+            continue
+        if any("SEA_TEST_POSTGRES_DSN" in str(mark.kwargs.get("reason", ""))
+               for mark in item.iter_markers("skipif")):
+            item.add_marker(postgres)
