@@ -148,6 +148,23 @@ class PulseCancelled(SeaError):
     code = "SEA590"
 
 
+class PulsePreempted(PulseCancelled):
+    """A pulse of higher priority of the persona waits in the queue: the running pulse
+    stopped at its safe point (before a node, its checkpoint whole), and its worker queues
+    it again to go on from there after the other, or drops it
+    (``RuntimeConfig(when_preempted=...)``); what it stored stays.
+
+    Attributes:
+        waiting: The id of the pulse it stopped for.
+    """
+
+    code = "SEA597"
+
+    def __init__(self, message: str, *, waiting: str = "") -> None:
+        super().__init__(message)
+        self.waiting = waiting
+
+
 class ToolNotFound(ExecutionError):
     """A node asked for a tool that is not registered with the runtime."""
 
