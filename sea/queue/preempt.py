@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any, cast
 
 from sea.errors import PulsePreempted
@@ -113,20 +112,28 @@ class Preemptions:
                     try:
                         while True:
                             await self.look()
-                            with suppress(TimeoutError):
-                                await asyncio.wait_for(self._wake.wait(), tick)
-                            self._wake.clear()
+                            await self._pause(notes, tick)
                             if notes.done():
                                 notes.result()  # the connection failed: raise
                     finally:
                         notes.cancel()
-                        with suppress(asyncio.CancelledError, Exception):
-                            await notes
+                        await asyncio.wait([notes])
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # try again after a tick
                 self._report(f"preemption watch: {type(exc).__name__}: {exc}")
                 await asyncio.sleep(tick)
+
+    async def _pause(self, notes: asyncio.Future[None], tick: float) -> None:
+        """Until a wake, ``tick`` seconds, or the end of ``notes`` (asyncio.wait, unlike
+        wait_for on Python 3.11, never swallows the task's cancellation)."""
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait([woken, notes], timeout=tick,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+        self._wake.clear()
 
     async def _notified(self, conn: Any) -> None:
         async for _ in conn.notifies():

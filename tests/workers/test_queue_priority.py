@@ -22,6 +22,7 @@ from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from sea.queue import PulseQueue, Worker, WorkerOptions
+from tests.trace.conftest import Sea
 from tests.workers.conftest import DSN
 from tests.workers.test_preemption import AUTO, CHAT, Gate
 
@@ -53,6 +54,7 @@ class Reports:
 
     def __call__(self, line: str) -> None:
         self.lines.append(line)
+        print("REPORT", line)
         if self.marker in line:
             self.seen.set()
 
@@ -218,3 +220,36 @@ def test_an_unknown_priority_is_refused_before_anything_is_queued() -> None:
     with pytest.raises(UsageError) as info:
         asyncio.run(queue.add_schedule(AOI, "chat_now", 60, priority="now"))  # type: ignore[arg-type]
     assert info.value.code == "SEA369"
+
+
+@pytest.fixture
+def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Sea:
+    """``sea`` with ``SEA_HOME`` in ``tmp_path``."""
+    monkeypatch.setenv("SEA_HOME", str(tmp_path / "home"))
+    return Sea(tmp_path, capsys)
+
+
+def test_sea_submit_refuses_an_unknown_priority(sea: Sea) -> None:
+    with pytest.raises(SystemExit) as info:
+        sea("submit", "--priority", "urgent", "--db", "postgresql://nobody@127.0.0.1:1/none")
+    assert info.value.code == 2
+    assert "argument --priority: invalid choice: 'urgent'" in sea.capsys.readouterr().err
+
+
+@pytest.mark.postgres
+@postgres
+def test_the_commands_submit_and_show_priorities(sea: Sea, queue_dsn: str) -> None:
+    submitted = sea("submit", "basic_chat", "--input", "hi", "--priority", "autonomous",
+                    "--db", queue_dsn, "--json")
+    assert submitted.code == 0, submitted.err
+    pulse_id = json.loads(submitted.out)["pulse_id"]
+    listed = sea("pulses", "--db", queue_dsn, "--json")
+    [record] = [json.loads(line) for line in listed.out.splitlines()]
+    assert (record["id"], record["priority"], record["status"]) == (pulse_id, "autonomous",
+                                                                   "queued")
+    assert "autonomous" in sea("pulses", "--db", queue_dsn).out
+    shown = sea("pulse", "show", pulse_id, "--db", queue_dsn)
+    assert "priority  autonomous" in shown.out
+    added = sea("schedule", "add", "meta_auto", "--every", "10m", "--db", queue_dsn)
+    assert added.code == 0, added.err
+    assert "scheduled" in sea("schedule", "list", "--db", queue_dsn).out
