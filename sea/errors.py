@@ -143,26 +143,10 @@ class PulseLost(SeaError):
 
 
 class PulseCancelled(SeaError):
-    """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
+    """The host cancelled the pulse. Never routed to ``error_next``, never swallowed.
+    ``SEA597``: it stopped for a queued pulse of higher priority (``sea.host.turns``)."""
 
     code = "SEA590"
-
-
-class PulsePreempted(PulseCancelled):
-    """A pulse of higher priority of the persona waits in the queue: the running pulse
-    stopped at its safe point (before a node, its checkpoint whole), and its worker queues
-    it again to go on from there after the other, or drops it
-    (``RuntimeConfig(when_preempted=...)``); what it stored stays.
-
-    Attributes:
-        waiting: The id of the pulse it stopped for.
-    """
-
-    code = "SEA597"
-
-    def __init__(self, message: str, *, waiting: str = "") -> None:
-        super().__init__(message)
-        self.waiting = waiting
 
 
 class ToolNotFound(ExecutionError):

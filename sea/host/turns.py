@@ -25,10 +25,10 @@ state is whole), handing its turn on, and then, as the host chose
 work so far kept (``"drop"``, :class:`sea.errors.PulseCancelled`).
 
 A pulse of higher priority may also wait outside the runtime, in a queue the host reads (a
-worker's: :mod:`sea.queue.worker`); the host says so with :meth:`PersonaTurns.waits_elsewhere`.
-The running pulse of lower priority then stops at its next safe point with
-:class:`sea.errors.PulsePreempted` (its checkpoint is whole), and the host queues it again to
-go on from there, or drops it.
+worker's: :mod:`sea.queue.worker`); the host says so with
+:meth:`PersonaTurns.waits_elsewhere`. The running pulse of lower priority then stops at its
+next safe point with :class:`sea.errors.PulseCancelled` (code :data:`PREEMPTED`, its
+checkpoint whole), and the host queues it again to go on from there, or drops it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Literal
 
 from saimemory.base import MessageStore
 from saimemory.locks import PersonaLock
-from sea.errors import PersonaBusy, PulseCancelled, PulsePreempted, UsageError
+from sea.errors import PersonaBusy, PulseCancelled, UsageError
 
 WhenBusy = Literal["wait", "fail"]
 Priority = Literal["user", "autonomous", "scheduled"]
@@ -52,6 +52,9 @@ PRIORITIES: dict[str, int] = {"user": 2, "autonomous": 1, "scheduled": 0}
 """Each priority's rank: a pulse of a higher one preempts a running one of a lower one."""
 BAD_PRIORITY = "SEA369"
 """A priority that is not one of :data:`PRIORITIES`."""
+PREEMPTED = "SEA597"
+"""The code of the :class:`~sea.errors.PulseCancelled` a pulse stops with for a pulse of
+higher priority that waits outside the runtime (its host queues it again or drops it)."""
 WhenPreempted = Literal["resume", "drop"]
 FIRST_PAUSE_S = 0.005
 
@@ -159,18 +162,18 @@ class Turn:
 
         Raises:
             PulseCancelled: it yielded and the policy drops it.
-            PulsePreempted: a pulse of higher priority waits outside the runtime
-                (:meth:`PersonaTurns.waits_elsewhere`): it stops here, for its host to
-                queue again or drop.
+            PulseCancelled: (SEA597) a pulse of higher priority waits outside the
+                runtime (:meth:`PersonaTurns.waits_elsewhere`): it stops here, for its host
+                to queue again or drop.
             PersonaBusy: its turn did not come back within the policy's timeout.
         """
         elsewhere = self._turns.outranked(self._persona, self._holder.rank)
         if elsewhere is not None:
             self._on_yield()
-            raise PulsePreempted(
+            raise PulseCancelled(
                 f"pulse {elsewhere!r} of persona {self._persona!r}, of higher priority, "
                 "waits in the queue: this one stopped at its safe point (its checkpoint is "
-                "whole) and its host queues it again or drops it", waiting=elsewhere)
+                "whole) and its host queues it again or drops it", code=PREEMPTED)
         if not self._holder.asked:
             return False
         self._on_yield()
@@ -225,7 +228,7 @@ class PersonaTurns:
         """Say that ``pulse``, of ``priority``, waits for the persona outside this runtime
         (None: none waits any more). A pulse of the persona of lower priority that holds
         its turn, or takes it later, stops at its next safe point
-        (:class:`sea.errors.PulsePreempted`).
+        (:class:`sea.errors.PulseCancelled` with ``SEA597``).
 
         Raises:
             UsageError: an unknown priority (SEA369).

@@ -8,7 +8,7 @@ that outranks it (:func:`~sea.queue.records.job_priority`): at once when a job i
 (procrastinate notifies its workers on :data:`WAKE_CHANNEL`), and every ``tick`` seconds in
 case a notification was missed. When it finds one, it tells the runtime's turns
 (:meth:`~sea.host.turns.PersonaTurns.waits_elsewhere`): the running pulse stops at its
-next safe point, before its next node, with :class:`~sea.errors.PulsePreempted`; its
+next safe point, before its next node, with :class:`~sea.errors.PulseCancelled` (``SEA597``); its
 checkpoint is whole and what it stored stays.
 
 :meth:`Preemptions.settle` then records the stop with the pulse's row, in one transaction,
@@ -26,9 +26,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
-from sea.errors import PulsePreempted
 from sea.host.runtime import Runtime
-from sea.host.turns import PRIORITIES, Priority
+from sea.host.turns import PREEMPTED, PRIORITIES, Priority
 from sea.queue.pulses import PULSE_TASK, RESUME_TASK, PulseQueue, persona_lock
 from sea.queue.records import PulseRecord, job_priority
 
@@ -124,10 +123,10 @@ class Preemptions:
                 self._report(f"preemption watch: {type(exc).__name__}: {exc}")
                 await asyncio.sleep(tick)
 
-    async def _pause(self, notes: asyncio.Future[None], tick: float) -> None:
+    async def _pause(self, notes: asyncio.Future[Any], tick: float) -> None:
         """Until a wake, ``tick`` seconds, or the end of ``notes`` (asyncio.wait, unlike
         wait_for on Python 3.11, never swallows the task's cancellation)."""
-        woken = asyncio.ensure_future(self._wake.wait())
+        woken: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
         try:
             await asyncio.wait([woken, notes], timeout=tick,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -176,4 +175,4 @@ class Preemptions:
 
 def preempted(error: dict[str, Any] | None) -> bool:
     """Whether a pulse's error says it stopped for a pulse of higher priority."""
-    return error is not None and error.get("code") == PulsePreempted.code
+    return error is not None and error.get("code") == PREEMPTED

@@ -54,7 +54,6 @@ class Reports:
 
     def __call__(self, line: str) -> None:
         self.lines.append(line)
-        print("REPORT", line)
         if self.marker in line:
             self.seen.set()
 
