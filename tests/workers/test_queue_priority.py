@@ -252,3 +252,30 @@ def test_the_commands_submit_and_show_priorities(sea: Sea, queue_dsn: str) -> No
     added = sea("schedule", "add", "meta_auto", "--every", "10m", "--db", queue_dsn)
     assert added.code == 0, added.err
     assert "scheduled" in sea("schedule", "list", "--db", queue_dsn).out
+
+
+@pytest.mark.postgres
+@postgres
+def test_a_queue_of_an_older_version_gains_the_priorities(queue_dsn: str) -> None:
+    import psycopg
+
+    from sea.queue.db import QueueDsn
+
+    async def submit() -> str:
+        async with PulseQueue(queue_dsn) as queue:
+            return await queue.submit(AOI, "chat_now", "hi", priority="scheduled")
+
+    older = asyncio.run(submit())
+    where = QueueDsn(queue_dsn)
+    with psycopg.connect(where.server, options=where.options, autocommit=True) as conn:
+        conn.execute("ALTER TABLE sea_pulses DROP COLUMN priority")  # as an older version
+        conn.execute("ALTER TABLE sea_schedules DROP COLUMN priority")
+
+    async def reopen() -> Any:
+        async with PulseQueue(queue_dsn) as queue:
+            newer = await queue.submit(AOI, "chat_now", "hi", priority="autonomous")
+            return await queue.pulse(older), await queue.pulse(newer)
+
+    before, after = asyncio.run(reopen())
+    assert before.priority == "user"  # a pulse queued before priorities: a person's
+    assert after.priority == "autonomous"
