@@ -58,11 +58,35 @@ class Reports:
             self.seen.set()
 
 
+class Attempts:
+    """A watch of the worker's attempts (as a server's relay follows them): how each ended,
+    and whether that was the pulse's last word."""
+
+    def __init__(self) -> None:
+        self.ends: list[tuple[str, int, str, bool]] = []
+
+    async def attempt(self, pulse_id: str, attempt: int) -> Any:
+        ends = self.ends
+
+        class Ended:
+            def __call__(self, event: Any) -> None:
+                pass
+
+            async def ended(self, result: Any, final: bool) -> None:
+                ends.append((pulse_id, attempt, result.status, final))
+
+        return Ended()
+
+    async def lost(self, pulse_id: str, error: dict[str, Any]) -> None:
+        self.ends.append((pulse_id, 0, "lost", True))
+
+
 Work = Callable[[PulseQueue], Awaitable[Any]]
 
 
 async def _with_worker(dsn: str, tmp_path: Path, gate: Gate, work: Work, report: Reports,
-                       *, start: bool = True, **config: Any) -> Any:
+                       *, start: bool = True, watch: Attempts | None = None,
+                       **config: Any) -> Any:
     """Run ``work(queue)`` while a worker of this process runs the queue's pulses (with
     ``start`` False, ``work`` gets a function that starts it)."""
     from saimemory.postgres import PostgresStore
@@ -81,7 +105,7 @@ async def _with_worker(dsn: str, tmp_path: Path, gate: Gate, work: Work, report:
         keep_checkpoints=True, **config))
     try:
         async with PulseQueue(dsn) as queue:
-            worker = Worker(queue, runtime, FAST, report=report)
+            worker = Worker(queue, runtime, FAST, report=report, watch=watch)
             tasks: list[asyncio.Task[None]] = []
 
             def begin() -> None:
@@ -157,11 +181,15 @@ async def _preempt(queue: PulseQueue, gate: Gate, report: Reports,
 def test_a_user_pulse_preempts_a_running_scheduled_one_which_then_goes_on(
     queue_dsn: str, tmp_path: Path
 ) -> None:
-    gate, report = CountingGate(), Reports("asked to stop")
+    gate, report, watch = CountingGate(), Reports("asked to stop"), Attempts()
     auto, user = asyncio.run(_with_worker(
         queue_dsn, tmp_path, gate,
-        lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report))
+        lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report,
+        watch=watch))
     assert user.status == "done", user.error
+    # a server following it sees the stop as no end; its next attempt ends it
+    assert watch.ends == [(auto.id, 1, "error", False), (user.id, 1, "ok", True),
+                          (auto.id, 2, "ok", True)]
     assert auto.status == "done", auto.error
     assert auto.error is None and auto.attempts == 2  # stopped once, went on once
     assert gate.runs == 1  # it went on from its checkpoint: the held node did not run again
@@ -180,12 +208,13 @@ def test_a_user_pulse_preempts_a_running_scheduled_one_which_then_goes_on(
 def test_the_worker_may_drop_the_preempted_pulse(
     queue_dsn: str, tmp_path: Path
 ) -> None:
-    gate, report = CountingGate(), Reports("asked to stop")
+    gate, report, watch = CountingGate(), Reports("asked to stop"), Attempts()
     auto, user = asyncio.run(_with_worker(
         queue_dsn, tmp_path, gate,
         lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report,
-        when_preempted="drop"))
+        watch=watch, when_preempted="drop"))
     assert user.status == "done", user.error
+    assert watch.ends[0] == (auto.id, 1, "error", True)  # its end, for a server too
     assert auto.status == "dropped" and auto.ended_at is not None
     assert auto.error["code"] == "SEA597" and user.id in auto.error["message"]
     texts = _texts(queue_dsn)
