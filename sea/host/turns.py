@@ -57,6 +57,7 @@ PREEMPTED = "SEA597"
 higher priority that waits outside the runtime (its host queues it again or drops it)."""
 WhenPreempted = Literal["resume", "drop"]
 FIRST_PAUSE_S = 0.005
+LONGEST_PAUSE_S = 0.1
 
 
 def priority_rank(priority: object) -> int:
@@ -69,9 +70,6 @@ def priority_rank(priority: object) -> int:
         raise UsageError(f"priority must be one of {', '.join(PRIORITIES)}, not "
                          f"{priority!r}", code=BAD_PRIORITY)
     return PRIORITIES[priority]
-
-
-LONGEST_PAUSE_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,14 +82,17 @@ class Preemptions:
         async with self.queue.connection() as conn:
             rows = await (await conn.execute(
                 _WAITING, [list(locks), [PULSE_TASK, RESUME_TASK]])).fetchall()
-        for lock, priority, waiting in rows:
-            persona = locks[lock]
-            pulse_id, rank = running[persona]
-            if waiting == pulse_id or int(priority) < job_priority(rank + 1):
-                continue
+        outranking = {locks[lock]: (int(priority), waiting) for lock, priority, waiting in rows
+                      if int(priority) >= job_priority(running[locks[lock]][1] + 1)}
+        for persona, (pulse_id, _) in running.items():
             if self._running.get(persona, ("", 0))[0] != pulse_id:
                 continue  # it ended meanwhile
-            name = _NAMES.get(int(priority) // 2, "user")
+            if persona not in outranking:  # none waits (any more: it was cancelled)
+                if self._asked.pop(persona, None) is not None:
+                    self.runtime.turns.waits_elsewhere(persona, None)
+                continue
+            priority, waiting = outranking[persona]
+            name = _NAMES.get(priority // 2, "user")
             self.runtime.turns.waits_elsewhere(persona, name, waiting)
             if self._asked.get(persona) != waiting:
                 self._asked[persona] = waiting
