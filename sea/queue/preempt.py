@@ -88,8 +88,11 @@ class Preemptions:
             if self._running.get(persona, ("", 0))[0] != pulse_id:
                 continue  # it ended meanwhile
             if persona not in outranking:  # none waits (any more: it was cancelled)
-                if self._asked.pop(persona, None) is not None:
+                gone = self._asked.pop(persona, None)
+                if gone is not None:
                     self.runtime.turns.waits_elsewhere(persona, None)
+                    self._report(f"pulse {pulse_id} ({persona}): goes on, pulse {gone} "
+                                 "no longer waits")
                 continue
             priority, waiting = outranking[persona]
             name = _NAMES.get(priority // 2, "user")

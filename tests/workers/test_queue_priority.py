@@ -84,7 +84,8 @@ class Attempts:
 Work = Callable[[PulseQueue], Awaitable[Any]]
 
 
-async def _with_worker(dsn: str, tmp_path: Path, gate: Gate, work: Work, report: Reports,
+async def _with_worker(dsn: str, tmp_path: Path, gate: Gate, work: Work,
+                       report: Callable[[str], None],
                        *, start: bool = True, watch: Attempts | None = None,
                        **config: Any) -> Any:
     """Run ``work(queue)`` while a worker of this process runs the queue's pulses (with
@@ -220,6 +221,34 @@ def test_the_worker_may_drop_the_preempted_pulse(
     texts = _texts(queue_dsn)
     assert "auto before" in texts and "Hello there." in texts  # what it stored stays
     assert "auto after" not in texts
+
+
+@pytest.mark.postgres
+@postgres
+def test_a_running_pulse_goes_on_when_the_pulse_it_was_to_stop_for_is_cancelled(
+    queue_dsn: str, tmp_path: Path
+) -> None:
+    gate, report, gone = CountingGate(), Reports("asked to stop"), Reports("no longer waits")
+
+    def both(line: str) -> None:
+        report(line)
+        gone(line)
+
+    async def work(queue: PulseQueue) -> Any:
+        auto = await queue.submit(AOI, "auto_work", "", priority="scheduled")
+        await gate.entered.wait()
+        user = await queue.submit(AOI, "chat_now", "Are you there?")
+        await report.seen.wait()
+        async with queue.connection() as conn:  # as a server cancels a run still queued
+            await conn.execute("UPDATE procrastinate_jobs SET status = 'cancelled' "
+                               "WHERE args->>'pulse_id' = %s", [user])
+        await gone.seen.wait()
+        gate.release.set()
+        return await _until(queue, auto, "done", "failed", "dropped", "preempted")
+
+    auto = asyncio.run(_with_worker(queue_dsn, tmp_path, gate, work, both))
+    assert auto.status == "done" and auto.attempts == 1  # it did not stop
+    assert "auto after" in _texts(queue_dsn)
 
 
 @pytest.mark.postgres
