@@ -143,7 +143,8 @@ class PulseLost(SeaError):
 
 
 class PulseCancelled(SeaError):
-    """The host cancelled the pulse. Never routed to ``error_next``, never swallowed."""
+    """The host cancelled the pulse. Never routed to ``error_next``, never swallowed.
+    ``SEA597``: it stopped for a queued pulse of higher priority (``sea.host.turns``)."""
 
     code = "SEA590"
 

@@ -47,7 +47,8 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     "structured_method": ("--structured-method",), "tag": ("--tag",), "text": ("TEXT",),
     "thread": ("--thread",), "tick": ("--tick",), "tool_timeout": ("--tool-timeout",),
     "tools": ("--tools",), "trace": ("TRACE",), "until": ("--until",),
-    "when_busy": ("--when-busy",), "words": ("COMMAND [OPTION...]",),
+    "when_busy": ("--when-busy",), "when_preempted": ("--when-preempted",),
+    "priority": ("--priority",), "words": ("COMMAND [OPTION...]",),
     "workspace": ("--workspace",), "write": ("--write",), "yes": ("--yes",),
     # sea eval
     "sets": ("SET",), "repeat": ("--repeat",), "judge": ("--judge",), "junit": ("--junit",),

@@ -20,7 +20,8 @@ COMMANDS: dict[str, str] = {
     "plan": "list, show, preview, approve, reject, execute and export plans",
     "pulse": "show a submitted pulse, or answer one that waits",
     "pulses": ("list the pulses that wait for an answer (any store), then submitted "
-               "pulses: queued, running, waiting, done, failed (PostgreSQL)"),
+               "pulses: queued, running, preempted, waiting, done, failed, dropped "
+               "(PostgreSQL)"),
     "replay": "replay a recorded pulse offline and compare it with the recording",
     "resume": "answer a waiting pulse's approval request and continue it",
     "run": "run one pulse of a persona (streams the reply)",

@@ -34,7 +34,7 @@ from sea.cli._text import printable
 from sea.engine.limits import Limits
 from sea.errors import UsageError
 from sea.host.config import RuntimeConfig
-from sea.host.turns import WhenBusy
+from sea.host.turns import WhenBusy, WhenPreempted
 from sea.jsonfile import CONFIG_FILES, TRACE_FILES
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
@@ -56,6 +56,7 @@ class RuntimeArgs:
         workspace: The ``--workspace`` directory, if any.
         when_busy: ``--when-busy``.
         busy_timeout: ``--busy-timeout``.
+        when_preempted: ``--when-preempted`` (``sea worker``, ``sea serve``).
         telemetry: ``--otel``: OpenTelemetry as the ``OTEL_*`` variables say (None without).
     """
 
@@ -68,6 +69,7 @@ class RuntimeArgs:
     when_busy: WhenBusy
     busy_timeout: float
     telemetry: Telemetry | None = None
+    when_preempted: WhenPreempted = "resume"
 
     def flush_telemetry(self) -> None:
         """Export what ``--otel`` still holds (the command is about to end)."""
@@ -94,7 +96,8 @@ class RuntimeArgs:
             checkpoint_path=checkpoint_location(self.location),
             history_budget=DEFAULT_BUDGET, limits=self.limits, llm=self.llm,
             workspace=self.workspace, when_busy=self.when_busy,
-            busy_timeout=self.busy_timeout, keep_checkpoints=keep_checkpoints,
+            busy_timeout=self.busy_timeout, when_preempted=self.when_preempted,
+            keep_checkpoints=keep_checkpoints,
             telemetry=self.telemetry,
         )
 
@@ -127,7 +130,7 @@ def runtime_args(
     telemetry = from_environment(os.environ) if getattr(args, "otel", False) else None
     return RuntimeArgs(location, library, models, limits, llm_options_of(args),
                        workspace_dir(args.workspace), args.when_busy, args.busy_timeout,
-                       telemetry)
+                       telemetry, getattr(args, "when_preempted", "resume"))
 
 
 def search_dirs(dirs: Sequence[str]) -> list[Path]:

@@ -44,7 +44,7 @@ def show_command(args: argparse.Namespace) -> int:
         print(json_text(record.to_json()))
         return 0
     print(describe(record))
-    return 1 if record.status == "failed" else 0
+    return 1 if record.status in ("failed", "dropped") else 0
 
 
 def resume_command(args: argparse.Namespace) -> int:
@@ -68,6 +68,7 @@ def describe(record: PulseRecord) -> str:
         f"playbook  {record.playbook}",
         f"input     {record.input!r}",
         f"status    {record.status} (attempts: {record.attempts})",
+        f"priority  {record.priority}",
         f"submitted {record.submitted_at.isoformat()}",
     ]
     if record.ended_at is not None:
@@ -82,6 +83,7 @@ def describe(record: PulseRecord) -> str:
         lines.append(f"approve   sea pulse resume {record.id} --approve")
         lines.append(f"deny      sea pulse resume {record.id} --deny")
     if record.error:
-        label = "error" if record.status == "failed" else "last error"
+        label = {"failed": "error", "preempted": "stopped", "dropped": "dropped"}.get(
+            record.status, "last error")
         lines.append(f"{label:<9} {record.error.get('code')}: {record.error.get('message')}")
     return "\n".join(lines)

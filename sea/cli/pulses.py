@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
     """Add ``sea pulses``."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "pulses", help="list the pulses that wait for an answer (any store), then submitted "
-        "pulses: queued, running, waiting, done, failed (PostgreSQL)"
+        "pulses: queued, running, preempted, waiting, done, failed, dropped (PostgreSQL)"
     )
     parser.add_argument("--persona", help="only this persona's submitted pulses")
     parser.add_argument("--status", action="append", default=[], choices=STATUSES,
@@ -77,10 +77,11 @@ def waiting_json(pulse: WaitingPulse) -> dict[str, Any]:
 
 
 def line_of(record: PulseRecord) -> str:
-    """One pulse on one line: id, persona, playbook, status, attempts, and its error."""
+    """One pulse on one line: id, persona, playbook, priority, status, attempts, and its
+    error (or why it stopped for another pulse)."""
     when = record.submitted_at.strftime("%Y-%m-%d %H:%M:%S")
     text = (f"{record.id}  {when}  {record.persona.id:<12} {record.playbook:<14} "
-            f"{record.status:<8} attempts={record.attempts}")
-    if record.error and record.status in ("failed", "queued"):
+            f"{record.priority:<10} {record.status:<9} attempts={record.attempts}")
+    if record.error and record.status in ("failed", "queued", "preempted", "dropped"):
         text += f"  {record.error.get('code')}: {record.error.get('message')}"
     return text

@@ -94,6 +94,17 @@ def add_busy_arguments(parser: argparse.ArgumentParser, timeout: float = 300.0) 
     )
 
 
+def add_preempted_argument(parser: argparse.ArgumentParser) -> None:
+    """What a running pulse does once it stopped for a pulse of its persona of higher
+    priority: ``--when-preempted``."""
+    parser.add_argument(
+        "--when-preempted", choices=("resume", "drop"), default="resume",
+        help="a running pulse stops at its next node for a pulse of its persona of higher "
+        "priority (user > autonomous > scheduled), then goes on from there after it "
+        "(resume, default) or ends, what it stored kept (drop)",
+    )
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of everything that runs pulses: store, models, playbooks, workspace and
     approval policy."""

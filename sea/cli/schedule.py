@@ -16,6 +16,7 @@ from sea.cli._queue import (
 )
 from sea.cli._setup import load_persona
 from sea.errors import UsageError
+from sea.host.turns import PRIORITIES
 from sea.jsontypes import json_text
 from sea.queue.records import IntervalBounds, Schedule, interval_seconds, parse_every, span
 
@@ -39,6 +40,9 @@ def register(subparsers: Any) -> None:
     add.add_argument("--max-every", default="366d", metavar="INTERVAL",
                      help="the longest interval allowed (default: 366d; at most 36600d)")
     add.add_argument("--input", "-i", default="", help="input text (default: none)")
+    add.add_argument("--priority", choices=tuple(PRIORITIES), default="scheduled",
+                     help="the priority of its pulses (default: scheduled; a pulse of a "
+                     "higher one preempts a running lower one of the persona)")
     add_persona_arguments(add)
     add_queue_arguments(add)
     add.set_defaults(func=add_command)
@@ -66,7 +70,8 @@ def add_command(args: argparse.Namespace) -> int:
 
     async def add(queue: Any) -> Schedule:
         schedule: Schedule = await queue.add_schedule(
-            persona, args.playbook, every, input=args.input, bounds=bounds)
+            persona, args.playbook, every, input=args.input, bounds=bounds,
+            priority=args.priority)
         return schedule
 
     schedule = asyncio.run(with_queue(args, add))
@@ -87,7 +92,7 @@ def list_command(args: argparse.Namespace) -> int:
         else:
             due = schedule.next_at.isoformat() if schedule.next_at else "never"
             print(f"{schedule.id}  {schedule.persona.id:<12} {schedule.playbook:<14} "
-                  f"every {span(schedule.every_s)}  next {due}  "
+                  f"every {span(schedule.every_s)}  next {due}  {schedule.priority}  "
                   f"runs={schedule.runs} skipped={schedule.skipped}"
                   + (f"  STOPPED: {schedule.error}" if schedule.error else ""))
     return 0

@@ -44,7 +44,12 @@ DEFAULT_PORT = 2024
 
 def register(subparsers: Any) -> None:
     """Add ``sea serve``."""
-    from sea.cli.run import DEFAULT_PLAYBOOK, add_busy_arguments, add_model_arguments
+    from sea.cli.run import (
+        DEFAULT_PLAYBOOK,
+        add_busy_arguments,
+        add_model_arguments,
+        add_preempted_argument,
+    )
 
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "serve", help="serve pulses over HTTP/SSE (LangGraph-compatible API and /v1)")
@@ -87,6 +92,7 @@ def register(subparsers: Any) -> None:
                         "the project file)")
     add_model_arguments(parser)
     add_busy_arguments(parser)
+    add_preempted_argument(parser)
     add_guard_arguments(parser)
     parser.set_defaults(func=serve_command)
 

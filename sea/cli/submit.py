@@ -14,6 +14,7 @@ from sea.cli._queue import (
     with_queue,
 )
 from sea.cli._setup import load_persona
+from sea.host.turns import PRIORITIES
 from sea.jsontypes import json_text
 
 DEFAULT_PLAYBOOK = "meta_user"
@@ -31,6 +32,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--input", "-i", default="", help="what the user says")
     parser.add_argument("--args", type=json_object, default=None, metavar="JSON",
                         help="the playbook's arguments, a JSON object")
+    parser.add_argument("--priority", choices=tuple(PRIORITIES), default="user",
+                        help="a person's turn (user, default), an autonomous one or a "
+                        "scheduled one: a persona's pulses run by priority, and a higher one "
+                        "makes a running lower one stop at its next node")
     add_persona_arguments(parser)
     add_queue_arguments(parser)
     parser.add_argument("--json", action="store_true", help='print {"pulse_id": ...}')
@@ -43,7 +48,8 @@ def submit_command(args: argparse.Namespace) -> int:
     persona = load_persona(args.persona_file, args.persona)
 
     async def submit(queue: Any) -> str:
-        pulse_id: str = await queue.submit(persona, args.playbook, args.input, args=args.args)
+        pulse_id: str = await queue.submit(persona, args.playbook, args.input, args=args.args,
+                                           priority=args.priority)
         return pulse_id
 
     pulse_id = asyncio.run(with_queue(args, submit))

@@ -22,7 +22,7 @@ from saimemory import open_store
 from sea.cli._numbers import positive_count, positive_seconds
 from sea.cli._runtime import runtime_args
 from sea.cli._toolsources import host_tools
-from sea.cli.run import add_busy_arguments, add_model_arguments
+from sea.cli.run import add_busy_arguments, add_model_arguments, add_preempted_argument
 from sea.host.runtime import Runtime
 
 
@@ -33,6 +33,7 @@ def register(subparsers: Any) -> None:
     )
     add_model_arguments(parser)
     add_busy_arguments(parser, timeout=600.0)
+    add_preempted_argument(parser)
     parser.add_argument("--concurrency", type=positive_count, default=1,
                         help="pulses run at once (default: 1)")
     parser.add_argument("--attempts", type=positive_count, default=3,

@@ -23,6 +23,12 @@ does so at its next safe point (:meth:`Turn.safe_point`, before each node it run
 state is whole), handing its turn on, and then, as the host chose
 (:attr:`BusyPolicy.preempted`), waits to go on where it stopped (``"resume"``) or ends, its
 work so far kept (``"drop"``, :class:`sea.errors.PulseCancelled`).
+
+A pulse of higher priority may also wait outside the runtime, in a queue the host reads (a
+worker's: :mod:`sea.queue.worker`); the host says so with
+:meth:`PersonaTurns.waits_elsewhere`. The running pulse of lower priority then stops at its
+next safe point with :class:`sea.errors.PulseCancelled` (code :data:`PREEMPTED`, its
+checkpoint whole), and the host queues it again to go on from there, or drops it.
 """
 
 from __future__ import annotations
@@ -44,9 +50,26 @@ WhenBusy = Literal["wait", "fail"]
 Priority = Literal["user", "autonomous", "scheduled"]
 PRIORITIES: dict[str, int] = {"user": 2, "autonomous": 1, "scheduled": 0}
 """Each priority's rank: a pulse of a higher one preempts a running one of a lower one."""
+BAD_PRIORITY = "SEA369"
+"""A priority that is not one of :data:`PRIORITIES`."""
+PREEMPTED = "SEA597"
+"""The code of the :class:`~sea.errors.PulseCancelled` a pulse stops with for a pulse of
+higher priority that waits outside the runtime (its host queues it again or drops it)."""
 WhenPreempted = Literal["resume", "drop"]
 FIRST_PAUSE_S = 0.005
 LONGEST_PAUSE_S = 0.1
+
+
+def priority_rank(priority: object) -> int:
+    """The rank of a priority (:data:`PRIORITIES`).
+
+    Raises:
+        UsageError: not one of them (SEA369).
+    """
+    if not isinstance(priority, str) or priority not in PRIORITIES:
+        raise UsageError(f"priority must be one of {', '.join(PRIORITIES)}, not "
+                         f"{priority!r}", code=BAD_PRIORITY)
+    return PRIORITIES[priority]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +160,18 @@ class Turn:
 
         Raises:
             PulseCancelled: it yielded and the policy drops it.
+            PulseCancelled: (SEA597) a pulse of higher priority waits outside the
+                runtime (:meth:`PersonaTurns.waits_elsewhere`): it stops here, for its host
+                to queue again or drop.
             PersonaBusy: its turn did not come back within the policy's timeout.
         """
+        elsewhere = self._turns.outranked(self._persona, self._holder.rank)
+        if elsewhere is not None:
+            self._on_yield()
+            raise PulseCancelled(
+                f"pulse {elsewhere!r} of persona {self._persona!r}, of higher priority, "
+                "waits in the queue: this one stopped at its safe point (its checkpoint is "
+                "whole) and its host queues it again or drops it", code=PREEMPTED)
         if not self._holder.asked:
             return False
         self._on_yield()
@@ -182,11 +215,34 @@ class PersonaTurns:
         self.store = store
         self._mutex = threading.Lock()
         self._held: dict[str, _Entry] = {}
+        self._elsewhere: dict[str, tuple[int, str]] = {}
 
     def busy(self, persona: str) -> bool:
         """Whether a pulse of this runtime holds or waits for the persona's turn."""
         with self._mutex:
             return persona in self._held
+
+    def waits_elsewhere(self, persona: str, priority: Priority | None, pulse: str = "") -> None:
+        """Say that ``pulse``, of ``priority``, waits for the persona outside this runtime
+        (None: none waits any more). A pulse of the persona of lower priority that holds
+        its turn, or takes it later, stops at its next safe point
+        (:class:`sea.errors.PulseCancelled` with ``SEA597``).
+
+        Raises:
+            UsageError: an unknown priority (SEA369).
+        """
+        with self._mutex:
+            if priority is None:
+                self._elsewhere.pop(persona, None)
+            else:
+                self._elsewhere[persona] = (priority_rank(priority), pulse)
+
+    def outranked(self, persona: str, rank: int) -> str | None:
+        """The pulse waiting outside the runtime that outranks a pulse of ``rank`` of the
+        persona, if one does."""
+        with self._mutex:
+            found = self._elsewhere.get(persona)
+        return found[1] if found is not None and found[0] > rank else None
 
     @asynccontextmanager
     async def turn(
@@ -205,14 +261,12 @@ class PersonaTurns:
         Raises:
             PersonaBusy: the persona is busy and the policy fails fast, or the wait
                 outlasted the policy's timeout.
-            UsageError: an unknown priority.
+            UsageError: an unknown priority (SEA369).
         """
-        if priority not in PRIORITIES:
-            raise UsageError(f"priority must be one of {', '.join(PRIORITIES)}, "
-                             f"not {priority!r}")
+        rank = priority_rank(priority)
         deadline = monotonic() + policy.timeout
         waited = _Once(on_wait)
-        holder = _Holder(PRIORITIES[priority])
+        holder = _Holder(rank)
         await self.enter(persona, policy, deadline, waited, holder)
         turn = Turn(self, persona, policy, holder, on_yield)
         turn.held = True

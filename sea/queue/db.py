@@ -3,11 +3,12 @@
 SEA's tables sit beside procrastinate's, in the schema the DSN names (``?schema=NAME``,
 as for the store; default ``public``):
 
-- ``sea_pulses``: one row per submitted pulse (who, what, how: ``options``, its status,
-  attempts, result or error). The row is the record users read (``sea pulses``);
-  procrastinate's job is the plumbing that hands the pulse to a worker.
-- ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``);
-  ``error`` says why the workers stopped running one whose row cannot run (SEA366).
+- ``sea_pulses``: one row per submitted pulse (who, what, how: ``options``, its
+  ``priority``, its status, attempts, result or error). The row is the record users read
+  (``sea pulses``); procrastinate's job is the plumbing that hands the pulse to a worker.
+- ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``)
+  and its pulses' ``priority``; ``error`` says why the workers stopped running one whose
+  row cannot run (SEA366).
 
 :func:`prepare` creates what is missing, under an advisory lock, so workers and
 submitters that start together do not race on the first ``CREATE``; commands that only read
@@ -69,6 +70,9 @@ CREATE TABLE IF NOT EXISTS sea_schedules (
 );
 CREATE INDEX IF NOT EXISTS sea_schedules_due_idx ON sea_schedules (next_at);
 ALTER TABLE sea_pulses ADD COLUMN IF NOT EXISTS options jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE sea_pulses ADD COLUMN IF NOT EXISTS priority text NOT NULL DEFAULT 'user';
+ALTER TABLE sea_schedules ADD COLUMN IF NOT EXISTS priority text NOT NULL
+    DEFAULT 'scheduled';
 """
 
 

@@ -2,11 +2,14 @@
 
 A submitted pulse is a row of ``sea_pulses`` and a procrastinate job, written in one
 transaction (so a pulse is never recorded without its job, nor the reverse). The job's
-*lock* is the persona: procrastinate runs jobs of one lock one at a time, in the order
-they were submitted, so a persona's pulses run in submission order on whichever workers
-are free, and never two at once. The job's arguments are the pulse id and, when the
-submission ran inside a span, its W3C ``traceparent`` (the worker's pulse continues that
-trace); everything else is read from the row.
+*lock* is the persona: procrastinate runs jobs of one lock one at a time, by the job's
+priority (the pulse's: ``user`` over ``autonomous`` over ``scheduled``,
+:func:`~sea.queue.records.job_priority`) and then in the order they were submitted, so a
+persona's pulses run in that order on whichever workers are free, and never two at once
+(a running pulse of lower priority yields to a higher one: :mod:`sea.queue.preempt`). The
+job's arguments are the pulse id and, when the submission ran inside a span, its W3C
+``traceparent`` (the worker's pulse continues that trace); everything else is read from
+the row.
 
 :class:`PulseQueue` is async and opened with ``async with``. The worker
 (:mod:`sea.queue.worker`) registers the tasks that run what is submitted here.
@@ -23,14 +26,17 @@ from typing import Any
 
 from saimemory.records import Persona
 from sea.errors import UsageError
+from sea.host.turns import PRIORITIES, Priority, priority_rank
 from sea.queue.db import NO_QUEUE, QueueDsn, installed, prepare, require_procrastinate
 from sea.queue.records import (
     IntervalBounds,
     PulseRecord,
     PulseStatus,
     Schedule,
+    job_priority,
     persona_json,
     persona_of,
+    priority_of,
     storable,
 )
 
@@ -41,14 +47,14 @@ RESUME_TASK = "sea.resume"
 
 _PULSE_COLUMNS = (
     "id, persona_json, playbook, input, args, status, attempts, submitted_at, started_at, "
-    "ended_at, result, error, schedule_id, worker"
+    "ended_at, result, error, schedule_id, worker, priority"
 )
 NEXT_AT = "CASE WHEN next_at > '0001-01-02' AND next_at < '9999-12-30' THEN next_at END"
 """A schedule's ``next_at``, NULL when Python cannot hold it (``-infinity``, a date BC:
 a hand edit), so that one such row does not make every read of the schedules fail."""
 _SCHEDULE_COLUMNS = (
     f"id, persona_json, playbook, input, every_s, {NEXT_AT}, last_pulse, runs, skipped, error, "
-    "persona"
+    "persona, priority"
 )
 
 
@@ -142,10 +148,13 @@ class PulseQueue:
         thread: str | None = None,
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
+        priority: Priority = "user",
         conn: Any = None,
     ) -> str:
-        """Queue a pulse; its id. The persona's pulses run one at a time, in the order
-        they were submitted.
+        """Queue a pulse; its id. The persona's pulses run one at a time, by priority, then
+        in the order they were submitted; while one of lower priority runs, it is asked to
+        stop at its next safe point for this one (the worker's ``when_preempted`` says
+        whether it goes on afterwards or is dropped).
 
         Args:
             persona: Who thinks (the whole persona is kept: workers need no persona file).
@@ -157,13 +166,17 @@ class PulseQueue:
             thread: The persona's memory thread it runs in (default: its main one).
             input_uid: The stored input's uid (a client's message id).
             input_metadata: The stored input's metadata.
+            priority: ``user`` (a person's turn, the default), ``autonomous`` or
+                ``scheduled``.
             conn: A connection whose transaction the submission joins (default: its own).
 
         Raises:
-            UsageError: a text holds a NUL character (SEA368); nothing is queued.
+            UsageError: a text holds a NUL character (SEA368), or an unknown priority
+                (SEA369); nothing is queued.
         """
         from psycopg.types.json import Jsonb
 
+        rank = priority_rank(priority)
         options = {key: value for key, value in (
             ("thread", thread), ("input_uid", input_uid),
             ("input_metadata", dict(input_metadata or {}))) if value}
@@ -175,14 +188,16 @@ class PulseQueue:
                 return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
                                          schedule_id=schedule_id, thread=thread,
                                          input_uid=input_uid, input_metadata=input_metadata,
-                                         conn=own)
+                                         priority=priority, conn=own)
         await conn.execute(
             "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
-            "schedule_id, options) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s, %s)",
+            "schedule_id, options, priority) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s, %s, "
+            "%s)",
             [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
-             Jsonb(dict(args or {})), schedule_id, Jsonb(options)],
+             Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority],
         )
-        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn)
+        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn,
+                                      priority=job_priority(rank))
         job_id = await job.defer_async(pulse_id=pid, **_trace_context())
         await conn.execute("UPDATE sea_pulses SET job_id = %s WHERE id = %s", [job_id, pid])
         return pid
@@ -236,13 +251,14 @@ class PulseQueue:
         async with self.connection() as conn:
             found = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'queued' WHERE id = %s AND status = 'waiting' "
-                "RETURNING persona", [pulse_id])).fetchone()
+                "RETURNING persona, priority", [pulse_id])).fetchone()
             if found is None:
                 record = await self.pulse(pulse_id)
                 raise UsageError(f"pulse {pulse_id!r} is {record.status}, not waiting for an "
                                  "answer", code="SEA364")
-            job = self.app.configure_task(RESUME_TASK, lock=persona_lock(found[0]),
-                                          connection=conn)
+            job = self.app.configure_task(
+                RESUME_TASK, lock=persona_lock(found[0]), connection=conn,
+                priority=job_priority(_rank(found[1]), going_on=True))
             await job.defer_async(pulse_id=pulse_id, answer=answer, **_trace_context())
 
     # -- schedules ------------------------------------------------------------------------
@@ -256,18 +272,21 @@ class PulseQueue:
         input: str = "",
         first_at: datetime | None = None,
         bounds: IntervalBounds | None = None,
+        priority: Priority = "scheduled",
     ) -> Schedule:
         """Run ``playbook`` for ``persona`` every ``every_s`` seconds (first at
-        ``first_at``, default now), on the workers. A run that falls due while the
-        persona is busy is skipped, not queued up.
+        ``first_at``, default now), on the workers, as pulses of ``priority`` (default
+        ``scheduled``). A run that falls due while the persona is busy is skipped, not
+        queued up.
 
         Raises:
             UsageError: the interval is not a finite number of seconds within ``bounds``
-                (default :class:`IntervalBounds`: 1 s to 366 days) (SEA363), or a text holds
-                a NUL character (SEA368).
+                (default :class:`IntervalBounds`: 1 s to 366 days) (SEA363), a text holds
+                a NUL character (SEA368), or an unknown priority (SEA369).
         """
         from psycopg.types.json import Jsonb
 
+        priority_rank(priority)
         if isinstance(every_s, bool) or not (isinstance(every_s, int | float)
                                              and math.isfinite(every_s) and every_s > 0):
             raise UsageError(f"a schedule's interval must be a finite number of seconds "
@@ -279,8 +298,10 @@ class PulseQueue:
         async with self.connection() as conn:
             row = await (await conn.execute(
                 "INSERT INTO sea_schedules (id, persona, persona_json, playbook, input, every_s, "
-                f"next_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_SCHEDULE_COLUMNS}",
-                [sid, persona.id, Jsonb(persona_json(persona)), playbook, input, every_s, start],
+                f"next_at, priority) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                f"RETURNING {_SCHEDULE_COLUMNS}",
+                [sid, persona.id, Jsonb(persona_json(persona)), playbook, input, every_s, start,
+                 priority],
             )).fetchone()
         assert row is not None
         return _schedule(row)
@@ -322,8 +343,12 @@ def _pulse_record(row: Sequence[Any]) -> PulseRecord:
         id=row[0], persona=persona_of(row[1]), playbook=row[2], input=row[3],
         args=dict(row[4] or {}), status=row[5], attempts=int(row[6]), submitted_at=row[7],
         started_at=row[8], ended_at=row[9], result=row[10], error=row[11],
-        schedule_id=row[12], worker=row[13],
+        schedule_id=row[12], worker=row[13], priority=priority_of(row[14]),
     )
+
+
+def _rank(text: Any) -> int:
+    return PRIORITIES[priority_of(text)]
 
 
 def _schedule(row: Sequence[Any]) -> Schedule:
@@ -334,4 +359,5 @@ def _schedule(row: Sequence[Any]) -> Schedule:
         id=row[0], persona=persona_of(data), playbook=row[2], input=row[3],
         every_s=float(row[4]), next_at=row[5], last_pulse=row[6], runs=int(row[7]),
         skipped=int(row[8]), error=row[9],
+        priority=priority_of(row[11], "scheduled"),
     )

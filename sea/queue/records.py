@@ -6,17 +6,24 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from saimemory.records import Persona
 from sea.errors import UsageError
+from sea.host.turns import PRIORITIES, Priority
 from sea.jsontypes import nul_pointer
 
-PulseStatus = Literal["queued", "running", "waiting", "done", "failed"]
-STATUSES: tuple[PulseStatus, ...] = ("queued", "running", "waiting", "done", "failed")
-"""``queued`` (waits for a worker, or for a retry), ``running``, ``waiting`` (for a
-person's answer: ``sea pulse resume``), ``done`` (its result is kept), ``failed`` (its
-last error is kept)."""
+PulseStatus = Literal["queued", "running", "preempted", "waiting", "done", "failed", "dropped"]
+STATUSES: tuple[PulseStatus, ...] = ("queued", "running", "preempted", "waiting", "done",
+                                     "failed", "dropped")
+"""``queued`` (waits for a worker, or for a retry), ``running``, ``preempted`` (it stopped
+for a pulse of its persona of higher priority and waits to go on from its checkpoint after
+it), ``waiting`` (for a person's answer: ``sea pulse resume``), ``done`` (its result is
+kept), ``failed`` (its last error is kept), ``dropped`` (it stopped for a pulse of higher
+priority and its worker's ``when_preempted="drop"`` ended it: ``error`` names that pulse;
+what it stored stays)."""
+TO_RUN: tuple[PulseStatus, ...] = ("queued", "running", "preempted")
+"""The statuses of a pulse a job still runs."""
 
 _EVERY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
@@ -46,6 +53,9 @@ class PulseRecord:
     options: dict[str, Any] = field(default_factory=dict)
     """How it runs beyond its input: ``thread`` (a memory thread of the persona),
     ``input_uid``, ``input_metadata`` (see ``Runtime.astream_pulse``)."""
+    priority: Priority = "user"
+    """``user``, ``autonomous`` or ``scheduled``: a persona's queued pulses run by
+    priority, then in submission order, and a higher one preempts a running lower one."""
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable form (``sea pulses --json``, ``sea pulse show --json``)."""
@@ -64,6 +74,7 @@ class PulseRecord:
             "error": self.error,
             "schedule_id": self.schedule_id,
             "worker": self.worker,
+            "priority": self.priority,
         }
 
 
@@ -85,6 +96,8 @@ class Schedule:
     """Times it was due while its persona was busy (skipped, not queued up)."""
     error: str | None = None
     """Why the workers stopped running it (a broken row, SEA366), if they did."""
+    priority: Priority = "scheduled"
+    """The priority of the pulses it submits."""
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable form (``sea schedule list --json``)."""
@@ -99,6 +112,7 @@ class Schedule:
             "runs": self.runs,
             "skipped": self.skipped,
             "error": self.error,
+            "priority": self.priority,
         }
 
 
@@ -262,6 +276,20 @@ def check_status(text: str) -> PulseStatus:
             f"unknown status {text!r}: expected one of {', '.join(STATUSES)}", code="SEA363"
         )
     return text
+
+
+def job_priority(rank: int, *, going_on: bool = False) -> int:
+    """The procrastinate priority of a pulse's job: twice its rank, one more for a pulse
+    that goes on after it was preempted (first in line among its own priority). A job
+    outranks a running pulse of ``rank`` when its priority is at least
+    ``job_priority(rank + 1)``."""
+    return 2 * rank + int(going_on)
+
+
+def priority_of(text: Any, otherwise: Priority = "user") -> Priority:
+    """A row's priority (one a hand edit broke reads as ``otherwise``: the row still
+    shows and runs)."""
+    return cast(Priority, text) if isinstance(text, str) and text in PRIORITIES else otherwise
 
 
 def persona_json(persona: Persona) -> dict[str, str]:

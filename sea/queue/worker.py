@@ -20,6 +20,9 @@ procrastinate's job loop it runs two loops of its own:
   or a persona no schedule can have, left by an older version or a hand edit) is stopped
   with its reason (SEA366); the others run as usual.
 
+A pulse of higher priority queued while one of its persona runs here makes that one stop
+at its next node and go on after it, or be dropped (:mod:`sea.queue.preempt`).
+
 A pulse's steps, in order: claim its row (``running``), run or continue it, record how
 it ended (``done``/``waiting``/``failed`` with its result or error, or ``queued`` again
 for a retry), then remove its checkpoints. A crash between any two steps is repaired
@@ -33,6 +36,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,8 +47,9 @@ from sea.queue.options import WorkerOptions
 from sea.queue.outcomes import guarded as _guarded
 from sea.queue.outcomes import json_safe as _json
 from sea.queue.outcomes import summary as _summary
+from sea.queue.preempt import Preemptions, preempted
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
-from sea.queue.records import PulseRecord, due_run, persona_of
+from sea.queue.records import TO_RUN, PulseRecord, due_run, persona_of, priority_of
 from sea.queue.watch import PulseWatch, Watcher
 from sea.telemetry.context import attached
 
@@ -67,7 +72,7 @@ SELECT job.id, job.args->>'pulse_id', job.attempts
 """The running jobs of pulses whose worker is gone or has been silent too long."""
 _ORPHANED_PULSES = """
 SELECT pulse.id, pulse.attempts FROM sea_pulses pulse
- WHERE pulse.status IN ('queued', 'running')
+ WHERE pulse.status IN ('queued', 'running', 'preempted')
    AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs job
                     WHERE job.task_name = ANY(%s) AND job.args->>'pulse_id' = pulse.id
                       AND job.status IN ('todo', 'doing'))
@@ -133,6 +138,7 @@ class Worker:
         self._cancelled: set[str] = set()
         self._stop = asyncio.Event()
         self._wakers: set[asyncio.Task[None]] = set()
+        self._preemptions = Preemptions(queue, runtime, self._report)
 
         settings = self.options
 
@@ -157,7 +163,8 @@ class Worker:
         pulses finish first."""
         self._stop.clear()
         loops = [asyncio.create_task(self._every(self._recover, self._recovery_interval())),
-                 asyncio.create_task(self._every(self._tick, self.options.tick))]
+                 asyncio.create_task(self._every(self._tick, self.options.tick)),
+                 asyncio.create_task(self._preemptions.watch(self.options.tick))]
         jobs = asyncio.create_task(self.queue.app.run_worker_async(
             concurrency=self.options.concurrency,
             name=self.name,
@@ -230,7 +237,7 @@ class Worker:
                          traceparent: str | None = None) -> None:
         self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
-        record = await self._claim(pulse_id, attempt, ("queued", "running"))
+        record = await self._claim(pulse_id, attempt, TO_RUN)
         if record is None:
             await self._tidy(pulse_id)
             return
@@ -242,9 +249,10 @@ class Worker:
                     args=record.args, recover=True, thread=record.options.get("thread"),
                     input_uid=record.options.get("input_uid"),
                     input_metadata=record.options.get("input_metadata"), observe=watcher,
+                    priority=record.priority,
                 )
 
-        await self._attempt(record, attempt, run)
+        await self._attempt(record, attempt, run, max(attempt, record.attempts))
 
     async def _resume_job(self, context: Any, pulse_id: str, answer: Any,
                           traceparent: str | None = None) -> None:
@@ -254,6 +262,7 @@ class Worker:
         if record is None:
             await self._tidy(pulse_id)
             return
+        record = replace(record, priority="user")  # an answered drive runs as a person's
 
         async def run(watcher: Watcher | None) -> PulseResult:
             result = None
@@ -267,18 +276,27 @@ class Worker:
         await self._attempt(record, attempt, run)
 
     async def _attempt(self, record: PulseRecord, attempt: int,
-                       run: Callable[[Watcher | None], Awaitable[PulseResult]]) -> None:
-        """Run one attempt, watched (if a watch is given), and settle it."""
-        watcher = None if self._watch is None else await self._watch.attempt(record.id, attempt)
+                       run: Callable[[Watcher | None], Awaitable[PulseResult]],
+                       shown: int | None = None) -> None:
+        """Run one attempt, watched (as attempt ``shown``, default ``attempt``: a preempted
+        pulse's row counts more starts than its job) if a watch is given, and settle it."""
+        watcher = None if self._watch is None else await self._watch.attempt(
+            record.id, shown or attempt)
+        self._preemptions.started(record)
         result = await _guarded(record, lambda: run(watcher))
         final = False
         try:
+            if preempted(result.error) and record.id not in self._cancelled:
+                final = not await self._preemptions.settle(record, result.error or {},
+                                                            _summary(result))
+                return
             await self._settle(record, result, attempt)
             final = True
         except PulseFailed:
             final = True
             raise
         finally:
+            self._preemptions.ended(record)
             self._cancelled.discard(record.id)
             if watcher is not None:
                 await watcher.ended(result, final)
@@ -290,9 +308,9 @@ class Worker:
         async with self.queue.connection() as conn:
             row = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'running', worker = %s, "
-                "attempts = COALESCE(%s, attempts + 1), started_at = now(), ended_at = NULL "
+                "attempts = GREATEST(%s, attempts + 1), started_at = now(), ended_at = NULL "
                 "WHERE id = %s AND status = ANY(%s) RETURNING persona_json, playbook, input, "
-                "args, attempts, submitted_at, options",
+                "args, attempts, submitted_at, options, priority",
                 [self.name, attempt, pulse_id, list(statuses)],
             )).fetchone()
         if row is None:
@@ -301,7 +319,7 @@ class Worker:
             id=pulse_id, persona=persona_of(row[0]), playbook=row[1], input=row[2],
             args=dict(row[3] or {}), status="running", attempts=int(row[4]),
             submitted_at=row[5], started_at=None, ended_at=None, result=None, error=None,
-            worker=self.name, options=dict(row[6] or {}),
+            worker=self.name, options=dict(row[6] or {}), priority=priority_of(row[7]),
         )
 
     async def _tidy(self, pulse_id: str) -> None:
@@ -442,10 +460,10 @@ class Worker:
         the others run as usual."""
         async with self.queue.connection() as conn:
             rows = await (await conn.execute(
-                f"SELECT id, persona_json, playbook, input, every_s, {NEXT_AT}, now() "
+                f"SELECT id, persona_json, playbook, input, every_s, {NEXT_AT}, now(), priority "
                 "FROM sea_schedules WHERE next_at <= now() AND error IS NULL ORDER BY next_at "
                 "FOR UPDATE SKIP LOCKED LIMIT 100")).fetchall()
-            for sid, persona_data, playbook, text, every_s, due, now in rows:
+            for sid, persona_data, playbook, text, every_s, due, now, priority in rows:
                 try:
                     persona, following = due_run(sid, persona_data, float(every_s), due, now)
                 except UsageError as exc:
@@ -458,7 +476,9 @@ class Worker:
                         "UPDATE sea_schedules SET next_at = %s, skipped = skipped + 1 "
                         "WHERE id = %s", [following, sid])
                     continue
-                pid = await self.queue.submit(persona, playbook, text, schedule_id=sid, conn=conn)
+                pid = await self.queue.submit(persona, playbook, text, schedule_id=sid,
+                                              priority=priority_of(priority, "scheduled"),
+                                              conn=conn)
                 await conn.execute(
                     "UPDATE sea_schedules SET next_at = %s, last_pulse = %s, runs = runs + 1 "
                     "WHERE id = %s", [following, pid, sid])
@@ -468,7 +488,7 @@ class Worker:
         store lock (a ``sea run``)."""
         row = await (await conn.execute(
             "SELECT EXISTS (SELECT 1 FROM sea_pulses WHERE persona = %s "
-            "AND status IN ('queued', 'running'))", [persona])).fetchone()
+            "AND status IN ('queued', 'running', 'preempted'))", [persona])).fetchone()
         if row is not None and row[0]:
             return True
         if self.runtime.turns.busy(persona):

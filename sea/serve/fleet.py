@@ -121,7 +121,7 @@ class FleetHub(RunHub):
         """Start a pulse: here, or queued for the workers (see :meth:`RunHub.start`)."""
         if self._queue is None:
             return await super().start(thread, persona, ask)
-        await self._make_way(persona.id, ask.multitask)
+        await self._make_way(persona.id, ask.multitask, ask.priority)
         run_id = str(uuid.uuid4())
         row = RunRow(run_id, thread.thread_id, run_id, persona.id, thread.tenant,
                      ask.assistant, ask.playbook, "pending", dict(ask.metadata),
@@ -132,7 +132,8 @@ class FleetHub(RunHub):
             await self._queue.submit(who, ask.playbook, ask.input, args=ask.args,
                                      pulse_id=run_id, thread=memory_thread(thread),
                                      input_uid=ask.input_uid,
-                                     input_metadata=ask.input_metadata)
+                                     input_metadata=ask.input_metadata,
+                                     priority=ask.priority)
         except Exception as exc:
             await self._writer(row, thread).finish("error", _error_of(exc), [])
             raise
@@ -213,7 +214,7 @@ class FleetHub(RunHub):
         async with self._queue.connection() as conn:
             found = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'failed', error = %s, ended_at = now() "
-                "WHERE id = %s AND status = 'queued' RETURNING id",
+                "WHERE id = %s AND status IN ('queued', 'preempted') RETURNING id",
                 [Jsonb(error), row.pulse_id])).fetchone()
             if found is None:
                 return False

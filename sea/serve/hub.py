@@ -30,6 +30,7 @@ from saimemory.records import Persona
 from sea.engine.events import Event
 from sea.errors import InvalidRequest, NotInterrupted, RunConflict
 from sea.host.runtime import Runtime
+from sea.host.turns import PRIORITIES, Priority
 from sea.serve.eventlog import EventLog
 from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
 from sea.serve.thread_state import interrupt_of, messages_of, replies_by_node
@@ -67,6 +68,10 @@ class StartRequest:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     multitask: str = "reject"
+    priority: Priority = "user"
+    """A client's run is a person's turn; ``/v1`` may say otherwise (``autonomous``,
+    ``scheduled``): a run of higher priority makes a running one of lower priority of the
+    persona stop at its next node, and is never refused for it."""
 
 
 def memory_thread(thread: ThreadRow) -> str | None:
@@ -115,7 +120,7 @@ class RunHub:
             RunConflict: the persona runs another pulse and ``ask.multitask`` is reject.
             InvalidRequest: an unknown or unsupported strategy.
         """
-        await self._make_way(persona.id, ask.multitask)
+        await self._make_way(persona.id, ask.multitask, ask.priority)
         run_id = str(uuid.uuid4())
         row = RunRow(run_id, thread.thread_id, run_id, persona.id, thread.tenant, ask.assistant,
                      ask.playbook, "pending", dict(ask.metadata), dict(ask.kwargs))
@@ -123,7 +128,7 @@ class RunHub:
         events = self._ctx.runtime.astream_pulse(
             who, ask.playbook, ask.input, pulse_id=run_id, args=ask.args,
             thread=memory_thread(thread), input_uid=ask.input_uid,
-            input_metadata=ask.input_metadata)
+            input_metadata=ask.input_metadata, priority=ask.priority)
         return await self._launch(row, thread, events, {})
 
     async def resume(self, thread: ThreadRow, answer: Any, *, assistant: str,
@@ -150,11 +155,13 @@ class RunHub:
         events = self._ctx.runtime.astream_resume(pulse_id, answer)
         return await self._launch(row, thread, events, replies_by_node(earlier))
 
-    async def _make_way(self, persona: str, strategy: str) -> None:
+    async def _make_way(self, persona: str, strategy: str, priority: Priority = "user") -> None:
         if strategy not in STRATEGIES:
             raise InvalidRequest(f"unknown multitask_strategy {strategy!r}: use reject, "
                                  "enqueue or interrupt")
-        busy = await self._busy(persona)
+        rank = PRIORITIES[priority]  # runs of lower priority stop for it: they are no bar
+        busy = [run for run in await self._busy(persona)
+                if PRIORITIES.get(str(run.kwargs.get("priority")), PRIORITIES["user"]) >= rank]
         if not busy or strategy == "enqueue":
             return
         if strategy == "reject":

@@ -115,3 +115,20 @@ def test_a_busy_persona_refuses_a_pulse_unless_it_may_wait(http: httpx.Client) -
     assert http.post(f"/v1/pulses/{pulse_id}/cancel").json() == {"cancelled": True}
     events = events_of(http.get(f"/v1/pulses/{pulse_id}/events").text)
     assert events[-1]["data"]["status"] == "cancelled"
+
+
+def test_a_pulse_of_higher_priority_is_not_refused_for_a_lower_one(http: httpx.Client) -> None:
+    first = http.post("/v1/personas/aoi/pulses", json={"input": "long", "playbook": "slow",
+                                                       "priority": "autonomous"})
+    auto = first.json()["pulse_id"]
+    also_auto = http.post("/v1/personas/aoi/pulses", json={"input": "no",
+                                                           "priority": "scheduled"})
+    assert also_auto.status_code == 409  # a lower one is refused, as before
+    user = http.post("/v1/personas/aoi/pulses", json={"input": "now"})
+    assert user.status_code == 202, user.text  # a person's turn comes before it
+    for pulse_id in (auto, user.json()["pulse_id"]):
+        events = events_of(http.get(f"/v1/pulses/{pulse_id}/events").text)
+        assert events[-1]["data"]["status"] == "ok", events[-1]
+    bad = http.post("/v1/personas/aoi/pulses", json={"input": "hi", "priority": "urgent"})
+    assert bad.status_code == 422 and bad.json()["error"]["pointer"] == "/priority"
+    assert bad.json()["error"]["code"] == "SEA825"

@@ -94,6 +94,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("when_busy", "when_busy", Kind.TEXT, "SEA_WHEN_BUSY", _PULSES),
     Setting("busy_timeout", "busy_timeout", Kind.NUMBER, "SEA_BUSY_TIMEOUT",
             ("run", "resume", "serve")),
+    Setting("when_preempted", "when_preempted", Kind.TEXT, "SEA_WHEN_PREEMPTED",
+            ("worker", "serve")),
     Setting("tool_timeout", "tool_timeout", Kind.NUMBER, "SEA_TOOL_TIMEOUT", _PULSES),
     Setting("limits", "limit", Kind.ASSIGNMENTS, "SEA_LIMITS", _PULSES),
     Setting("prices", "prices", Kind.PATH, "SEA_PRICES", _PULSES),

@@ -8,7 +8,7 @@ followed (and rejoined with ``Last-Event-ID``) at ``/v1/pulses/{id}/events``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -39,6 +39,9 @@ class PulseStart(BaseModel):
     args: dict[str, Any] = {}
     thread_id: str | None = None
     when_busy: str = Field(default="fail", pattern="^(fail|wait)$")
+    priority: Literal["user", "autonomous", "scheduled"] = "user"
+    """A person's turn by default: a pulse of higher priority makes a running one of lower
+    priority of the persona stop at its next node (and is not refused for it)."""
 
 
 class PulseAnswer(BaseModel):
@@ -107,7 +110,8 @@ async def start(persona_id: str, body: PulseStart, request: Request,
     await ctx.call(ctx.library.get, playbook)
     strategy = "enqueue" if body.when_busy == "wait" else "reject"
     ask = StartRequest(playbook, playbook, body.input, args=body.args,
-                       kwargs={"native": True}, multitask=strategy)
+                       kwargs={"native": True, "priority": body.priority}, multitask=strategy,
+                       priority=body.priority)
     row = await ctx.hub.start(thread, persona, ask)
     if "text/event-stream" in request.headers.get("accept", ""):
         return _follow(ctx, row, 0)
