@@ -160,6 +160,16 @@ def _targets(
     text: str, names: Sequence[str], kind_of: Callable[[str], Kind | None]
 ) -> list[_Target] | None:
     """The paths the message names, in order; None when one is ambiguous or refused."""
+    found = _named(text, names, kind_of)
+    if found is None or not _typed(text, found, kind_of):
+        return None
+    return sorted(found, key=lambda t: t.start)
+
+
+def _named(
+    text: str, names: Sequence[str], kind_of: Callable[[str], Kind | None]
+) -> list[_Target] | None:
+    """The workspace's real paths the message names, by path or by a name only one has."""
     found: list[_Target] = []
     keyed: dict[str, set[str]] = {}
     for path in names:
@@ -175,23 +185,32 @@ def _targets(
         for match in re.finditer(
             rf"(?<![{_EDGE}./]){re.escape(key)}/?(?![{_EDGE}/]|\.[A-Za-z0-9])", folded
         ):
-            if any(match.start() < t.end and t.start < match.end() for t in found):
+            if _overlaps(match.start(), match.end(), found):
                 continue
             if len(keyed[key]) > 1:
                 return None  # the same name in two folders: which one is meant?
             (path,) = keyed[key]
             found.append(_Target(match.start(), match.end(), path, kind_of(path)))
+    return found
+
+
+def _typed(text: str, found: list[_Target], kind_of: Callable[[str], Kind | None]) -> bool:
+    """Adds the path-like words of the message to ``found``; False when one lies outside
+    the workspace."""
     for match in _TYPED.finditer(text):
         word = match.group(1).rstrip(".")
-        if not ("/" in word or _EXTENSION.search(word)):
-            continue
-        if any(match.start() < t.end and t.start < match.end() for t in found):
+        end = match.start() + len(word)
+        if not ("/" in word or _EXTENSION.search(word)) or _overlaps(match.start(), end, found):
             continue
         if word.startswith(("/", "~")) or ".." in word.split("/"):
-            return None  # outside the workspace: not for this rule
+            return False  # outside the workspace: not for this rule
         path = word.rstrip("/") or "."
-        found.append(_Target(match.start(), match.start() + len(word), path, kind_of(path)))
-    return sorted(found, key=lambda t: t.start)
+        found.append(_Target(match.start(), end, path, kind_of(path)))
+    return True
+
+
+def _overlaps(start: int, end: int, found: Sequence[_Target]) -> bool:
+    return any(start < t.end and t.start < end for t in found)
 
 
 def _without(text: str, targets: Sequence[_Target]) -> str:
