@@ -83,3 +83,35 @@ def test_the_local_model_answers_a_file_question_from_a_tool_no_model_chose(
     assert speaker.outcome == "ok" and isinstance(speaker.response, str) and speaker.response
     assert '"exists":true' in contents(speaker.messages)  # it spoke from the tool's result
     store.close()
+
+
+def test_the_local_model_is_not_asked_before_answering_a_simple_file_question(
+    tmp_path: Path
+) -> None:
+    """With the bundled model alone (its intent would name many operations), a simple file
+    question in English or Japanese is still answered by the one call it asks, and the model
+    only speaks."""
+    from sea.chat.providers import resolve_model
+
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "todo.md").write_text("- buy milk\n", "utf-8")
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(resolve_model("local")),
+                                    library=PlaybookLibrary.bundled(), workspace=workspace,
+                                    checkpoint_path=tmp_path / "checkpoints.sqlite"))
+    asked = {"Is there a notes/todo.md?": ("file_exists", {"path": "notes/todo.md"}),
+             "notesフォルダの中身を見せて": ("list_files", {"path": "notes"})}
+    try:
+        pulses = {text: list(runtime.stream_pulse(PERSONA, "meta_intent", text))
+                  for text in asked}
+    finally:
+        runtime.close()
+    for text, (tool, args) in asked.items():
+        calls = [e.record for e in pulses[text] if isinstance(e, LLMCalled)]
+        assert [(c.playbook, c.node) for c in calls] == [("sub_speak", "compose")], text
+        used = [e for e in pulses[text] if isinstance(e, ToolCalled)
+                and e.tool in ("file_exists", "list_files")]
+        assert [(e.tool, e.args) for e in used] == [(tool, args)], text
+        assert calls[0].outcome == "ok" and calls[0].response, text
+    store.close()
