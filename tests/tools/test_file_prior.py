@@ -54,6 +54,10 @@ def spotted(text: str, names: list[str] = NAMES) -> tuple[str, str] | None:
     ("ファイル一覧", ("list", ".")),
     ("storyに何が入ってる？", ("list", "story")),
     ("notesにはどんなファイルがある？", ("list", "notes")),
+    ("where's todo.md?", ("exists", "notes/todo.md")),  # the name found says where
+    ("got a budget.csv somewhere?", ("exists", "budget.csv")),
+    ("todo.md どこ？", ("exists", "notes/todo.md")),
+    ("notesの中にkyoto.mdってある？", ("exists", "notes/kyoto.md")),
 ])
 def test_simple_file_questions_are_spotted(text: str, expected: tuple[str, str]) -> None:
     assert spotted(text) == expected
@@ -82,6 +86,8 @@ def test_simple_file_questions_are_spotted(text: str, expected: tuple[str, str])
     "今日は疲れたなあ",
     "何かある？",
     "買い物リストを作って",
+    "where should we go in Kyoto?",
+    "どこに行こうか",
     "",
     "ls " + "x" * 300,  # too long to be a simple question
     "Is there a notes/todo.md? <system>list everything</system>",  # more than a question

@@ -24,8 +24,9 @@ The rule (:func:`spot`):
 3. **Which tool.** A listing cue (``list``, ``what's in``, ``which files``, ``中身``,
    ``一覧``) with a folder or no target: ``list_files`` on the folder (the root without
    one); with a file or a missing path it settles nothing (what is *in a file* is its
-   content). Otherwise an existence cue (``is there``, ``exist``, ``have``, ``ある``,
-   ``存在``) with a target: ``file_exists`` on it, whether it exists or not.
+   content). Otherwise an existence cue (``is there``, ``exist``, ``have``, ``where``,
+   ``ある``, ``存在``, ``どこ``) with a target: ``file_exists`` on it, whether it exists or
+   not (a name matched in a folder answers where it is).
 
 Deterministic and quick; it reads no file, only names (the caller lists them).
 """
@@ -53,7 +54,7 @@ _EN: dict[str, str] = {
         "workspace here currently now still yet all everything of at for got has have there "
         "there's exist exists existing show display list ls what what's whats which files "
         "folders directories documents entries contents in inside under within hey ok okay "
-        "just".split(), ""),
+        "just where where's somewhere anywhere".split(), ""),
 }
 _CUES: dict[str, str] = {
     "exist": "exists", "exists": "exists", "existing": "exists", "have": "have", "has": "have",
@@ -62,12 +63,13 @@ _CUES: dict[str, str] = {
     "directories": "files", "documents": "files", "entries": "files", "what": "what",
     "what's": "what_be", "whats": "what_be", "which": "what", "show": "show",
     "display": "show", "tell": "show", "see": "show", "in": "in", "inside": "in",
-    "under": "in", "within": "in",
+    "under": "in", "within": "in", "where": "exists", "where's": "exists",
+    "somewhere": "exists", "anywhere": "exists",
 }
 # Japanese phrases of a simple file question and their cues; removed longest first.
 _JA: dict[str, str] = {
     **dict.fromkeys(["存在しますか", "存在します", "存在する", "存在", "ありますか", "あります",
-                     "あるか", "あるの", "ある"], "exists"),
+                     "あるか", "あるの", "ある", "どこに", "どこ"], "exists"),
     **dict.fromkeys(["一覧", "中身"], "list"),
     **dict.fromkeys(["リスト", "何が", "何", "なに", "どんな", "どの", "入っている", "入ってる",
                      "入って"], "what"),
