@@ -182,8 +182,8 @@ def _named(
         keyed[path.casefold()] = {path}  # a whole path is never ambiguous
     folded = text.casefold()
     for key in sorted(keyed, key=len, reverse=True):
-        if len(key) < 2 or (key in _EN and "." not in key):
-            continue
+        if len(key) < 2 or (key in _EN and "." not in key) or key not in folded:
+            continue  # (a plain search first: a workspace has many names, a message few)
         for match in re.finditer(
             rf"(?<![{_EDGE}./]){re.escape(key)}/?(?![{_EDGE}/]|\.[A-Za-z0-9])", folded
         ):
