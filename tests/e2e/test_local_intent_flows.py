@@ -69,14 +69,16 @@ def test_the_local_model_answers_a_file_question_from_a_tool_no_model_chose(
                                     library=PlaybookLibrary.bundled(), workspace=workspace,
                                     checkpoint_path=tmp_path / "checkpoints.sqlite"))
     try:
-        events = list(runtime.stream_pulse(PERSONA, "meta_intent", "Is there a notes/todo.md?"))
+        events = list(runtime.stream_pulse(  # a phrasing spot_file_question leaves to the intent
+            PERSONA, "meta_intent", "Is notes/todo.md around, by any chance?"))
     finally:
         runtime.close()
     calls = [e.record for e in events if isinstance(e, LLMCalled)]
     assert [(c.playbook, c.node, c.model) for c in calls] == [
         ("sub_intent", "analyze", "light"),
         ("sub_speak", "compose", "smollm2-135m-instruct")]  # nothing planned the tool call
-    (used,) = [e for e in events if isinstance(e, ToolCalled) and e.tool != "judge_intent"]
+    (used,) = [e for e in events if isinstance(e, ToolCalled)
+               and e.tool not in ("judge_intent", "spot_file_question")]
     assert (used.tool, used.args, used.result["exists"]) == (
         "file_exists", {"path": "notes/todo.md"}, True)
     speaker = calls[1]
