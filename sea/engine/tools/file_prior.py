@@ -46,16 +46,15 @@ TOOLS: dict[Operation, str] = {"exists": "file_exists", "list": "list_files"}
 MAX_CHARS = 200
 """A longer message is never a simple file question."""
 
-# English words of a simple file question, each with the cue it gives ("" for a filler).
-_EN: dict[str, str] = {
-    **dict.fromkeys(
-        "a an the any some my our your me i we you it is are am do does can could would will "
-        "please pls tell check see know let whether if called named file folder directory dir "
-        "workspace here currently now still yet all everything of at for got has have there "
-        "there's exist exists existing show display list ls what what's whats which files "
-        "folders directories documents entries contents in inside under within hey ok okay "
-        "just where where's somewhere anywhere".split(), ""),
-}
+# English words of a simple file question (the cue each gives, if any, is in _CUES).
+_EN = frozenset(
+    "a an the any some my our your me i we you it is are am do does can could would will "
+    "please pls tell check see know let whether if called named file folder directory dir "
+    "workspace here currently now still yet all everything of at for got has have there "
+    "there's exist exists existing show display list ls what what's whats which files "
+    "folders directories documents entries contents in inside under within hey ok okay "
+    "just where where's somewhere anywhere".split()
+)
 _CUES: dict[str, str] = {
     "exist": "exists", "exists": "exists", "existing": "exists", "have": "have", "has": "have",
     "got": "have", "there": "there", "there's": "there", "is": "be", "are": "be",
