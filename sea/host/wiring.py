@@ -86,7 +86,7 @@ class Wiring:
         )
         offer = RouterOffer(services.library, self._names)
         makers = builtin_tool_makers(store=services.store, persona_id=run.persona.id,
-                                     library=offer)
+                                     library=offer, workspace=self.workspace)
         makers.update(model_tool_makers(store=services.store, persona=run.persona,
                                         caller=caller, intent=config.llm.intent))
         plans = self._plans(run, sink)

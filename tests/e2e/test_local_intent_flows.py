@@ -69,17 +69,51 @@ def test_the_local_model_answers_a_file_question_from_a_tool_no_model_chose(
                                     library=PlaybookLibrary.bundled(), workspace=workspace,
                                     checkpoint_path=tmp_path / "checkpoints.sqlite"))
     try:
-        events = list(runtime.stream_pulse(PERSONA, "meta_intent", "Is there a notes/todo.md?"))
+        events = list(runtime.stream_pulse(  # a phrasing spot_file_question leaves to the intent
+            PERSONA, "meta_intent", "Is notes/todo.md around, by any chance?"))
     finally:
         runtime.close()
     calls = [e.record for e in events if isinstance(e, LLMCalled)]
     assert [(c.playbook, c.node, c.model) for c in calls] == [
         ("sub_intent", "analyze", "light"),
         ("sub_speak", "compose", "smollm2-135m-instruct")]  # nothing planned the tool call
-    (used,) = [e for e in events if isinstance(e, ToolCalled) and e.tool != "judge_intent"]
+    (used,) = [e for e in events if isinstance(e, ToolCalled)
+               and e.tool not in ("judge_intent", "spot_file_question")]
     assert (used.tool, used.args, used.result["exists"]) == (
         "file_exists", {"path": "notes/todo.md"}, True)
     speaker = calls[1]
     assert speaker.outcome == "ok" and isinstance(speaker.response, str) and speaker.response
     assert '"exists":true' in contents(speaker.messages)  # it spoke from the tool's result
+    store.close()
+
+
+def test_the_local_model_is_not_asked_before_answering_a_simple_file_question(
+    tmp_path: Path
+) -> None:
+    """With the bundled model alone (its intent would name many operations), a simple file
+    question in English or Japanese is still answered by the one call it asks, and the model
+    only speaks."""
+    from sea.chat.providers import resolve_model
+
+    workspace = tmp_path / "workspace"
+    (workspace / "notes").mkdir(parents=True)
+    (workspace / "notes" / "todo.md").write_text("- buy milk\n", "utf-8")
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(resolve_model("local")),
+                                    library=PlaybookLibrary.bundled(), workspace=workspace,
+                                    checkpoint_path=tmp_path / "checkpoints.sqlite"))
+    asked = {"Is there a notes/todo.md?": ("file_exists", {"path": "notes/todo.md"}),
+             "notesフォルダの中身を見せて": ("list_files", {"path": "notes"})}
+    try:
+        pulses = {text: list(runtime.stream_pulse(PERSONA, "meta_intent", text))
+                  for text in asked}
+    finally:
+        runtime.close()
+    for text, (tool, args) in asked.items():
+        calls = [e.record for e in pulses[text] if isinstance(e, LLMCalled)]
+        assert [(c.playbook, c.node) for c in calls] == [("sub_speak", "compose")], text
+        used = [e for e in pulses[text] if isinstance(e, ToolCalled)
+                and e.tool in ("file_exists", "list_files")]
+        assert [(e.tool, e.args) for e in used] == [(tool, args)], text
+        assert calls[0].outcome == "ok" and calls[0].response, text
     store.close()

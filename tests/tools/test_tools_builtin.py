@@ -67,9 +67,9 @@ def call(box: ToolBox, name: str, args: dict[str, Any], pulse_id: str | None = N
     return asyncio.run(box.invoke(name, args, playbook="pb", node="n", pulse_id=pulse_id))
 
 
-def test_the_five_builtin_tools_are_there(box: ToolBox) -> None:
+def test_the_six_builtin_tools_are_there(box: ToolBox) -> None:
     assert box.names() == ["list_available_playbooks", "memory_recent", "memory_search",
-                           "plan_memory", "rank_playbooks"]
+                           "plan_memory", "rank_playbooks", "spot_file_question"]
 
 
 def test_rank_playbooks_leaves_the_likeliest_for_the_model(box: ToolBox) -> None:

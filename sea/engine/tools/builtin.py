@@ -4,6 +4,10 @@
 * ``rank_playbooks``: the same playbooks ranked for a message by a lexical prior over their
   ``examples`` and descriptions (:mod:`sea.engine.tools.route_prior`): the few candidates a
   router's model should choose among, or the one choice when nothing is left to choose.
+* ``spot_file_question``: whether the user's message is a simple file question (is there a
+  file, what a folder holds) and the ``file_exists`` or ``list_files`` call that answers it,
+  by a structural rule over the message and the workspace's real paths
+  (:mod:`sea.engine.tools.file_prior`); never one without a workspace.
 * ``memory_search``: full-text search of the persona's memory; by default a natural-language
   query (``match="any"``: one word suffices, punctuation is ignored, rare words rank first),
   or with ``match="all"`` every word as written.
@@ -30,9 +34,11 @@ from langchain_core.tools import BaseTool
 from saimemory import Message, MessageStore
 from sea.engine.tools.box import ToolMaker
 from sea.engine.tools.engine_tool import engine_tool
+from sea.engine.tools.file_spotting import spot_file_question_tool
 from sea.engine.tools.plan_memory import plan_memory
 from sea.engine.tools.ranking import rank_playbooks_tool
 from sea.engine.tools.signatures import ARGUMENTS
+from sea.engine.tools.workspace import Workspace
 from sea.lang.models import Playbook
 
 
@@ -45,7 +51,8 @@ class PlaybookCatalog(Protocol):
 
 
 def builtin_tools(
-    *, store: MessageStore, persona_id: str, library: PlaybookCatalog
+    *, store: MessageStore, persona_id: str, library: PlaybookCatalog,
+    workspace: Workspace | None = None,
 ) -> list[BaseTool]:
     """The built-in tools for one persona.
 
@@ -53,18 +60,21 @@ def builtin_tools(
         store: The persona's message store.
         persona_id: Whose memory the memory tools read.
         library: Where ``list_available_playbooks`` finds router-callable playbooks.
+        workspace: The workspace whose paths ``spot_file_question`` matches (None: none).
     """
     return [make() for make in builtin_tool_makers(
-        store=store, persona_id=persona_id, library=library).values()]
+        store=store, persona_id=persona_id, library=library, workspace=workspace).values()]
 
 
 def builtin_tool_makers(
-    *, store: MessageStore, persona_id: str, library: PlaybookCatalog
+    *, store: MessageStore, persona_id: str, library: PlaybookCatalog,
+    workspace: Workspace | None = None,
 ) -> dict[str, ToolMaker]:
     """:func:`builtin_tools`, each made when first needed (for a :class:`ToolBox`)."""
     return {
         "list_available_playbooks": partial(_list_playbooks_tool, library),
         "rank_playbooks": partial(rank_playbooks_tool, library),
+        "spot_file_question": partial(spot_file_question_tool, workspace),
         "memory_search": partial(_memory_search_tool, store, persona_id),
         "memory_recent": partial(_memory_recent_tool, store, persona_id),
         "plan_memory": partial(_plan_memory_tool, store, persona_id),

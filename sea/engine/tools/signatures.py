@@ -54,9 +54,14 @@ class _RankArgs(BaseModel):
     )
 
 
+class _SpotArgs(BaseModel):
+    query: str = Field(description="The user's message (any language).")
+
+
 ARGUMENTS: dict[str, type[BaseModel]] = {
     "list_available_playbooks": _NoArgs,
     "rank_playbooks": _RankArgs,
+    "spot_file_question": _SpotArgs,
     "memory_search": _SearchArgs,
     "memory_recent": _RecentArgs,
     "plan_memory": _NoArgs,
