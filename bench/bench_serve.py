@@ -1,8 +1,8 @@
 """``sea serve`` against the in-process ``Runtime``, on the same pulses, in one run.
 
 The pulse: a one-node playbook (``chat``: an ``llm`` node that speaks and stores its reply)
-on the scripted model, its reply streamed in 12 chunks without delay, so what is measured
-is SEA, the server and the client, not a model. Both sides build their runtime from the
+on the scripted model, its reply streamed a word a chunk (16) without delay, so what is
+measured is SEA, the server and the client, not a model. Both sides build their runtime from the
 same ``sea serve`` options with the same builders (store, models, library, limits), each on
 a SQLite store of its own in a temporary directory.
 

@@ -2,8 +2,8 @@
 measures ``sea serve`` (issue 35: is its target within reach of a Python server?).
 
 The peer of the ``chat`` pulse is a hand-written LangGraph graph (``serve_peer_graph.py``):
-one node that asks a scripted chat model, which streams the same reply in the same chunks
-as SEA's scripted model, without delay, and returns the message.
+one node that asks a scripted chat model, which streams the same reply a chunk per word as
+SEA's scripted model does, without delay, and returns the message.
 
 * **In process**: ``graph.astream`` in this process, stream modes ``messages`` and
   ``values``, on an in-memory checkpointer; the first event is the first ``messages``

@@ -1,8 +1,9 @@
 """The peer of ``bench_serve.py``'s ``chat`` playbook, written by hand as one LangGraph graph.
 
 One node, ``reply``, asks a scripted chat model and returns its message; the model streams
-the bench's reply in the chunks SEA's scripted model streams it in (a chunk per word, then
-an empty last chunk), without delay. ``graph`` is what LangGraph's server loads (it adds its
+the bench's reply a chunk per word, as SEA's scripted model does, without delay (16 words;
+langchain-core adds an empty last chunk, which LangGraph streams too: 17 ``messages``
+events a run where ``sea serve`` sends 16). ``graph`` is what LangGraph's server loads (it adds its
 own checkpointer); ``compiled(checkpointer)`` is the same graph for a run in process.
 
 Imports LangGraph only: it runs in the peer's own virtualenv (``bench_serve_peer.py``).
@@ -43,7 +44,6 @@ class ScriptedReply(BaseChatModel):
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         for word in _WORD.findall(REPLY):
             yield ChatGenerationChunk(message=AIMessageChunk(content=word))
-        yield ChatGenerationChunk(message=AIMessageChunk(content="", chunk_position="last"))
 
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                        run_manager: AsyncCallbackManagerForLLMRun | None = None,
