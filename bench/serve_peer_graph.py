@@ -60,14 +60,15 @@ async def reply(state: MessagesState) -> dict[str, list[BaseMessage]]:
     return {"messages": [await MODEL.ainvoke(state["messages"])]}
 
 
-def builder() -> StateGraph:
+def builder() -> StateGraph[MessagesState]:
     graph = StateGraph(MessagesState)
     graph.add_node("reply", reply)
     graph.add_edge(START, "reply")
     return graph
 
 
-def compiled(checkpointer: BaseCheckpointSaver[Any] | None) -> CompiledStateGraph:
+def compiled(checkpointer: BaseCheckpointSaver[Any] | None
+             ) -> CompiledStateGraph[MessagesState, None, MessagesState, MessagesState]:
     return builder().compile(checkpointer=checkpointer, name="agent")
 
 

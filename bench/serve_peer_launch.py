@@ -43,7 +43,7 @@ def main() -> None:
         # imported here: the runtime reads its configuration from the environment
         # ``langgraph dev`` has set up by now
         from langgraph_runtime_inmem import ops
-        ops.asyncio = _Asyncio(poll_s)  # type: ignore[assignment]
+        ops.asyncio = _Asyncio(poll_s)  # type: ignore[attr-defined, unused-ignore]
         return serve(*args, **kwargs)
 
     uvicorn.run = run
