@@ -17,6 +17,12 @@ from tests.serve.test_agent_chat_ui import events_of
 
 
 @pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
+
+
+@pytest.fixture
 def http(server: Server) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as client:
         yield client
