@@ -1,11 +1,11 @@
 """Fixtures of the server tests: real ``sea serve`` processes.
 
-``server`` is one per test module. ``shared_server`` is one per test process, for the modules
-whose tests each make their own threads, run them to their end (or stop them and wait) and
-look only at those (``test_agent_chat_ui``, ``test_readme``, ``test_sdk_sync``,
-``test_v1_server``): such modules do not see each other. A module whose tests read the
-server's whole state (the personas listed, the metrics) or leave a run going keeps a
-server of its own.
+``server`` is one per test module. ``shared_server`` is one per test process, for the
+modules whose tests each make their own threads, run them to their end (or stop them and
+wait) and look only at those (``test_agent_chat_ui``, ``test_readme``, ``test_sdk_async``,
+``test_sdk_sync``, ``test_v1_server``): such modules do not see each other. A module whose
+tests read the server's whole state (the personas listed, the metrics) or leave a run going
+keeps a server of its own.
 """
 
 from __future__ import annotations
