@@ -1,4 +1,12 @@
-"""Fixtures of the server tests: one real ``sea serve`` process per test module."""
+"""Fixtures of the server tests: real ``sea serve`` processes.
+
+``server`` is one per test module. ``shared_server`` is one per test process, for the
+modules whose tests each make their own threads, run them to their end (or stop them and
+wait) and look only at those (``test_agent_chat_ui``, ``test_readme``, ``test_sdk_async``,
+``test_sdk_sync``, ``test_v1_server``): such modules do not see each other. A module whose
+tests read the server's whole state (the personas listed, the metrics) or leave a run going
+keeps a server of its own.
+"""
 
 from __future__ import annotations
 
@@ -13,5 +21,13 @@ from tests.serve.server import Server, start_server
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A ``sea serve`` on a free loopback port (scripted model, the test playbooks)."""
     running = start_server(tmp_path_factory.mktemp("serve"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The same as ``server``, started once for every module that uses it."""
+    running = start_server(tmp_path_factory.mktemp("serve-shared"))
     yield running
     running.stop()

@@ -17,6 +17,12 @@ from tests.serve.server import REPLY, Server
 
 
 @pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
+
+
+@pytest.fixture
 def http(server: Server) -> Any:
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=30) as client:
         yield client

@@ -7,7 +7,15 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.serve.server import REPLY, ROOT, Server
+
+
+@pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
 
 
 def test_the_readme_serving_example_runs(server: Server) -> None:

@@ -13,6 +13,12 @@ from langgraph_sdk.errors import ConflictError
 from tests.serve.server import LONG, REPLY, Server
 
 
+@pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
+
+
 def human(text: str) -> dict[str, Any]:
     return {"messages": [{"type": "human", "content": text}]}
 

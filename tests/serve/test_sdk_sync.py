@@ -14,6 +14,12 @@ from tests.serve.server import REPLY, Server
 
 
 @pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
+
+
+@pytest.fixture
 def client(server: Server) -> Any:
     return get_sync_client(url=server.url, api_key=server.token)
 

@@ -3,6 +3,8 @@ Network Access), the body limit and the time limit; every refusal in SEA's error
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -79,6 +81,31 @@ def test_a_reachable_address_needs_a_key(host: str) -> None:
         check_bind(host, has_keys=False)
     assert caught.value.code == "SEA870"
     check_bind(host, has_keys=True)
+
+
+def test_the_server_s_connections_send_without_waiting_for_acknowledgements() -> None:
+    """The listening socket says it is TCP, so asyncio turns Nagle's algorithm off on each
+    connection: a response's small writes are not held for the client's delayed
+    acknowledgement (about 40 ms a request)."""
+    from sea.cli.serve import _bind
+
+    async def nodelay_of_a_connection() -> int:
+        sock = _bind("127.0.0.1", 0)
+        found: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def accepted(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            connection = writer.get_extra_info("socket")
+            found.set_result(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        async with await asyncio.start_server(accepted, sock=sock):
+            _, client = await asyncio.open_connection(*sock.getsockname()[:2])
+            try:
+                return await asyncio.wait_for(found, 30)
+            finally:
+                client.close()
+
+    assert asyncio.run(nodelay_of_a_connection()) != 0
 
 
 @pytest.mark.parametrize(("header", "name"), [

@@ -5,6 +5,7 @@ finds them (``--evals``, the project's ``[eval] runs``, ``.sea/evals``)."""
 from __future__ import annotations
 
 import argparse
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +51,28 @@ def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     return EvalSea(root, capsys)
 
 
+@pytest.fixture(scope="module")
+def stored() -> dict[str, Runs]:
+    """The runs ``sea eval`` stored for the module's first test that needs them: they are
+    the same for every test, which reads a copy of its own (:func:`runs`)."""
+    return {}
+
+
 @pytest.fixture
-def runs(sea: EvalSea) -> Runs:
+def runs(sea: EvalSea, stored: dict[str, Runs]) -> Runs:
+    if "runs" not in stored:
+        stored["runs"] = _store_runs(sea)
+    made = stored["runs"]
+    origin = made.directory.parent
+    if origin == sea.root:
+        return made
+    for name in ("greet.jsonl", "chat.json", "memory.json"):
+        shutil.copyfile(origin / name, sea.root / name)
+    directory = shutil.copytree(made.directory, sea.root / "runs")
+    return Runs(directory, made.first, made.second, made.chat, made.memory)
+
+
+def _store_runs(sea: EvalSea) -> Runs:
     directory = sea.root / "runs"
     sets = sea.jsonl("greet.jsonl", CASES)
     chat, memory = sea.model(CHAT_SCRIPT, "chat.json"), sea.model(MEMORY_SCRIPT, "memory.json")

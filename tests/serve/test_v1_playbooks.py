@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
+from sea.cli import main
 from sea.lang.render import to_mermaid
 from tests.serve.server import ROOT
 from tests.serve.v1app import App, serving
@@ -81,15 +80,17 @@ def test_a_playbook_is_drawn_as_a_graph_and_as_sea_graph_mermaid(v1: App) -> Non
     assert str(v1.root) not in refused.text  # the name, not the server's path
 
 
-def test_a_posted_text_gets_the_diagnostics_sea_validate_gives(v1: App, tmp_path: Path) -> None:
+def test_a_posted_text_gets_the_diagnostics_sea_validate_gives(
+        v1: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     answer = v1.post("/v1/validate", json={"text": TYPO, "name": "typo.json"}).json()
     file = tmp_path / "typo.json"
     file.write_text(TYPO)
-    cli = subprocess.run([sys.executable, "-m", "sea", "validate", "--format", "json",
-                          "--no-cache", str(file)], capture_output=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=False)
-    expected = orjson.loads(cli.stdout)
-    assert cli.returncode == 1 and expected
+    monkeypatch.chdir(ROOT)  # `sea validate` in this process, as a shell in the repository runs it
+    capsys.readouterr()
+    code = main(["validate", "--format", "json", "--no-cache", str(file)])
+    expected = orjson.loads(capsys.readouterr().out)
+    assert code == 1 and expected
     assert [{k: d[k] for k in expected[0] if k != "file"} for d in answer["diagnostics"]] == \
         [{k: d[k] for k in d if k != "file"} for d in expected]
     assert answer["ok"] is False and answer["errors"] == len(expected)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +10,16 @@ import orjson
 import pytest
 
 from saimemory.sqlite import SQLiteStore
+from sea.cli import main
 from sea.engine.plans import PlanService
 from tests.serve.server import REPLY, ROOT, Server, start_server
 from tests.serve.test_agent_chat_ui import events_of
+
+
+@pytest.fixture
+def server(shared_server: Server) -> Server:
+    """The server this test process shares with the modules like this one (conftest)."""
+    return shared_server
 
 
 @pytest.fixture
@@ -23,15 +28,16 @@ def http(server: Server) -> Iterator[httpx.Client]:
         yield client
 
 
-def test_playbooks_are_listed_drawn_and_checked(http: httpx.Client, server: Server) -> None:
+def test_playbooks_are_listed_drawn_and_checked(
+        http: httpx.Client, server: Server, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     items = {p["name"]: p for p in http.get("/v1/playbooks").json()["items"]}
     assert items["chat"]["source"] == "dir" and items["meta_user"]["source"] == "bundled"
     mermaid = http.get("/v1/playbooks/asking/graph", params={"format": "mermaid"}).text
-    cli = subprocess.run([sys.executable, "-m", "sea", "graph", "asking", "--dir",
-                          str(server.root / "books")], capture_output=True, text=True,
-                         cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                         check=True)
-    assert mermaid == cli.stdout
+    monkeypatch.chdir(ROOT)  # `sea graph` in this process, as a shell in the repository runs it
+    capsys.readouterr()
+    assert main(["graph", "asking", "--dir", str(server.root / "books")]) == 0
+    assert mermaid == capsys.readouterr().out
     graph = http.get("/v1/playbooks/asking/graph").json()
     assert {(e["source"], e["kind"]) for e in graph["edges"]} >= {("look", "next"),
                                                                   ("look", "error")}

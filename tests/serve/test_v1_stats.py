@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
 from saimemory.base import DEFAULT_BUDGET
+from sea.cli import main
 from sea.serve.eventlog import MemoryEventLog
 from sea.trace.format import Trace
 from sea.trace.replay import areplay
@@ -38,27 +37,39 @@ def pulse(app: App, persona: str, key: str) -> str:
     return pulse_id
 
 
-def sea_stats(app: App, *words: str) -> object:
-    done = subprocess.run([sys.executable, "-m", "sea", "stats", "--json", "--db",
-                           str(app.root / "memory.sqlite"), *words], capture_output=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                                         "SEA_HOME": str(app.root / "home")}, check=True)
-    return orjson.loads(done.stdout)
+@pytest.fixture
+def sea_stats(v1: App, monkeypatch: pytest.MonkeyPatch,
+              capsys: pytest.CaptureFixture[str]) -> Callable[..., object]:
+    """``sea stats --json --db`` the app's store ``WORDS``, in this process (as it runs in a
+    shell: no project, no ``SEA_*`` setting but the data directory)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("SEA_DB", raising=False)
+    monkeypatch.setenv("SEA_HOME", str(v1.root / "home"))
+
+    def run(*words: str) -> object:
+        capsys.readouterr()
+        code = main(["stats", "--json", "--db", str(v1.root / "memory.sqlite"), *words])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        return orjson.loads(out)
+
+    return run
 
 
-def test_stats_are_sea_stats_json_of_the_keys_personas(v1: App) -> None:
+def test_stats_are_sea_stats_json_of_the_keys_personas(
+        v1: App, sea_stats: Callable[..., object]) -> None:
     pulse(v1, "aoi", "k-admin")
     pulse(v1, "aoi", "k-admin")
     pulse(v1, "zed", "k-globex")
     mine = v1.get("/v1/stats", "k-read").json()
-    assert mine == sea_stats(v1, "--persona", "aoi")  # zed's call is another tenant's
+    assert mine == sea_stats("--persona", "aoi")  # zed's call is another tenant's
     assert mine["calls"] == 2 and mine["by_node"][0]["key"] == "chat.reply"
     assert v1.get("/v1/stats", params={"persona": "aoi"}).json() == mine
     advised = v1.get("/v1/stats", "k-read", params={"advise": "true"}).json()
-    assert advised == sea_stats(v1, "--persona", "aoi", "--advise")
+    assert advised == sea_stats("--persona", "aoi", "--advise")
     assert advised["advice"] == [] and "advice" not in mine
     theirs = v1.get("/v1/stats", "k-globex").json()
-    assert theirs == sea_stats(v1, "--persona", "zed") and theirs["calls"] == 1
+    assert theirs == sea_stats("--persona", "zed") and theirs["calls"] == 1
     assert v1.get("/v1/stats", params={"since": "1h"}).json() == mine
     later = v1.get("/v1/stats", params={"since": "2999-01-01T00:00:00+00:00"}).json()
     assert later["calls"] == 0
