@@ -1,4 +1,8 @@
 # The project's two commands (see README): `make demo` and `make test`.
+# Python may keep compiled modules (and pytest its rewritten test modules) in __pycache__ even
+# where the shell asks it not to: every `sea` process a test starts, and every pytest worker,
+# would compile the whole package again otherwise.
+unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
