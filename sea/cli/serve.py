@@ -139,12 +139,13 @@ async def _serve(args: argparse.Namespace) -> int:
                                  name, persona)
             app = _app(args, ctx, auth, guards, tools, evals)
             sock = _bind(args.host, args.port)
-            _announce(args, sock.getsockname()[1], token)
             _log_to_stderr(args.access_log)
             config = uvicorn.Config(app, log_level="warning", lifespan="on",
                                     timeout_graceful_shutdown=5)
             drain = Drain(ctx.hub, app.state.ops, args.grace)
-            await DrainingServer(config, drain).serve(sockets=[sock])
+            port = sock.getsockname()[1]
+            await DrainingServer(config, drain, lambda: _announce(args, port, token)).serve(
+                sockets=[sock])
         finally:
             setup.flush_telemetry()  # --otel: what the exporter still holds
             db.close()

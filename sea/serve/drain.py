@@ -105,11 +105,21 @@ class DrainingServer(uvicorn.Server):
     Args:
         config: uvicorn's configuration.
         drain: The drain to run.
+        on_started: Called once the server listens with its signal handlers in place (where
+            ``sea serve`` says it listens: a SIGTERM sent on that line is a drain, not a kill).
     """
 
-    def __init__(self, config: uvicorn.Config, drain: Drain) -> None:
+    def __init__(self, config: uvicorn.Config, drain: Drain,
+                 on_started: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self.drain = drain
+        self.on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start as uvicorn does, then tell :attr:`on_started`."""
+        await super().startup(sockets)
+        if self.on_started is not None and not self.should_exit:
+            self.on_started()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """A first SIGTERM asks for the drain (and is not raised again at the end)."""

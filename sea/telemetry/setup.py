@@ -12,6 +12,7 @@ module reads the few that choose what is made: ``OTEL_SDK_DISABLED``,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -102,7 +103,8 @@ def _tracer_provider(resource: Any, exporter: str, endpoint: str | None) -> Any:
                           "OTLPSpanExporter")
         provider.add_span_processor(BatchSpanProcessor(_otlp(endpoint=endpoint)))
     elif exporter == "console":
-        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        # the stdout of now: the exporter's default is the one of when the SDK was imported
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stdout)))
     return provider
 
 
@@ -119,7 +121,7 @@ def _meter_provider(resource: Any, exporter: str, endpoint: str | None) -> Any:
                           "OTLPMetricExporter")
         readers.append(PeriodicExportingMetricReader(_otlp(endpoint=endpoint)))
     elif exporter == "console":
-        readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
+        readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter(out=sys.stdout)))
     return MeterProvider(resource=resource, metric_readers=readers)
 
 

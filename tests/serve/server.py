@@ -72,12 +72,10 @@ class Server:
                 self.process.wait(5)
 
 
-def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) -> Server:
-    """Start ``sea serve`` on a free port with its files in ``root``.
-
-    Raises:
-        RuntimeError: it did not say where it listens within 60 seconds.
-    """
+def serve_command(root: Path, *extra: str, script: dict[str, Any] | None = None
+                  ) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a ``sea serve`` on a free port with its files (the
+    test playbooks, the scripted model's answers) in ``root``."""
     books = root / "books"
     books.mkdir(parents=True, exist_ok=True)
     for playbook in (CHAT, SLOW, ASKING):
@@ -94,6 +92,16 @@ def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) 
                "--db", str(root / "memory.sqlite"), "--model", f"scripted:{root / 'script.json'}",
                "chat", "--playbooks", str(books),
                "--ask-before", "memory_recent", "--token-file", str(root / "token"), *extra]
+    return command, env
+
+
+def start_server(root: Path, *extra: str, script: dict[str, Any] | None = None) -> Server:
+    """Start ``sea serve`` on a free port with its files in ``root``.
+
+    Raises:
+        RuntimeError: it did not say where it listens within 60 seconds.
+    """
+    command, env = serve_command(root, *extra, script=script)
     with open(root / "server.log", "wb") as log:  # the process keeps its own copy
         process = subprocess.Popen(command, cwd=root, env=env, stdout=log,
                                    stderr=subprocess.STDOUT)

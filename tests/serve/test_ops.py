@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import httpx
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.server import LONG, REPLY, Server, start_server
+from tests.serve.server import LONG, REPLY, Server, serve_command, start_server
 from tests.serve.test_agent_chat_ui import events_of
 
 
@@ -353,3 +354,31 @@ def test_the_server_tables_take_turns_with_the_sqlite_store_in_process(tmp_path:
     finally:
         db.close()
         store.close()
+
+
+
+def test_a_sigterm_as_soon_as_it_says_it_listens_is_a_drain(tmp_path: Path) -> None:
+    """The server says it listens once its signal handlers are in place: a SIGTERM sent the
+    moment that line is read drains and exits 0 (it was a plain kill, -15, while uvicorn was
+    still starting)."""
+    for attempt in range(3):
+        root = tmp_path / str(attempt)
+        root.mkdir()
+        command, env = serve_command(root)
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stderr is not None
+            said = ""
+            while "listening on" not in said:
+                line = process.stderr.readline()
+                assert line, f"sea serve ended before it listened: {said}"
+                said += line
+            process.send_signal(signal.SIGTERM)
+            rest = process.stderr.read()
+            assert process.wait(30) == 0, said + rest
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert "Traceback" not in said + rest

@@ -3,6 +3,8 @@ can make there: a clear SeaError with a stable code, never a traceback."""
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,23 @@ def test_the_endpoint_and_service_name_come_from_the_environ_given() -> None:
     [processor] = provider._active_span_processor._span_processors
     assert processor.span_exporter._endpoint == "http://127.0.0.1:9/v1/traces"
     telemetry.shutdown()
+
+
+
+def test_the_console_exporter_writes_to_the_stdout_of_when_it_is_made(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's console exporter defaults to the ``sys.stdout`` of when the SDK was
+    imported: a host (or a test) that replaced stdout since would lose the spans."""
+    import opentelemetry.sdk.trace.export  # noqa: F401  (imported before stdout changes)
+
+    now = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", now)
+    telemetry = from_environment({"OTEL_TRACES_EXPORTER": "console",
+                                  "OTEL_METRICS_EXPORTER": "none"})
+    assert telemetry is not None
+    telemetry.tracer_provider.get_tracer("test").start_span("a.span").end()
+    telemetry.shutdown()
+    assert '"name": "a.span"' in now.getvalue()
 
 
 def test_a_bad_bound_or_telemetry_object_is_a_usage_error(store: Any) -> None:
