@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import StructuredTool
 
-from saimemory import Persona
+from saimemory import MessageStore, Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import Event
@@ -59,17 +59,25 @@ class Gate:
         return "held"
 
 
-def _runtime(store: SQLiteStore, tmp_path: Path, gate: Gate, **config: Any) -> Runtime:
+def gated_runtime(store: MessageStore, tmp_path: Path, gate: Gate, replies: list[str],
+                  checkpoint_path: Path | str, **config: Any) -> Runtime:
+    """A runtime whose playbooks are ``AUTO`` (its tool holds at ``gate``) and ``CHAT`` (the
+    scripted model answers it with ``replies``), checkpointing to ``checkpoint_path``."""
     books = tmp_path / "books"
     books.mkdir(exist_ok=True)
     for document in (AUTO, CHAT):
         (books / f"{document['name']}.json").write_text(json.dumps(document), encoding="utf-8")
     tool = StructuredTool.from_function(coroutine=gate.hold, name="hold",
                                         description="Hold until released.")
-    model = ScriptedChatModel(responses={"chat_now.reply": ["Hello there.", "Hi again."]})
+    model = ScriptedChatModel(responses={"chat_now.reply": replies})
     return Runtime(RuntimeConfig(store, ModelSet.single(model), tools=[tool],
                                  library=PlaybookLibrary.bundled([books]),
-                                 checkpoint_path=tmp_path / "checkpoints.sqlite", **config))
+                                 checkpoint_path=checkpoint_path, **config))
+
+
+def _runtime(store: SQLiteStore, tmp_path: Path, gate: Gate, **config: Any) -> Runtime:
+    return gated_runtime(store, tmp_path, gate, ["Hello there.", "Hi again."],
+                         tmp_path / "checkpoints.sqlite", **config)
 
 
 async def _preempt(runtime: Runtime, gate: Gate) -> tuple[Any, Any, list[tuple[str, Event]]]:

@@ -12,19 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.tools import StructuredTool
 
 from saimemory import Persona
-from sea.chat.scripted import ScriptedChatModel
 from sea.errors import UsageError
-from sea.host.config import RuntimeConfig
-from sea.host.runtime import Runtime
-from sea.lang.library import PlaybookLibrary
-from sea.llm.models import ModelSet
 from sea.queue import PulseQueue, Worker, WorkerOptions
 from tests.trace.conftest import Sea
 from tests.workers.conftest import DSN
-from tests.workers.test_preemption import AUTO, CHAT, Gate
+from tests.workers.test_preemption import Gate, gated_runtime
 
 AOI = Persona("aoi", "Aoi", "You are Aoi.")
 FAST = WorkerOptions(concurrency=2, attempts=2, stall_timeout=2, heartbeat=0.5,
@@ -92,18 +86,10 @@ async def _with_worker(dsn: str, tmp_path: Path, gate: Gate, work: Work,
     ``start`` False, ``work`` gets a function that starts it)."""
     from saimemory.postgres import PostgresStore
 
-    books = tmp_path / "books"
-    books.mkdir(exist_ok=True)
-    for document in (AUTO, CHAT):
-        (books / f"{document['name']}.json").write_text(json.dumps(document), encoding="utf-8")
-    tool = StructuredTool.from_function(coroutine=gate.hold, name="hold",
-                                        description="Hold until released.")
-    replies = ["Hello there.", "Hi again.", "Still here.", "Yes?"]
     store = PostgresStore(dsn)
-    runtime = Runtime(RuntimeConfig(
-        store, ModelSet.single(ScriptedChatModel(responses={"chat_now.reply": replies})),
-        tools=[tool], library=PlaybookLibrary.bundled([books]), checkpoint_path=dsn,
-        keep_checkpoints=True, **config))
+    runtime = gated_runtime(store, tmp_path, gate,
+                            ["Hello there.", "Hi again.", "Still here.", "Yes?"], dsn,
+                            keep_checkpoints=True, **config)
     try:
         async with PulseQueue(dsn) as queue:
             worker = Worker(queue, runtime, FAST, report=report, watch=watch)
@@ -177,16 +163,24 @@ async def _preempt(queue: PulseQueue, gate: Gate, report: Reports,
     return await _until(queue, auto, *ended), user_done
 
 
+
+def _preempted_on_a_worker(dsn: str, tmp_path: Path, **config: Any
+                           ) -> tuple[Any, Any, CountingGate, Reports, Attempts]:
+    """A scheduled pulse preempted by a user's on a worker (:func:`_preempt`), both to
+    their end; the gate, the worker's report and what a follower saw."""
+    gate, report, watch = CountingGate(), Reports("asked to stop"), Attempts()
+    auto, user = asyncio.run(_with_worker(
+        dsn, tmp_path, gate,
+        lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report,
+        watch=watch, **config))
+    return auto, user, gate, report, watch
+
 @pytest.mark.postgres
 @postgres
 def test_a_user_pulse_preempts_a_running_scheduled_one_which_then_goes_on(
     queue_dsn: str, tmp_path: Path
 ) -> None:
-    gate, report, watch = CountingGate(), Reports("asked to stop"), Attempts()
-    auto, user = asyncio.run(_with_worker(
-        queue_dsn, tmp_path, gate,
-        lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report,
-        watch=watch))
+    auto, user, gate, report, watch = _preempted_on_a_worker(queue_dsn, tmp_path)
     assert user.status == "done", user.error
     # a server following it sees the stop as no end; its next attempt ends it
     assert watch.ends == [(auto.id, 1, "error", False), (user.id, 1, "ok", True),
@@ -209,11 +203,8 @@ def test_a_user_pulse_preempts_a_running_scheduled_one_which_then_goes_on(
 def test_the_worker_may_drop_the_preempted_pulse(
     queue_dsn: str, tmp_path: Path
 ) -> None:
-    gate, report, watch = CountingGate(), Reports("asked to stop"), Attempts()
-    auto, user = asyncio.run(_with_worker(
-        queue_dsn, tmp_path, gate,
-        lambda queue: _preempt(queue, gate, report, ("done", "failed", "dropped")), report,
-        watch=watch, when_preempted="drop"))
+    auto, user, _, _, watch = _preempted_on_a_worker(queue_dsn, tmp_path,
+                                                    when_preempted="drop")
     assert user.status == "done", user.error
     assert watch.ends[0] == (auto.id, 1, "error", True)  # its end, for a server too
     assert auto.status == "dropped" and auto.ended_at is not None
