@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.project.conftest import Sea, clean_environment
+from tests.project.conftest import Sea, sea_in
 from tests.trace.conftest import Outcome
 
 MEMORY_SCRIPT = {"responses": {
@@ -76,8 +76,4 @@ def checks(run: dict[str, Any], case: str, repeat: int = 0) -> dict[str, list[An
 def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> EvalSea:
     """``sea`` run in ``tmp_path / "work"``, the data directory (and runs) in ``home``."""
-    root = tmp_path / "work"
-    root.mkdir()
-    clean_environment(monkeypatch, tmp_path / "home")
-    monkeypatch.chdir(root)
-    return EvalSea(root, capsys)
+    return sea_in(EvalSea, tmp_path, monkeypatch, capsys)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import pytest
@@ -56,12 +56,22 @@ class Sea(TraceSea):
         return path
 
 
-@pytest.fixture
-def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> Sea:
-    """``sea`` run in ``tmp_path / "work"``, the data directory in ``tmp_path / "home"``."""
+S = TypeVar("S", bound=Sea)
+
+
+def sea_in(kind: type[S], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+           capsys: pytest.CaptureFixture[str]) -> S:
+    """A ``kind`` of ``sea`` run in ``tmp_path / "work"`` (the current directory), the data
+    directory in ``tmp_path / "home"``, no ``SEA_*`` setting from the shell."""
     root = tmp_path / "work"
     root.mkdir()
     clean_environment(monkeypatch, tmp_path / "home")
     monkeypatch.chdir(root)
-    return Sea(root, capsys)
+    return kind(root, capsys)
+
+
+@pytest.fixture
+def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> Sea:
+    """``sea`` run in ``tmp_path / "work"``, the data directory in ``tmp_path / "home"``."""
+    return sea_in(Sea, tmp_path, monkeypatch, capsys)

@@ -16,7 +16,7 @@ import pytest
 from sea.cli.serve import evals_directory
 from sea.errors import UsageError
 from tests.eval.conftest import CHAT_SCRIPT, DOG, MEMORY_SCRIPT, EvalSea
-from tests.project.conftest import clean_environment
+from tests.project.conftest import sea_in
 from tests.serve.v1app import App, serving
 
 CASES = [
@@ -44,11 +44,7 @@ class Runs:
 @pytest.fixture
 def sea(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> EvalSea:
-    root = tmp_path / "work"
-    root.mkdir()
-    clean_environment(monkeypatch, tmp_path / "home")
-    monkeypatch.chdir(root)
-    return EvalSea(root, capsys)
+    return sea_in(EvalSea, tmp_path, monkeypatch, capsys)
 
 
 @pytest.fixture(scope="module")
