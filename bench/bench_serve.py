@@ -479,12 +479,17 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="run the server under pyinstrument (its report is kept)")
     parser.add_argument("--keep", metavar="DIR", help="keep the files in DIR")
-    args = parser.parse_args()
+    run_in_workdir(bench, parser.parse_args())
+
+
+def run_in_workdir(run: Callable[[argparse.Namespace, Path], Awaitable[int]],
+                   args: argparse.Namespace) -> None:
+    """Exit with what ``run`` returns, its files in ``--keep`` (kept) or a temporary one."""
     if args.keep:
         Path(args.keep).mkdir(parents=True, exist_ok=True)
-        raise SystemExit(asyncio.run(bench(args, Path(args.keep))))
+        raise SystemExit(asyncio.run(run(args, Path(args.keep))))
     with tempfile.TemporaryDirectory() as tmp:
-        raise SystemExit(asyncio.run(bench(args, Path(tmp))))
+        raise SystemExit(asyncio.run(run(args, Path(tmp))))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -197,11 +196,9 @@ def main() -> None:
     if Path(sys.prefix).resolve() != venv.resolve():  # run again under the peer's Python
         python = str(venv / "bin" / "python")
         os.execv(python, [python, str(Path(__file__).resolve()), *sys.argv[1:]])
-    if args.keep:
-        Path(args.keep).mkdir(parents=True, exist_ok=True)
-        raise SystemExit(asyncio.run(bench(args, Path(args.keep))))
-    with tempfile.TemporaryDirectory() as tmp:
-        raise SystemExit(asyncio.run(bench(args, Path(tmp))))
+    from bench_serve import run_in_workdir
+
+    run_in_workdir(bench, args)
 
 
 if __name__ == "__main__":
