@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from time import monotonic
-from typing import Literal
+from typing import Any, Literal, cast
 
 from saimemory.base import MessageStore
 from saimemory.locks import PersonaLock
@@ -71,6 +71,12 @@ def priority_rank(priority: object) -> int:
                          f"{priority!r}", code=BAD_PRIORITY)
     return PRIORITIES[priority]
 
+
+
+def priority_of(text: Any, otherwise: Priority = "user") -> Priority:
+    """A stored priority (a queue's row, a server's run record); one a hand edit broke, or
+    none, reads as ``otherwise``: the row still shows and runs."""
+    return cast(Priority, text) if isinstance(text, str) and text in PRIORITIES else otherwise
 
 @dataclass(frozen=True, slots=True)
 class BusyPolicy:

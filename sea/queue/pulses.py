@@ -26,7 +26,7 @@ from typing import Any
 
 from saimemory.records import Persona
 from sea.errors import UsageError
-from sea.host.turns import PRIORITIES, Priority, priority_rank
+from sea.host.turns import PRIORITIES, Priority, priority_of, priority_rank
 from sea.queue.db import NO_QUEUE, QueueDsn, installed, prepare, require_procrastinate
 from sea.queue.records import (
     IntervalBounds,
@@ -36,7 +36,6 @@ from sea.queue.records import (
     job_priority,
     persona_json,
     persona_of,
-    priority_of,
     storable,
 )
 

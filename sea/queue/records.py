@@ -6,11 +6,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from saimemory.records import Persona
 from sea.errors import UsageError
-from sea.host.turns import PRIORITIES, Priority
+from sea.host.turns import Priority
 from sea.jsontypes import nul_pointer
 
 PulseStatus = Literal["queued", "running", "preempted", "waiting", "done", "failed", "dropped"]
@@ -284,12 +284,6 @@ def job_priority(rank: int, *, going_on: bool = False) -> int:
     outranks a running pulse of ``rank`` when its priority is at least
     ``job_priority(rank + 1)``."""
     return 2 * rank + int(going_on)
-
-
-def priority_of(text: Any, otherwise: Priority = "user") -> Priority:
-    """A row's priority (one a hand edit broke reads as ``otherwise``: the row still
-    shows and runs)."""
-    return cast(Priority, text) if isinstance(text, str) and text in PRIORITIES else otherwise
 
 
 def persona_json(persona: Persona) -> dict[str, str]:

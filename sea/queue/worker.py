@@ -43,13 +43,14 @@ from typing import Any
 from sea.errors import PulseCancelled, PulseLost, UsageError
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
+from sea.host.turns import priority_of
 from sea.queue.options import WorkerOptions
 from sea.queue.outcomes import guarded as _guarded
 from sea.queue.outcomes import json_safe as _json
 from sea.queue.outcomes import summary as _summary
 from sea.queue.preempt import Preemptions, preempted
 from sea.queue.pulses import NEXT_AT, PULSE_TASK, RESUME_TASK, PulseQueue
-from sea.queue.records import TO_RUN, PulseRecord, due_run, persona_of, priority_of
+from sea.queue.records import TO_RUN, PulseRecord, due_run, persona_of
 from sea.queue.watch import PulseWatch, Watcher
 from sea.telemetry.context import attached
 
@@ -476,9 +477,8 @@ class Worker:
                         "UPDATE sea_schedules SET next_at = %s, skipped = skipped + 1 "
                         "WHERE id = %s", [following, sid])
                     continue
-                pid = await self.queue.submit(persona, playbook, text, schedule_id=sid,
-                                              priority=priority_of(priority, "scheduled"),
-                                              conn=conn)
+                pid = await self.queue.submit(persona, playbook, text, schedule_id=sid, conn=conn,
+                                              priority=priority_of(priority, "scheduled"))
                 await conn.execute(
                     "UPDATE sea_schedules SET next_at = %s, last_pulse = %s, runs = runs + 1 "
                     "WHERE id = %s", [following, pid, sid])

@@ -30,7 +30,7 @@ from saimemory.records import Persona
 from sea.engine.events import Event
 from sea.errors import InvalidRequest, NotInterrupted, RunConflict
 from sea.host.runtime import Runtime
-from sea.host.turns import PRIORITIES, Priority
+from sea.host.turns import PRIORITIES, Priority, priority_of
 from sea.serve.eventlog import EventLog
 from sea.serve.records import PersonaRow, Records, RunRow, ThreadRow
 from sea.serve.thread_state import interrupt_of, messages_of, replies_by_node
@@ -161,7 +161,7 @@ class RunHub:
                                  "enqueue or interrupt")
         rank = PRIORITIES[priority]  # runs of lower priority stop for it: they are no bar
         busy = [run for run in await self._busy(persona)
-                if PRIORITIES.get(str(run.kwargs.get("priority")), PRIORITIES["user"]) >= rank]
+                if PRIORITIES[priority_of(run.kwargs.get("priority"))] >= rank]
         if not busy or strategy == "enqueue":
             return
         if strategy == "reject":
