@@ -77,6 +77,17 @@ def _load(directory: Path, run_id: str, what: str = "run") -> dict[str, Any]:
                        code=exc.code) from None
 
 
+
+def _summaries(directory: Path) -> list[dict[str, Any]]:
+    """The newest runs' summaries (a file that is not a run: its id and error)."""
+    items: list[dict[str, Any]] = []
+    for run_id in list(reversed(stored_runs(directory)))[:MAX_RUNS]:
+        try:
+            items.append(summary(run_id, read_run(directory / f"{run_id}.json")))
+        except UsageError as exc:
+            items.append({"id": run_id, "error": {"code": exc.code, "message": exc.message}})
+    return items
+
 @router.get("/evals")
 async def list_runs(ctx: Ctx, options: Options, principal: Reader) -> dict[str, Any]:
     """The stored runs, newest first: each one's time, sets, repeat, and per model its pass
@@ -84,16 +95,7 @@ async def list_runs(ctx: Ctx, options: Options, principal: Reader) -> dict[str, 
     listed with its error."""
     if options.evals is None:
         return {"items": [], "note": NO_DIRECTORY}
-    directory = options.evals
-    ids = list(reversed(stored_runs(directory)))[:MAX_RUNS]
-    items: list[dict[str, Any]] = []
-    for run_id in ids:
-        try:
-            run = await ctx.call(read_run, directory / f"{run_id}.json")
-        except UsageError as exc:
-            items.append({"id": run_id, "error": {"code": exc.code, "message": exc.message}})
-            continue
-        items.append(summary(run_id, run))
+    items = await ctx.call(_summaries, options.evals)  # the files, read off the event loop
     note = None if items else ("no run is stored yet: sea eval SET stores each run in the "
                                "server's eval runs directory (sea eval --runs DIR, the same "
                                "DIR as sea serve --evals)")
