@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sea.engine.tools.file_prior import Kind, spot
+from sea.engine.tools.file_prior import Kind, may_ask, spot
 from sea.engine.tools.file_spotting import spot_file_question_tool
 from sea.engine.tools.workspace import Workspace
 
@@ -61,6 +61,13 @@ def spotted(text: str, names: list[str] = NAMES) -> tuple[str, str] | None:
 ])
 def test_simple_file_questions_are_spotted(text: str, expected: tuple[str, str]) -> None:
     assert spotted(text) == expected
+    assert may_ask(text)  # so the tool lists the workspace for it
+
+
+@pytest.mark.parametrize("text", ["How are you feeling today?", "今日はいい天気ですね",
+                                  "Thanks, see you tomorrow!"])
+def test_chat_without_a_file_questions_cue_needs_no_listing(text: str) -> None:
+    assert not may_ask(text)
 
 
 @pytest.mark.parametrize("text", [

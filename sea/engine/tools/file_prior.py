@@ -80,6 +80,11 @@ _JA: dict[str, str] = {
                      "全て", "私の", "僕の", "俺の", "ワークスペース", "確認", "名前"], ""),
 }
 _JA_ORDER = sorted(_JA, key=len, reverse=True)
+_NEEDED = frozenset({"exists", "have", "there", "list", "files", "ja_files", "what", "what_be"})
+"""The cues one of which every simple file question has (each branch of :func:`spot` asks
+for one)."""
+_NEEDED_EN = tuple(word for word, cue in _CUES.items() if cue in _NEEDED)
+_NEEDED_JA = tuple(phrase for phrase, cue in _JA.items() if cue in _NEEDED)
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _EDGE = r"A-Za-z0-9_\-"
 _TYPED = re.compile(rf"(?<![{_EDGE}./~])([~/]?[{_EDGE}.]+(?:/[{_EDGE}.]+)*/?)")
@@ -150,6 +155,17 @@ def spot(
         return Spotted("exists", target.path, "asks whether a path is there")
     return None
 
+
+
+def may_ask(text: str) -> bool:
+    """False when ``text`` cannot be a simple file question whatever the workspace holds:
+    none of the cues :func:`spot` needs is in it (so the workspace need not be listed).
+    What is left of a message once its paths are taken out is made of its own words, so
+    a cue there is a cue here."""
+    text = unicodedata.normalize("NFKC", text)
+    folded = text.casefold().replace("\u2019", "'")
+    return any(phrase in text for phrase in _NEEDED_JA) or any(
+        word in folded for word in _NEEDED_EN)
 
 def real_names(entries: Iterable[tuple[str, str]]) -> list[str]:
     """The paths of ``entries`` (``(path, type)`` as ``list_files`` gives them) that a

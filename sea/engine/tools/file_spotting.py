@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 
 from sea.engine.tools.beneath import WorkspaceError
 from sea.engine.tools.engine_tool import engine_tool
-from sea.engine.tools.file_prior import Kind, real_names, spot
+from sea.engine.tools.file_prior import Kind, may_ask, real_names, spot
 from sea.engine.tools.signatures import ARGUMENTS
 from sea.engine.tools.workspace import Workspace
 
@@ -35,6 +35,8 @@ def spot_file_question_tool(workspace: Workspace | None) -> BaseTool:
     def run(query: str) -> dict[str, Any]:
         if workspace is None:
             return _answer(None, "no workspace")
+        if not may_ask(query):  # chat: the workspace is not listed for it
+            return _answer(None, "not a simple file question")
         try:
             found = spot(query, _names(workspace), lambda path: _kind(workspace, path))
         except _Refused as exc:
