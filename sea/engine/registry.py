@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from sea.engine.pulse import Frame
 from sea.engine.state import PlaybookState, Update
@@ -45,6 +45,9 @@ class NodeKind(ABC, Generic[M]):
     """
 
     pure: ClassVar[bool] = False
+    one_call: ClassVar[Literal["model", "tool"] | None] = None
+    """Each of its nodes makes one call of this kind (a model's, a tool's), which is what
+    the node is for: a trace shows the node and its call as one span."""
 
     @property
     @abstractmethod
@@ -152,6 +155,15 @@ class Registry:
     def types(self) -> list[str]:
         """The registered node type names, sorted."""
         return sorted(self._kinds)
+
+    def span_shapes(self) -> dict[str, str]:
+        """How a trace shows the nodes of each type that is not a plain span: ``event``
+        (:attr:`~NodeKind.pure`: an event of its playbook call's span), ``model`` or
+        ``tool`` (:attr:`~NodeKind.one_call`: one span with its call)."""
+        shapes: dict[str, str] = {
+            name: kind.one_call for name, kind in self._kinds.items() if kind.one_call}
+        shapes.update({name: "event" for name, kind in self._kinds.items() if kind.pure})
+        return shapes
 
     def node_types(self) -> NodeTypes:
         """The vocabulary of the registered types, for loading and checking playbooks."""

@@ -105,7 +105,8 @@ class Driver:
         telemetry = self.config.telemetry
         if telemetry is not None:  # the drive's spans: its root span starts now
             with suppress(Exception):  # a provider that fails leaves the pulse untraced
-                run.trace = telemetry.pulse(run.pulse_id, run.mode)
+                run.trace = telemetry.pulse(run.pulse_id, run.mode,
+                                            shapes=self.config.registry.span_shapes())
                 run.traceparent = run.trace.traceparent
                 sink = run.trace.watch(sink)
         log = CallLog(self.services.store)

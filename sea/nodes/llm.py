@@ -160,6 +160,7 @@ class LLMKind(NodeKind[LLMNode]):
     """Runs ``llm`` nodes."""
 
     model = LLMNode
+    one_call = "model"
 
     def waits(self, node: LLMNode) -> Waits:
         """Never asks a person (a tool it chooses is called by a ``tool_call`` node)."""

@@ -54,6 +54,7 @@ class ToolKind(NodeKind[ToolNode]):
     """Runs ``tool`` nodes."""
 
     model = ToolNode
+    one_call = "tool"
 
     def waits(self, node: ToolNode) -> Waits:
         """Asks when the policy asks about its tool or gates it."""

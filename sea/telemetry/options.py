@@ -7,7 +7,7 @@ Nothing here imports OpenTelemetry: a :class:`Telemetry` is made cheaply by a ho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from threading import Lock
 from typing import TYPE_CHECKING, Any
@@ -67,13 +67,18 @@ class Telemetry:
         self._tracer: Any = None
         self._personas: set[str] = set()
 
-    def pulse(self, pulse_id: str, mode: str) -> PulseTrace:
+    def pulse(self, pulse_id: str, mode: str, *,
+              shapes: Mapping[str, str] | None = None) -> PulseTrace:
         """The trace of one drive of a pulse (its root span starts now, as a child of the
         current span, if any).
 
         Args:
             pulse_id: The pulse.
             mode: ``start``, ``resume`` or ``continue``.
+            shapes: How node types are shown when not as a span each
+                (:meth:`sea.engine.registry.Registry.span_shapes`): ``event`` (a span
+                event of its playbook call's span), ``model`` or ``tool`` (the node's span
+                is its one call's).
 
         Returns:
             What turns the drive's events into spans and metrics.
@@ -82,7 +87,7 @@ class Telemetry:
 
         tracer, meters = self._parts()
         return PulseTrace(tracer, meters, pulse_id, mode, capture_content=self.capture_content,
-                          persona_label=self.persona_label)
+                          persona_label=self.persona_label, shapes=shapes or {})
 
     @contextmanager
     def span(self, name: str, **attributes: str | int | float | bool) -> Iterator[Any]:

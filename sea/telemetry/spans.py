@@ -1,12 +1,19 @@
 """One pulse drive as a span tree, made from its events.
 
-The drive's root span (``sea.pulse``) holds one span per playbook call (``sea.playbook``)
-and, inside it, one per node (``sea.node``); a node that calls a playbook holds the
-callee's span. A model call (``chat MODEL``, after the GenAI conventions), a tool call
-(``execute_tool NAME``) and a memory write (``sea.memory.write``) are children of the node
-that made them, timed from what their event says; plan events, warnings, errors and the
-approval a pulse waits for are span events. A resumed pulse's root span links to the span
-that waited (its ``traceparent`` is kept in the pulse's checkpointed origin, so the link
+A span for each thing that takes time, so that tracing a pulse of a few milliseconds does
+not cost as much as the pulse. The drive's root span (``sea.pulse``) stands for the pulse
+and its top playbook; each node that does work is a span (``sea.node``) under the span of
+the playbook call it belongs to: the root for the top playbook's nodes, the calling node's
+span for a called playbook's (named ``sea.node ID (CALLEE)``, with ``sea.callee``). A
+call's span says the nodes it ran, in order (``sea.path``, light ones too: ``set`` and
+``pass`` only read and write the run's state, so they are not spans; one that fails is a
+span event). A node made for one call (an ``llm`` node's model call, a ``tool`` node's
+tool call: :attr:`sea.engine.registry.NodeKind.one_call`) is one span with that call,
+named and described as the call (``chat MODEL`` after the GenAI conventions,
+``execute_tool NAME``); other calls are children of the node that made them, timed from
+what their event says. Memory writes, plan events, warnings, errors and the approval a
+pulse waits for are span events. A resumed pulse's root span links to the span that
+waited (its ``traceparent`` is kept in the pulse's checkpointed origin, so the link
 crosses processes).
 
 While a node runs, its span is the current span (of the task that runs it): what the node
@@ -19,7 +26,7 @@ the drive's end puts back the context the drive began in.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,15 +61,27 @@ Sink = Callable[[Event | None], None]
 
 
 @dataclass(slots=True)
+class _Open:
+    """A span, and the context in which it is the current span."""
+
+    span: Span
+    context: Any
+    name: str = ""
+    call: str | None = None
+    """``model`` or ``tool``: a node span that becomes its node's one call's span."""
+
+
+@dataclass(slots=True)
 class _Call:
-    """A playbook call: its span and its open nodes' spans (in start order)."""
+    """A playbook call: the span its nodes hang under (the calling node's, or the root's)
+    and its open nodes' spans (in start order)."""
 
     depth: int
     playbook: str
-    span: Span
-    nodes: dict[str, Span] = field(default_factory=dict)
-    last: str | None = None
-    """The node that ended last at this depth: where the next one came from (the route)."""
+    under: _Open
+    nodes: dict[str, _Open] = field(default_factory=dict)
+    path: list[str] = field(default_factory=list)
+    """Its nodes, in the order they ran (the span's ``sea.path`` when the call ends)."""
 
 
 class PulseTrace:
@@ -76,11 +95,17 @@ class PulseTrace:
         mode: ``start``, ``resume`` or ``continue``.
         capture_content: Put prompts, answers, tool arguments and results in the spans.
         persona_label: A persona's ``sea.persona`` in the metrics (None: not named).
+        shapes: Node types not shown as a span each: ``event`` (a span event of their
+            playbook call's span), ``model`` or ``tool`` (one span with their call).
     """
 
     def __init__(self, tracer: trace.Tracer, meters: Meters, pulse_id: str, mode: str, *,
-                 capture_content: bool, persona_label: Callable[[str], str | None]) -> None:
+                 capture_content: bool, persona_label: Callable[[str], str | None],
+                 shapes: Mapping[str, str] | None = None) -> None:
         self._label = persona_label
+        shapes = shapes or {}
+        self._light = frozenset(t for t, shape in shapes.items() if shape == "event")
+        self._one_call = {t: shape for t, shape in shapes.items() if shape != "event"}
         self._tracer = tracer
         self._meters = meters
         self._content = capture_content
@@ -92,6 +117,7 @@ class PulseTrace:
         self.traceparent = traceparent(self.root)
         """The root span's W3C ``traceparent`` (kept in the pulse's origin)."""
         self._outer = otel_context.get_current()
+        self._top = _Open(self.root, _under(self.root))
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
@@ -177,32 +203,42 @@ class PulseTrace:
             self.root.set_attribute("input.value", event.input)
 
     def _node_started(self, event: NodeStarted) -> None:
+        if event.node_type in self._light:  # a span event when it ends
+            return
         call = self._call_at(event.depth, event.playbook)
         attrs: dict[str, Any] = {  # its playbook and depth are its parent's
             "sea.node": event.node, "sea.node.type": event.node_type,
             "openinference.span.kind": "CHAIN",
         }
-        if call.last is not None:
-            attrs["sea.node.from"] = call.last
-        span = self._tracer.start_span(f"sea.node {event.node}", _under(call.span),
-                                       attributes=attrs)
-        call.nodes[event.node] = span
-        otel_context.attach(_under(span))  # current in the node's task until it ends
+        one_call = self._one_call.get(event.node_type)
+        kind = SpanKind.CLIENT if one_call == "model" else SpanKind.INTERNAL
+        name = f"sea.node {event.node}"
+        span = self._tracer.start_span(name, call.under.context, kind, attributes=attrs)
+        opened = call.nodes[event.node] = _Open(span, _under(span), name, one_call)
+        otel_context.attach(opened.context)  # current in the node's task until it ends
 
     def _node_ended(self, event: NodeEnded) -> None:
-        self._close_below(event.depth)
-        call = self._find(event.depth, event.playbook)
-        span = None if call is None else call.nodes.pop(event.node, None)
-        if span is None or call is None:
-            self._node_metric(event)
+        if event.node_type in self._light:  # in the path only; not measured: microseconds
+            passed = self._call_at(event.depth, event.playbook)
+            passed.path.append(event.node)
+            if event.outcome != "ok":
+                passed.under.span.add_event("sea.node", {
+                    "sea.node": event.node, "sea.node.type": event.node_type,
+                    "sea.node.outcome": event.outcome})
             return
-        call.last = event.node
-        otel_context.attach(_under(self._innermost()))
+        self._close_below(event.depth)
+        self._node_metric(event)
+        call = self._find(event.depth, event.playbook)
+        opened = None if call is None else call.nodes.pop(event.node, None)
+        if opened is None or call is None:
+            return
+        call.path.append(event.node)
+        otel_context.attach(self._innermost().context)
+        span = opened.span
         if event.outcome != "ok":  # ok unless it says otherwise (one attribute less to set)
             span.set_attribute("sea.node.outcome", event.outcome)
             span.set_status(Status(StatusCode.ERROR, event.outcome))
         span.end()
-        self._node_metric(event)
 
     def _node_metric(self, event: NodeEnded) -> None:
         self._meters.node_duration.record(  # bounded and cheap: two short attributes
@@ -212,13 +248,16 @@ class PulseTrace:
     def _llm_called(self, event: LLMCalled) -> None:
         record = event.record
         attrs = call_attributes(record, self._content)
-        span = self._timed(f"chat {record.model}", record.playbook, record.node,
-                           record.latency_s, attrs, SpanKind.CLIENT)
-        for name, values in attempt_events(record, self._content):
-            span.add_event(name, values)
+        name = f"chat {record.model}"
+        own = self._own_call(record.playbook, record.node, "model", name, attrs)
+        span = own or self._timed(name, record.playbook, record.node, record.latency_s,
+                                  attrs, SpanKind.CLIENT)
+        for event_name, values in attempt_events(record, self._content):
+            span.add_event(event_name, values)
         if record.outcome != "ok":
             span.set_status(Status(StatusCode.ERROR, record.error or record.outcome))
-        span.end()
+        if own is None:  # the node's own span ends with the node
+            span.end()
         self._llm_metric(event)
 
     def _llm_metric(self, event: LLMCalled) -> None:
@@ -245,14 +284,17 @@ class PulseTrace:
         if self._content:
             attrs["gen_ai.tool.call.arguments"] = _json(event.args)
             attrs["gen_ai.tool.call.result"] = _json(event.result)
-        span = self._timed(f"execute_tool {event.tool}", event.playbook, event.node,
-                           event.duration_s, attrs, SpanKind.INTERNAL)
+        name = f"execute_tool {event.tool}"
+        own = self._own_call(event.playbook, event.node, "tool", name, attrs)
+        span = own or self._timed(name, event.playbook, event.node, event.duration_s, attrs,
+                                  SpanKind.INTERNAL)
         if not event.ok:
             code = str((event.error or {}).get("code") or "tool_error")
             span.set_attribute("error.type", code)
             span.set_status(Status(StatusCode.ERROR, str((event.error or {}).get("message", ""))))
             self._meters.error(self._metric_attrs, code)
-        span.end()
+        if own is None:  # the node's own span ends with the node
+            span.end()
 
     def _memory_written(self, event: MemoryWritten) -> None:
         attrs: dict[str, Any] = {
@@ -331,12 +373,11 @@ class PulseTrace:
             return found
         if self._calls and self._calls[-1].depth == depth:  # another playbook at that depth
             self._end_call(self._calls.pop())
-        parent = self._innermost()
-        span = self._tracer.start_span(
-            f"sea.playbook {playbook}", _under(parent),
-            attributes={"sea.playbook": playbook, "sea.depth": depth,
-                        "openinference.span.kind": "CHAIN"})
-        call = _Call(depth, playbook, span)
+        under = self._innermost()
+        if under is not self._top:  # the calling node's span names its callee
+            under.span.update_name(f"{under.name} ({playbook})")
+            under.span.set_attribute("sea.callee", playbook)
+        call = _Call(depth, playbook, under)
         self._calls.append(call)
         return call
 
@@ -352,32 +393,49 @@ class PulseTrace:
             self._end_call(self._calls.pop())
 
     def _end_call(self, call: _Call) -> None:
-        for span in call.nodes.values():
-            span.end()
-        call.span.end()
+        for opened in call.nodes.values():
+            opened.span.end()
+        if call.path:
+            call.under.span.set_attribute("sea.path", call.path)
 
-    def _innermost(self) -> Span:
+    def _innermost(self) -> _Open:
         """The span a new child belongs under: the last open node, else the root."""
         for call in reversed(self._calls):
             if call.nodes:
                 return next(reversed(call.nodes.values()))
-            return call.span
-        return self.root
+            return call.under
+        return self._top
 
     def _span_of(self, playbook: str | None, node: str | None) -> Span:
-        """The open span of a node (else the innermost span)."""
+        """The open span of a node (else its playbook call's, else the innermost span)."""
+        return self._open_of(playbook, node).span
+
+    def _open_of(self, playbook: str | None, node: str | None) -> _Open:
         if playbook is not None and node is not None:
             for call in reversed(self._calls):
-                if call.playbook == playbook and node in call.nodes:
-                    return call.nodes[node]
+                if call.playbook == playbook:
+                    return call.nodes.get(node) or call.under
         return self._innermost()
+
+    def _own_call(self, playbook: str | None, node: str | None, call: str, name: str,
+                  attrs: dict[str, Any]) -> Span | None:
+        """The span of a node made for one call of this kind (``model``, ``tool``), now
+        named and described as that call's (None: the call gets a span of its own; a second
+        call of the node does)."""
+        opened = self._open_of(playbook, node)
+        if opened.call != call:
+            return None
+        opened.call = None
+        opened.span.update_name(name)
+        opened.span.set_attributes(attrs)
+        return opened.span
 
     def _timed(self, name: str, playbook: str | None, node: str | None, duration_s: float,
                attrs: dict[str, Any], kind: SpanKind) -> Span:
         """A span of something that just ended, after ``duration_s``, under its node."""
         end = time.time_ns()
         start = end - int(max(0.0, duration_s) * 1e9)
-        return self._tracer.start_span(name, _under(self._span_of(playbook, node)), kind,
+        return self._tracer.start_span(name, self._open_of(playbook, node).context, kind,
                                        attributes=attrs, start_time=start)
 
 

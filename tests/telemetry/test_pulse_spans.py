@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 
 from saimemory.records import NewMessage, Persona
 from sea.chat.scripted import ScriptedChatModel
@@ -42,7 +43,11 @@ def _meta_user(otel: Otel, store: Any, persona: Persona, tmp_path: Path,
     return result
 
 
-def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
+def _start_order(spans: list[Any]) -> list[Any]:
+    return sorted(spans, key=lambda s: s.start_time)
+
+
+def test_a_meta_user_pulse_is_one_trace_a_span_for_each_thing_that_takes_time(
     otel: Otel, store: Any, persona: Persona, tmp_path: Path
 ) -> None:
     result = _meta_user(otel, store, persona, tmp_path)
@@ -54,38 +59,49 @@ def test_a_meta_user_pulse_is_one_trace_pulse_playbooks_nodes_calls(
     attrs = root.attributes or {}
     assert attrs["sea.pulse.id"] == result.pulse_id and attrs["sea.persona"] == persona.id
     assert attrs["sea.pulse.status"] == "ok" and attrs["sea.pulse.model_calls"] == 2
-    [top] = [s for s in otel.children(root) if s.name.startswith("sea.playbook")]
-    assert top.name == "sea.playbook meta_user"
+    assert attrs["sea.path"] == ("route", "check", "run", "speak")  # the top playbook's route
     [stored] = [e for e in root.events if e.name == "sea.memory.write"]
     assert (stored.attributes or {})["sea.memory.role"] == "user"  # the input, first
-    nodes = [s for s in otel.children(top) if s.name.startswith("sea.node")]
-    assert nodes, "the top playbook's nodes are its children"
-    # each called playbook hangs under the node that called it
-    called = otel.named("sea.playbook sub_speak")
-    assert len(called) == 1
-    by_id = {s.context.span_id: s for s in spans if s.context}
-    assert called[0].parent is not None
-    caller = by_id[called[0].parent.span_id]
-    assert caller.name.startswith("sea.node ") and caller.parent is not None
-    assert by_id[caller.parent.span_id].name == "sea.playbook meta_user"
-    # the model calls follow the GenAI conventions, under the node that made them
+    # each called playbook: the span of the node that called it, its nodes its children
+    calls = _start_order(otel.children(root))
+    assert [s.name for s in calls] == ["sea.node route (sub_router_user)",
+                                       "sea.node run (memory_recall)",
+                                       "sea.node speak (sub_speak)"]
+    route, run, speak = calls
+    assert [(s.attributes or {})["sea.callee"] for s in calls] == [
+        "sub_router_user", "memory_recall", "sub_speak"]
+    assert (route.attributes or {})["sea.path"] == ("init", "rank", "gate", "plan", "decide")
+    assert (run.attributes or {})["sea.node.type"] == "exec"
+    # a tool node and an llm node are one span with their call; set and pass are no span
+    assert [s.name for s in _start_order(otel.children(route))] == [
+        "execute_tool rank_playbooks", "execute_tool plan_memory", "chat scripted"]
+    assert not [s for s in spans if (s.attributes or {}).get("sea.node.type") in ("set", "pass")]
+    assert [s.name for s in _start_order(otel.children(run))] == [
+        "execute_tool memory_search", "sea.node save"]
+    # the model calls follow the GenAI conventions
     chats = otel.named("chat ")
-    assert len(chats) == 2
+    assert [(c.attributes or {})["sea.node"] for c in _start_order(chats)] == [
+        "decide", "compose"]
     for chat in chats:
         a = chat.attributes or {}
-        assert a["gen_ai.operation.name"] == "chat"
+        assert chat.kind == SpanKind.CLIENT
+        assert a["gen_ai.operation.name"] == "chat" and a["sea.node.type"] == "llm"
+        assert a["openinference.span.kind"] == "LLM"
         assert a["gen_ai.response.finish_reasons"] == ("stop",)
         assert "gen_ai.usage.input_tokens" in a and "gen_ai.usage.output_tokens" in a
-        assert chat.parent is not None
-        parent = by_id[chat.parent.span_id]
-        assert (parent.attributes or {})["sea.node"] == a["sea.node"]
-    tools = [(s.attributes or {})["gen_ai.tool.name"] for s in otel.named("execute_tool ")]
-    assert tools == ["rank_playbooks", "plan_memory", "memory_search"]
-    [compose] = [s for s in otel.named("sea.node compose")]
+    [compose] = otel.children(speak)
+    assert compose.name == "chat scripted"
     assert [e.name for e in compose.events] == ["sea.memory.write"]  # the reply, stored
-    # every node span ended inside its playbook's span, every span ended
+    tools = [(s.attributes or {})["gen_ai.tool.name"]
+             for s in _start_order(otel.named("execute_tool "))]
+    assert tools == ["rank_playbooks", "plan_memory", "memory_search"]
+    # every span ended, inside its parent
+    by_id = {s.context.span_id: s for s in spans if s.context}
     for span in spans:
         assert span.end_time is not None and span.start_time is not None
+        if span.parent is not None:
+            parent = by_id[span.parent.span_id]
+            assert parent.start_time <= span.start_time and span.end_time <= parent.end_time
 
 
 def test_prompts_and_answers_are_absent_unless_the_host_opts_in(
@@ -125,7 +141,11 @@ def test_the_metrics_count_pulses_calls_tokens_and_node_durations(
     tokens = points["gen_ai.client.token.usage"]
     assert {p.attributes["gen_ai.token.type"] for p in tokens} == {  # type: ignore[attr-defined]
         "input", "output"}
-    assert sum(p.count for p in points["sea.node.duration"]) > 10  # type: ignore[attr-defined]
+    # the nodes that are spans (route, rank, plan, decide, run, search, save, speak,
+    # compose); set and pass nodes take microseconds and are not measured
+    nodes = {p.attributes["sea.node.type"]: p.count  # type: ignore[attr-defined]
+             for p in points["sea.node.duration"]}
+    assert nodes == {"subplay": 2, "tool": 3, "llm": 2, "exec": 1, "memorize": 1}
 
 
 def test_personas_past_the_bound_are_counted_as_other(
@@ -222,3 +242,30 @@ def test_a_failing_tracer_never_fails_the_pulse(
     assert result.spoken == ["Your cat is Mochi!"]
     [root] = otel.named("sea.pulse")
     assert (root.attributes or {})["sea.pulse.status"] == "ok"
+
+
+def test_a_set_node_is_in_the_route_and_when_it_fails_an_event_of_its_call(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    from sea.engine.limits import Limits
+
+    books = tmp_path / "books"
+    books.mkdir()
+    (books / "echo.json").write_text(json.dumps({
+        "name": "echo", "description": "Copies its input twice.", "start_node": "first",
+        "nodes": [{"id": "first", "type": "set", "assignments": {"short": "ok"},
+                   "next": "copy"},
+                  {"id": "copy", "type": "set", "assignments": {"copied": "{input}"}}],
+    }))
+    config = RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+                           library=PlaybookLibrary([books]), limits=Limits(max_value_chars=20),
+                           telemetry=otel.telemetry())
+    with Runtime(config) as runtime:
+        result = runtime.run_pulse(persona, "echo", "a message longer than twenty characters")
+    assert result.status == "error"
+    [root] = otel.finished()  # set nodes are no spans
+    assert (root.attributes or {})["sea.path"] == ("first", "copy")
+    [failed] = [e for e in root.events if e.name == "sea.node"]
+    assert dict(failed.attributes or {}) == {
+        "sea.node": "copy", "sea.node.type": "set", "sea.node.outcome": "failed"}
+    assert root.status.status_code.name == "ERROR"

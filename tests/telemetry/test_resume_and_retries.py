@@ -120,7 +120,10 @@ def test_a_model_call_that_fails_marks_its_span_and_the_pulse_an_error(
     [decide] = [s for s in otel.named("chat ") if (s.attributes or {})["sea.node"] == "decide"]
     assert decide.status.status_code.name == "ERROR"
     assert (decide.attributes or {})["error.type"] == "error"
-    assert len(decide.events) == 3  # every answer was refused
+    # every answer was refused, then the node failed: its span is the call's
+    assert [e.name for e in decide.events] == ["sea.llm.retry"] * 3 + ["sea.error"]
+    assert [(e.attributes or {})["sea.llm.attempt"] for e in decide.events[:3]] == [1, 2, 3]
+    assert (decide.attributes or {})["sea.node.outcome"] == "failed"
     [root] = otel.named("sea.pulse")
     assert root.status.status_code.name == "ERROR"
     assert (root.attributes or {})["error.type"] == result.error["code"]  # type: ignore[index]

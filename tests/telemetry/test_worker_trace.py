@@ -49,7 +49,7 @@ def test_a_worker_pulse_is_one_trace_from_submit_to_end(
     assert (pulse.attributes or {})["sea.pulse.status"] == "ok"
     inside = [s for s in otel.finished()
               if s.context is not None and s.context.trace_id == request.context.trace_id]
-    assert {s.name for s in inside} >= {"sea.playbook meta_user", "chat scripted"}
+    assert {s.name for s in inside} >= {"sea.node route (sub_router_user)", "chat scripted"}
     other = roots[alone.id]
     assert other.parent is None and other.context is not None
     assert other.context.trace_id != request.context.trace_id  # a trace of its own
