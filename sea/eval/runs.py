@@ -39,10 +39,20 @@ def save_run(run: dict[str, Any], directory: Path) -> Path:
 
 
 def stored_runs(directory: Path) -> list[str]:
-    """The ids of the runs stored in ``directory``, oldest first."""
+    """The ids of the runs stored in ``directory``, oldest first (by the second their id
+    names, then, for runs stored in the same second, by when each file was written: an
+    id's random tail says nothing of order)."""
     if not directory.is_dir():
         return []
-    return sorted(p.stem for p in directory.glob("*.json"))
+    return [p.stem for p in sorted(directory.glob("*.json"), key=_stored_order)]
+
+
+def _stored_order(path: Path) -> tuple[str, int, str]:
+    try:
+        written = path.stat().st_mtime_ns
+    except OSError:  # removed while listed: its place hardly matters
+        written = 0
+    return path.stem[:15], written, path.stem
 
 
 def load_run(ref: str, directory: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@ comparison and its exit code, JUnit XML, progress, several models."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from xml.etree import ElementTree
 
 import orjson
@@ -142,3 +143,20 @@ def test_without_model_the_project_model_is_evaluated(sea: EvalSea) -> None:
     assert done.code == 0, done.err
     assert list(run["models"]) == [model]
     assert run["models"][model]["pass_rate"] == 1.0
+
+
+def test_runs_stored_in_the_same_second_list_in_the_order_they_were_written(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from sea.eval.runs import load_run, save_run, stored_runs
+
+    # ids of one second whose random tails sort against the order they were written
+    first, second, earlier = "20261129-081500-ffff", "20261129-081500-0000", \
+        "20261129-081459-9999"
+    for n, run_id in enumerate((earlier, first, second)):
+        path = save_run({"id": run_id, "models": {}, "n": n}, tmp_path)
+        os.utime(path, ns=(1_000_000_000 * (n + 1), 1_000_000_000 * (n + 1)))
+    assert stored_runs(tmp_path) == [earlier, first, second]
+    assert load_run("latest", tmp_path)["n"] == 2
