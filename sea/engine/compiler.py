@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime as GraphRuntime
 from langgraph.types import Command
 
 from sea.engine.bounds import check_bounds, check_sizes
+from sea.engine.calls import can_wait
 from sea.engine.direct import DirectGraph, Runner, Step, WaitsNow, fold
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
@@ -165,7 +166,14 @@ def _waits_now(kind: NodeKind[Any], node: NodeModel) -> WaitsNow:
 def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
     """The graph node of the pure node ``start``: it runs, then each pure node after it in
     turn (their updates folded in by the state's reducers, their edges taken by their own
-    routers), and the step routes to the first node that is not pure, or ends."""
+    routers), then the first node that is not pure, unless it may pause for a person in
+    this pulse; the step routes to the node after the last that ran, or ends.
+
+    A step of pure nodes and one other node keeps what that node's own step keeps: after
+    a crash (or a failure of that node) the step runs again from its first pure node,
+    which gives the same update again, and the other node runs again as it would in its
+    own step; once the step's checkpoint is written, none of them runs again. A node that
+    may pause keeps a step of its own: a resumed step runs again from its start."""
 
     async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Command[str]:
         current = start
@@ -175,7 +183,13 @@ def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
             done = await step.runner(state, runtime=runtime)
             state, update = fold(state, done), fold(update, done)
             current = step.after(state)
-            if current == END or not steps[current].pure:
+            if current == END:
+                return Command(goto=current, update=update)
+            if not step.pure:  # the step's one node that is not pure has run
+                return Command(goto=current, update=update)
+            after = steps[current]
+            if not after.pure and can_wait(
+                runtime.context.pulse, after.waits_at(state, runtime.context)):
                 return Command(goto=current, update=update)
 
     run.__name__ = f"node_{start}"
