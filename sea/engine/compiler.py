@@ -88,6 +88,9 @@ class Compiled:
     graph: Graph
     direct: DirectGraph
     waits: Waits
+    one_step: bool = False
+    """Every run of it is pure nodes, then at most one node that is not pure and calls no
+    playbook, which ends it (:func:`_one_step`): as one graph step would run it."""
 
 
 class Compiler:
@@ -121,8 +124,11 @@ class Compiler:
         loops = loop_nodes(playbook.nodes)
         steps: dict[str, Step] = {}
         waits = NEVER
+        effects: list[tuple[NodeModel, Waits]] = []
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
+            if not kind.pure:
+                effects.append((node, kind.waits(node)))
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             edges = edges_for(node)
@@ -141,7 +147,24 @@ class Compiler:
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
         direct = DirectGraph(playbook.name, playbook.start_node, steps)
-        return Compiled(graph, direct, waits | _spelled_callees(playbook))
+        return Compiled(graph, direct, waits | _spelled_callees(playbook), _one_step(effects))
+
+
+def _one_step(effects: list[tuple[NodeModel, Waits]]) -> bool:
+    """Whether a playbook whose nodes that are not pure are ``effects`` (each with where it
+    may pause) runs as one graph step would: pure nodes, then at most one other node, which
+    calls no playbook and, whatever its outcome, ends the run (no ``next``, no
+    ``conditional_next``, no ``error_next``): after it, nothing of the run is left that
+    could fail."""
+    if len(effects) > 1:
+        return False
+    for node, waits in effects:
+        edges = edges_for(node)
+        if edges.router is not None or edges.static != END:
+            return False
+        if waits.callees or waits.router_callees or waits.spelled or waits.unlisted:
+            return False
+    return True
 
 
 def _spelled_callees(playbook: Playbook) -> Waits:

@@ -103,6 +103,11 @@ class CompiledPlaybook(Protocol):
         """Where its nodes can pause for a person."""
         ...
 
+    @property
+    def one_step(self) -> bool:
+        """Every run of it is as one graph step would run it (pure nodes, then one node)."""
+        ...
+
 
 class Compiles(Protocol):
     """The part of :class:`sea.engine.compiler.Compiler` a pulse uses."""
