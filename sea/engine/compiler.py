@@ -20,7 +20,7 @@ given that node's ``Command`` (:meth:`sea.engine.waits.Handover.as_ran`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -88,9 +88,17 @@ class Compiled:
     graph: Graph
     direct: DirectGraph
     waits: Waits
-    one_step: bool = False
-    """Every run of it is pure nodes, then at most one node that is not pure and calls no
-    playbook, which ends it (:func:`_one_step`): as one graph step would run it."""
+    effects: tuple[_Effect, ...] = ()
+    """Its nodes that are not pure."""
+
+    def one_step(self, replayable: Callable[[str], bool]) -> bool:
+        """Whether every run of it is as one graph step would run it: nodes that may run
+        again harmlessly (pure nodes, and nodes that only call a tool that ``replayable``
+        says may be called again), then at most one other node, which calls no playbook
+        and, whatever its outcome, ends the run (no ``next``, ``conditional_next`` or
+        ``error_next``): after it, nothing of the run is left that could fail."""
+        left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
+        return len(left) <= 1 and all(e.ends and not e.calls for e in left)
 
 
 class Compiler:
@@ -124,11 +132,11 @@ class Compiler:
         loops = loop_nodes(playbook.nodes)
         steps: dict[str, Step] = {}
         waits = NEVER
-        effects: list[tuple[NodeModel, Waits]] = []
+        effects: list[_Effect] = []
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
             if not kind.pure:
-                effects.append((node, kind.waits(node)))
+                effects.append(_Effect.of(node, kind))
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             edges = edges_for(node)
@@ -147,24 +155,25 @@ class Compiler:
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
         direct = DirectGraph(playbook.name, playbook.start_node, steps)
-        return Compiled(graph, direct, waits | _spelled_callees(playbook), _one_step(effects))
+        return Compiled(graph, direct, waits | _spelled_callees(playbook), tuple(effects))
 
 
-def _one_step(effects: list[tuple[NodeModel, Waits]]) -> bool:
-    """Whether a playbook whose nodes that are not pure are ``effects`` (each with where it
-    may pause) runs as one graph step would: pure nodes, then at most one other node, which
-    calls no playbook and, whatever its outcome, ends the run (no ``next``, no
-    ``conditional_next``, no ``error_next``): after it, nothing of the run is left that
-    could fail."""
-    if len(effects) > 1:
-        return False
-    for node, waits in effects:
-        edges = edges_for(node)
-        if edges.router is not None or edges.static != END:
-            return False
-        if waits.callees or waits.router_callees or waits.spelled or waits.unlisted:
-            return False
-    return True
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """A node that is not pure, as :meth:`Compiled.one_step` sees it."""
+
+    tool: str | None
+    """The tool it only calls (:meth:`NodeKind.only_tool`), or None."""
+    ends: bool
+    """Whatever its outcome, the run ends after it."""
+    calls: bool
+    """It may call a playbook."""
+
+    @classmethod
+    def of(cls, node: NodeModel, kind: NodeKind[Any]) -> _Effect:
+        edges, waits = edges_for(node), kind.waits(node)
+        calls = bool(waits.callees or waits.router_callees or waits.spelled or waits.unlisted)
+        return cls(kind.only_tool(node), edges.router is None and edges.static == END, calls)
 
 
 def _spelled_callees(playbook: Playbook) -> Waits:

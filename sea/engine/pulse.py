@@ -103,9 +103,9 @@ class CompiledPlaybook(Protocol):
         """Where its nodes can pause for a person."""
         ...
 
-    @property
-    def one_step(self) -> bool:
-        """Every run of it is as one graph step would run it (pure nodes, then one node)."""
+    def one_step(self, replayable: Callable[[str], bool]) -> bool:
+        """Every run of it is as one graph step would run it (nodes that may run again,
+        then one node), given which tools may be called again."""
         ...
 
 

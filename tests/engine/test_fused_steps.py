@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from saimemory.records import Persona
@@ -19,8 +20,11 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeStarted
 from sea.engine.limits import Limits
+from sea.engine.tools.builtin import builtin_tools
+from sea.engine.tools.engine_tool import REPLAYABLE, replayable
 from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
+from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from tests.engine.test_runtime import send_mail
 
@@ -40,6 +44,7 @@ PLAYBOOK: dict[str, Any] = {
     ],
 }
 SCRIPT = {"fused.a": ["one", "unused"], "fused.e": ["two", "unused"],
+          "look_then_say.speak": ["seen it"], "act_then_say.speak": ["did it"],
           "say.speak": ["hello", "unused"], "say_twice.speak": ["hello", "unused"]}
 
 SAY: dict[str, Any] = {
@@ -60,6 +65,32 @@ SAY_TWICE: dict[str, Any] = {  # a model call, then a write: two steps
         {"id": "keep", "type": "memorize", "action": "{said}", "role": "assistant"},
     ],
 }
+
+
+@tool
+def look() -> str:
+    """Read something (marked: a call may be made again)."""
+    return "seen"
+
+
+@tool
+def act() -> str:
+    """Do something (not marked)."""
+    return "done"
+
+
+look.metadata = {REPLAYABLE: True}
+
+
+def _tool_then_say(name: str) -> dict[str, Any]:
+    return {"name": f"{name}_then_say", "description": "A tool, then a model call.",
+            "output_schema": ["said"], "start_node": "use",
+            "nodes": [
+                {"id": "use", "type": "tool", "action": name, "output_key": "got",
+                 "next": "speak"},
+                {"id": "speak", "type": "llm", "action": "Say: {got}",
+                 "context_profile": "worker", "output_key": "said"},
+            ]}
 
 
 def _caller(callee: str) -> dict[str, Any]:
@@ -84,12 +115,15 @@ ASKS: dict[str, Any] = {
 def _runtime(tmp_path: Path, saver: InMemorySaver, model: ScriptedChatModel
              ) -> tuple[Runtime, SQLiteStore]:
     (tmp_path / "fused.json").write_text(json.dumps(PLAYBOOK))
-    for document in (ASKS, SAY, SAY_TWICE, _caller("say"), _caller("say_twice")):
+    for document in (ASKS, SAY, SAY_TWICE, _caller("say"), _caller("say_twice"),
+                     _tool_then_say("look"), _tool_then_say("act"),
+                     _caller("look_then_say"), _caller("act_then_say")):
         (tmp_path / f"{document['name']}.json").write_text(json.dumps(document))
     store = SQLiteStore(tmp_path / "memory.sqlite")
     limits = Limits(approval_tools=frozenset({"send_mail"}))
     runtime = Runtime(RuntimeConfig(store, ModelSet.single(model), library=tmp_path,
-                                    keep_checkpoints=True, limits=limits, tools=[send_mail]),
+                                    keep_checkpoints=True, limits=limits,
+                                    tools=[send_mail, look, act]),
                       checkpointer=saver)
     return runtime, store
 
@@ -209,3 +243,38 @@ def test_a_callee_of_one_step_runs_in_its_callers_step(tmp_path: Path) -> None:
                                                          "say_twice.speak": 1}
     assert written == ["hi", "then hello"]
     assert twice.status == "ok", twice.error
+
+
+def test_a_callee_whose_tool_may_be_called_again_runs_in_its_callers_step(
+    tmp_path: Path
+) -> None:
+    """A tool marked replayable (the engine's reading tools are) before the model call:
+    the callee runs as one step would; an unmarked tool keeps the callee's graph."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    try:
+        looked = runtime.run_pulse(AIKO, "calls_look_then_say", "hi", pulse_id="p",
+                                   recover=True)
+        acted = runtime.run_pulse(AIKO, "calls_act_then_say", "hi", pulse_id="q",
+                                  recover=True)
+        written = {m.content for pid in ("p", "q") for m in store.pulse_messages(AIKO.id, pid)}
+    finally:
+        runtime.close()
+        store.close()
+    assert looked.status == "ok" and acted.status == "ok", (looked.error, acted.error)
+    assert {"then seen it", "then did it"} <= written
+    assert _namespaces(saver) == {""}
+    assert {ns.split(":")[0] for ns in saver.storage.get("q", {})} == {"", "talk"}
+
+
+def test_the_engines_reading_tools_are_marked_replayable(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    try:
+        tools = builtin_tools(store=store, persona_id="aiko",
+                              library=PlaybookLibrary.bundled([]))
+    finally:
+        store.close()
+    marked = {t.name for t in tools if replayable(t)}
+    assert {"rank_playbooks", "plan_memory", "memory_search", "memory_recent",
+            "list_available_playbooks"} <= marked
+    assert not replayable(act) and replayable(look)

@@ -195,7 +195,7 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
     asked = [call.key for call in model.calls]  # the model calls of one pulse, in order
     assert asked == ["sub_router_user.decide", "sub_speak.compose"], asked
     died_somewhere = 0
-    for die_at in range(2, whole.puts + 2):
+    for die_at in range(1, whole.puts + 2):
         saver = _DyingSaver(die_at)
         model = ScriptedChatModel.from_mapping(script)
         runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
@@ -217,8 +217,7 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
         assert stored == [("user", HELLO), ("assistant", "Glad to hear from you.")], die_at
         # a model call is made again only when the checkpoint of its own step was lost
         again = Counter(call.key for call in model.calls) - Counter(asked)
-        lost = Counter(asked[whole.made[die_at - 2]:whole.made[die_at - 1]]
-                       if die_at <= whole.puts else [])
+        lost = Counter(asked[(whole.made[die_at - 2] if die_at > 1 else 0):
+                             whole.made[die_at - 1]] if die_at <= whole.puts else [])
         assert again <= lost, (die_at, again, lost)
-    assert died_somewhere == whole.puts - 1  # at each checkpoint of the pulse but the first
-    assert whole.puts >= 5
+    assert died_somewhere == whole.puts >= 2  # at each checkpoint of the pulse
