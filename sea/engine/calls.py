@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 
 from sea.engine.events import WarningRaised
-from sea.engine.pulse import Frame, Pulse, as_text
+from sea.engine.pulse import CompiledPlaybook, Frame, Pulse, as_text
 from sea.engine.state import PlaybookState, Update, assign, variables
 from sea.engine.sub_line import copy_messages, report_back
+from sea.engine.tools.engine_tool import replayable
 from sea.engine.waits import ALWAYS, Policy, Waits, may_wait
 from sea.errors import (
     BoundExceeded,
@@ -196,7 +198,7 @@ async def call_playbook(
     limit = services.limits.recursion_limit
     try:
         final: Mapping[str, Any]
-        if frame.direct or (frame.pulse.direct_calls and not can_wait(frame.pulse, compiled.waits)):
+        if _direct(frame, node, compiled, sub):
             final = await compiled.direct.run(first, replace(child, direct=True), limit)
         else:
             final = await compiled.graph.ainvoke(
@@ -213,6 +215,29 @@ async def call_playbook(
         report = (update.get("vars") or {}).get(REPORT_KEY)
         await report_back(frame, node.id, callee.name, final, report)
     return update
+
+
+def _direct(frame: Frame, node: CallNode, compiled: CompiledPlaybook, sub: bool) -> bool:
+    """Whether the callee runs without a LangGraph run of its own, in its caller's step:
+    in a run without one, in a pulse that reads no callee's checkpoint, and in a
+    recoverable pulse when it runs as one step would (:meth:`Compiled.one_step`) and is
+    called by a node that does nothing after it (not a sub line's report, not a
+    subagent's chronicle): its caller's step's checkpoint then keeps what its own
+    checkpoint would, and nothing that can fail runs between the two. None that can pause
+    for a person in this pulse."""
+    if frame.direct:
+        return True
+    pulse = frame.pulse
+    if pulse.direct_calls:
+        return not can_wait(pulse, compiled.waits)
+    return pulse.recoverable and not sub and node.execution != "subagent" \
+        and compiled.one_step(partial(_replayable, pulse)) \
+        and not can_wait(pulse, compiled.waits)
+
+
+def _replayable(pulse: Pulse, name: str) -> bool:
+    """Whether the pulse's tool ``name`` may be called again harmlessly."""
+    return name in pulse.toolbox and replayable(pulse.toolbox.get(name))
 
 
 def can_wait(pulse: Pulse, waits: Waits) -> bool:

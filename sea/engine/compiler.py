@@ -20,7 +20,7 @@ given that node's ``Command`` (:meth:`sea.engine.waits.Handover.as_ran`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime as GraphRuntime
 from langgraph.types import Command
 
 from sea.engine.bounds import check_bounds, check_sizes
+from sea.engine.calls import can_wait
 from sea.engine.direct import DirectGraph, Runner, Step, WaitsNow, fold
 from sea.engine.events import ErrorRaised, NodeEnded, NodeStarted
 from sea.engine.pulse import Frame, Graph
@@ -87,6 +88,17 @@ class Compiled:
     graph: Graph
     direct: DirectGraph
     waits: Waits
+    effects: tuple[_Effect, ...] = ()
+    """Its nodes that are not pure."""
+
+    def one_step(self, replayable: Callable[[str], bool]) -> bool:
+        """Whether every run of it is as one graph step would run it: nodes that may run
+        again harmlessly (pure nodes, and nodes that only call a tool that ``replayable``
+        says may be called again), then at most one other node, which calls no playbook
+        and, whatever its outcome, ends the run (no ``next``, ``conditional_next`` or
+        ``error_next``): after it, nothing of the run is left that could fail."""
+        left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
+        return len(left) <= 1 and all(e.ends and not e.calls for e in left)
 
 
 class Compiler:
@@ -120,8 +132,11 @@ class Compiler:
         loops = loop_nodes(playbook.nodes)
         steps: dict[str, Step] = {}
         waits = NEVER
+        effects: list[_Effect] = []
         for node in playbook.nodes:
             kind = self.registry.get(node.type)
+            if not kind.pure:
+                effects.append(_Effect.of(node, kind))
             routed = node.on_error is not None
             runner = _runner(kind, node, playbook.name, routed=routed, looping=node.id in loops)
             edges = edges_for(node)
@@ -140,7 +155,25 @@ class Compiler:
         builder.add_edge(START, playbook.start_node)
         graph = builder.compile(name=playbook.name)
         direct = DirectGraph(playbook.name, playbook.start_node, steps)
-        return Compiled(graph, direct, waits | _spelled_callees(playbook))
+        return Compiled(graph, direct, waits | _spelled_callees(playbook), tuple(effects))
+
+
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """A node that is not pure, as :meth:`Compiled.one_step` sees it."""
+
+    tool: str | None
+    """The tool it only calls (:meth:`NodeKind.only_tool`), or None."""
+    ends: bool
+    """Whatever its outcome, the run ends after it."""
+    calls: bool
+    """It may call a playbook."""
+
+    @classmethod
+    def of(cls, node: NodeModel, kind: NodeKind[Any]) -> _Effect:
+        edges, waits = edges_for(node), kind.waits(node)
+        calls = bool(waits.callees or waits.router_callees or waits.spelled or waits.unlisted)
+        return cls(kind.only_tool(node), edges.router is None and edges.static == END, calls)
 
 
 def _spelled_callees(playbook: Playbook) -> Waits:
@@ -165,7 +198,14 @@ def _waits_now(kind: NodeKind[Any], node: NodeModel) -> WaitsNow:
 def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
     """The graph node of the pure node ``start``: it runs, then each pure node after it in
     turn (their updates folded in by the state's reducers, their edges taken by their own
-    routers), and the step routes to the first node that is not pure, or ends."""
+    routers), then the first node that is not pure, unless it may pause for a person in
+    this pulse; the step routes to the node after the last that ran, or ends.
+
+    A step of pure nodes and one other node keeps what that node's own step keeps: after
+    a crash (or a failure of that node) the step runs again from its first pure node,
+    which gives the same update again, and the other node runs again as it would in its
+    own step; once the step's checkpoint is written, none of them runs again. A node that
+    may pause keeps a step of its own: a resumed step runs again from its start."""
 
     async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Command[str]:
         current = start
@@ -175,7 +215,13 @@ def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
             done = await step.runner(state, runtime=runtime)
             state, update = fold(state, done), fold(update, done)
             current = step.after(state)
-            if current == END or not steps[current].pure:
+            if current == END:
+                return Command(goto=current, update=update)
+            if not step.pure:  # the step's one node that is not pure has run
+                return Command(goto=current, update=update)
+            after = steps[current]
+            if not after.pure and can_wait(
+                runtime.context.pulse, after.waits_at(state, runtime.context)):
                 return Command(goto=current, update=update)
 
     run.__name__ = f"node_{start}"

@@ -103,6 +103,11 @@ class CompiledPlaybook(Protocol):
         """Where its nodes can pause for a person."""
         ...
 
+    def one_step(self, replayable: Callable[[str], bool]) -> bool:
+        """Every run of it is as one graph step would run it (nodes that may run again,
+        then one node), given which tools may be called again."""
+        ...
+
 
 class Compiles(Protocol):
     """The part of :class:`sea.engine.compiler.Compiler` a pulse uses."""

@@ -79,6 +79,16 @@ class NodeKind(ABC, Generic[M]):
         """
         return ALWAYS
 
+    def only_tool(self, node: M) -> str | None:
+        """The tool that ``node`` calls, if calling it is all the node does besides reading
+        and writing the run's state: the node may then run again harmlessly where that tool
+        may (:data:`sea.engine.tools.engine_tool.REPLAYABLE`).
+
+        Returns:
+            None (the default): the node may do more.
+        """
+        return None
+
     def waits_now(self, node: M, state: PlaybookState, frame: Frame) -> Waits | None:
         """Where ``node`` may pause when it is about to run with ``state`` in ``frame``,
         narrower than :meth:`waits` (an ``exec`` node's callee is known only then).

@@ -16,13 +16,23 @@ pulse's and each called playbook's). Two of those write nothing a crash needs:
   no checkpoint follows (an error, an interrupt for an approval, a resume answer: any
   channel named ``__...``) are written at once, after whatever is held of their
   namespace.
-* **A graph's input checkpoint.** It holds only the input of a graph that has run no step
-  yet: a process that dies before the first step's checkpoint runs that step again either
-  way (the pulse's own graph is started again, a called playbook's by its caller's step).
-  So it is held, and dropped when its graph's first step's checkpoint is written.
+* **A graph's input checkpoint, and the checkpoint after its first step.** The first holds
+  only the input of a graph that has run no step yet; the second, that input mapped onto
+  the graph's channels (the first step of a graph started with an input runs only
+  LangGraph's ``__start__`` task, which does that and nothing else). A process that dies
+  before the checkpoint after the graph's second step starts the graph again from its
+  input either way (the pulse's own graph is started again, a called playbook's by its
+  caller's step), and no node of it has run. So the input checkpoint is held, replaced by
+  the first step's when that is written (its child), and dropped when the second step's
+  checkpoint is written. But a graph started again gets a checkpoint of another id, and
+  the tasks of its next step, and so the namespaces of the graphs they call, derive from
+  it: had a callee of that step written checkpoints, they would not be found and it
+  would run again (its model calls too). So what is held of a graph is written before
+  anything of a graph it encloses is.
 
 What is held is written before any read of its namespace (so a read sees what LangGraph
-wrote), and dropped when the pulse's checkpoints are removed. Other threads (a
+wrote) and before any write of a graph it encloses, and dropped when the pulse's
+checkpoints are removed. Other threads (a
 subagent's) and every other method are the saver's own.
 """
 
@@ -39,6 +49,29 @@ def _special(writes: Any) -> bool:
     """Writes no checkpoint follows at once: LangGraph's own channels (``__error__``,
     ``__interrupt__``, ``__resume__``...)."""
     return any(str(channel).startswith("__") for channel, _ in writes)
+
+
+def _encloses(outer: str, namespace: str) -> bool:
+    """Whether the graph of namespace ``outer`` encloses that of ``namespace``."""
+    return outer != namespace and (outer == "" or namespace.startswith(outer + "|"))
+
+
+def _first_step(held: Any, metadata: Any) -> bool:
+    """Whether ``metadata`` is of the checkpoint after a graph's first step (its
+    ``__start__``), the child of its input checkpoint (``held``'s metadata)."""
+    return (held or {}).get("source") == "input" and (metadata or {}).get("source") == "loop" \
+        and (metadata or {}).get("step") == 0
+
+
+def _with_held(held: Any, checkpoint: Any, new_versions: Any) -> Any:
+    """``new_versions`` with the channels a dropped parent checkpoint wrote (``held``, its
+    new versions) that this ``checkpoint`` did not write again: a saver stores a channel's
+    value with the checkpoint that gives it a new version (and a later one only names it),
+    so the child of a checkpoint never written stores them itself, at their version."""
+    versions = checkpoint["channel_versions"]
+    merged = {k: versions[k] for k in held or () if k in versions}
+    merged.update(new_versions or {})
+    return merged
 
 
 class DurablePulse(BaseCheckpointSaver[Any]):
@@ -78,13 +111,28 @@ class DurablePulse(BaseCheckpointSaver[Any]):
             return None
         return str(configurable.get("checkpoint_ns", ""))
 
-    async def _flush(self, namespace: str) -> None:
-        """Write what is held of ``namespace``: its input checkpoint, then its writes."""
+    async def _flush(self, namespace: str, *, enclosing: bool = True) -> None:
+        """Write what is held of ``namespace``: its input checkpoint, then its writes; first,
+        unless told not to, what is held of the graphs that enclose it (see
+        :meth:`_flush_enclosing`)."""
+        if enclosing:
+            await self._flush_enclosing(namespace)
         held = self._inputs.pop(namespace, None)
         if held is not None:
             await self.saver.aput(*held)
         for config, writes, task_id, task_path in self._writes.pop(namespace, ()):
             await self.saver.aput_writes(config, writes, task_id, task_path)
+
+    async def _flush_enclosing(self, namespace: str) -> None:
+        """Write what is held of the graphs enclosing ``namespace``, outermost first, before
+        anything of ``namespace`` is written. The tasks of a graph's step, and so the
+        namespaces of the graphs they call, derive from the id of the checkpoint before the
+        step: a graph started again after its held checkpoint was lost would look for its
+        callees' checkpoints under other namespaces and run them again."""
+        held = sorted((h for h in {*self._inputs, *self._writes} if _encloses(h, namespace)),
+                      key=len)
+        for other in held:
+            await self._flush(other, enclosing=False)
 
     async def aget_tuple(self, config: Any) -> Any:
         """The saver's, after what is held of the namespace is written."""
@@ -100,19 +148,29 @@ class DurablePulse(BaseCheckpointSaver[Any]):
         if namespace is None:
             return await self.saver.aput(config, checkpoint, metadata, new_versions)
         if self._hold_inputs and (metadata or {}).get("source") == "input":
-            await self._flush(namespace)  # a graph started again: what it had first
+            await self._flush(namespace, enclosing=False)  # started again: what it had
             self._inputs[namespace] = (config, checkpoint, metadata, new_versions)
             return {"configurable": {"thread_id": self._thread, "checkpoint_ns": namespace,
                                      "checkpoint_id": checkpoint["id"]}}
         parent = (config.get("configurable") or {}).get("checkpoint_id")
         held = self._inputs.get(namespace)
-        if held is not None and held[1]["id"] != parent:  # not its graph's first step
+        if held is None or not _first_step(held[2], metadata):  # a checkpoint written
+            await self._flush_enclosing(namespace)
+        if held is not None and held[1]["id"] != parent:  # not the child of what is held
             await self._flush(namespace)
+            held = None
         self._inputs.pop(namespace, None)
         kept = [w for w in self._writes.pop(namespace, ())
                 if (w[0].get("configurable") or {}).get("checkpoint_id") != parent]
         for w in kept:  # writes of another checkpoint than this one's parent: written
             await self.saver.aput_writes(*w)
+        if held is not None:  # what its channels were given there is written with this one
+            new_versions = _with_held(held[3], checkpoint, new_versions)
+            if _first_step(held[2], metadata):  # the input, mapped: held in its place
+                self._inputs[namespace] = (config, checkpoint, metadata, new_versions)
+                return {"configurable": {"thread_id": self._thread,
+                                         "checkpoint_ns": namespace,
+                                         "checkpoint_id": checkpoint["id"]}}
         return await self.saver.aput(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(

@@ -60,6 +60,10 @@ class ToolKind(NodeKind[ToolNode]):
         """Asks when the policy asks about its tool or gates it."""
         return Waits(tools=frozenset((node.action,)))
 
+    def only_tool(self, node: ToolNode) -> str | None:
+        """Its tool: the node calls it and sets variables."""
+        return node.action
+
     async def run(self, node: ToolNode, state: PlaybookState, frame: Frame) -> Update:
         """Call the tool; ``last`` is its result (unknown tools and errors fail the node)."""
         result = await run_tool(frame, node.id, node.action, tool_args(node, state))

@@ -71,7 +71,24 @@ def test_held_writes_and_inputs_are_dropped_by_the_next_checkpoint_or_written_wh
         assert saver.wrote == []  # both held
         await view.aput(_config(checkpoint_id=first["id"]), second,
                         {"source": "loop", "step": 0}, {})
-        assert saver.wrote == [("put", "")]  # only the step's checkpoint
+        assert saver.wrote == []  # the input mapped (its __start__ step): held in its place
+        inner = [empty_checkpoint() for _ in range(3)]  # a callee's, in the next step
+        await view.aput(_config("call:1"), inner[0], {"source": "input", "step": -1}, {})
+        await view.aput(_config("call:1", inner[0]["id"]), inner[1],
+                        {"source": "loop", "step": 0}, {})
+        assert saver.wrote == []  # the callee's input and first step: held too
+        await view.aput(_config("call:1", inner[1]["id"]), inner[2],
+                        {"source": "loop", "step": 1}, {})
+        # the callee's node ran: the enclosing graph's held checkpoint is written first
+        # (started again, its next step's tasks would have other ids: other namespaces)
+        assert saver.wrote == [("put", ""), ("put", "call:1")]
+        saver.wrote.clear()
+        step, writes = empty_checkpoint(), [("x", 2)]
+        await view.aput_writes(_config(checkpoint_id=second["id"]), writes, "t2")
+        await view.aput(_config(checkpoint_id=second["id"]), step,
+                        {"source": "loop", "step": 1}, {})
+        assert saver.wrote == [("put", "")]  # the first node's step's checkpoint
+        second = step
         await view.aput_writes(_config(checkpoint_id=second["id"]), [("x", 2)], "t2")
         await view.aput_writes(_config(checkpoint_id=second["id"]),
                                [("__interrupt__", "ask")], "t2")

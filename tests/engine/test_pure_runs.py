@@ -1,7 +1,8 @@
-"""Pure nodes in a graph: a ``set`` or ``pass`` followed by more of them runs them in its own
-graph step and routes by a ``Command`` (:mod:`sea.engine.compiler`). Each node still runs
-in its own wrapper; what changes is where checkpoints are taken. That the pulse a host sees
-is the same as without a graph is the property of ``test_direct_properties``."""
+"""Pure nodes in a graph: a ``set`` or ``pass`` runs the pure nodes after it, and the first
+node after them that is not pure unless it may pause, in its own graph step, and routes by
+a ``Command`` (:mod:`sea.engine.compiler`). Each node still runs in its own wrapper; what
+changes is where checkpoints are taken. That the pulse a host sees is the same as without
+a graph is the property of ``test_direct_properties``."""
 
 from __future__ import annotations
 
@@ -69,8 +70,8 @@ def test_consecutive_pure_nodes_take_one_graph_step(tmp_path: Path) -> None:
     assert started == ["n0", "n1", "n2", "n3", "n4", "n5"]
     assert ended == [(node, "ok") for node in started]
     assert result.usage["steps"] == 6
-    # ...in three graph steps: n0 with n1 and n2, the write, n4 with n5
-    assert _graph_tasks(saver, "p") == {"n0", "n3", "n4"}
+    # ...in two graph steps: n0 with n1, n2 and the write, n4 with n5
+    assert _graph_tasks(saver, "p") == {"n0", "n4"}
 
 
 def test_a_pure_run_that_ends_the_playbook_ends_the_graph(tmp_path: Path) -> None:
@@ -88,9 +89,9 @@ def test_a_pure_run_that_ends_the_playbook_ends_the_graph(tmp_path: Path) -> Non
 
 
 def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Path) -> None:
-    """Stopped after the write's checkpoint, inside n4's step: continued, the graph takes
-    the step again from n4 (a pure node routing by a Command), and nothing is written
-    twice."""
+    """Stopped after the checkpoint of the step that wrote (n0's), inside n4's step:
+    continued, the graph takes the step again from n4 (a pure node routing by a Command),
+    and nothing is written twice."""
     saver = InMemorySaver()
     runtime, store = _runtime(tmp_path, saver)
 
@@ -103,7 +104,7 @@ def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Pat
 
     try:
         asyncio.run(stop_in_n4())
-        assert _graph_tasks(saver, "p") == {"n0", "n3"}
+        assert _graph_tasks(saver, "p") == {"n0"}
         result = runtime.run_continue("p")
         written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
     finally:
@@ -113,4 +114,4 @@ def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Pat
     assert result.outputs == {"x": 1, "y": 2, "z": 3}
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["n4", "n5"]
     assert written == ["y is 2"]
-    assert _graph_tasks(saver, "p") == {"n0", "n3", "n4"}
+    assert _graph_tasks(saver, "p") == {"n0", "n4"}

@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,19 @@ class _DyingSaver(InMemorySaver):
         self.die_at = 10**9
 
 
+class _Watching(_DyingSaver):
+    """Checkpoints that are all written, each noting how many model calls came before it."""
+
+    def __init__(self, model: ScriptedChatModel) -> None:
+        super().__init__(10**9)
+        self.model = model
+        self.made: list[int] = []
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        self.made.append(len(self.model.calls))
+        return await super().aput(config, checkpoint, metadata, versions)
+
+
 async def _killed(runtime: Runtime, saver: _DyingSaver, pulse_id: str) -> None:
     """Start the pulse; once its checkpoints stop being written, cancel it (the process
     is gone)."""
@@ -168,8 +182,20 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
     """Killed after a step's task writes were saved and before the checkpoint after them
     (LangGraph then shows no next node): going on finishes the pulse, wherever that was."""
     script = json.loads(chat_script(tmp_path / "s.json", 200).read_text())
+    model = ScriptedChatModel.from_mapping(script)
+    whole = _Watching(model)  # the checkpoints the pulse writes when nothing dies
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
+                                    library=PlaybookLibrary.bundled([]),
+                                    keep_checkpoints=True), checkpointer=whole)
+    try:
+        assert runtime.run_pulse(AOI, "meta_user", HELLO, pulse_id="d0",
+                                 recover=True).status == "ok"
+    finally:
+        runtime.close()
+    asked = [call.key for call in model.calls]  # the model calls of one pulse, in order
+    assert asked == ["sub_router_user.decide", "sub_speak.compose"], asked
     died_somewhere = 0
-    for die_at in range(2, 40):
+    for die_at in range(1, whole.puts + 2):
         saver = _DyingSaver(die_at)
         model = ScriptedChatModel.from_mapping(script)
         runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
@@ -189,4 +215,9 @@ def test_a_pulse_dead_between_a_steps_writes_and_its_checkpoint_goes_on(
         assert result.status == "ok", (die_at, result.error)
         stored = [(m.role, m.content) for m in store.pulse_messages("aoi", pulse_id)]
         assert stored == [("user", HELLO), ("assistant", "Glad to hear from you.")], die_at
-    assert died_somewhere >= 10  # the deaths fell all along the pulse
+        # a model call is made again only when the checkpoint of its own step was lost
+        again = Counter(call.key for call in model.calls) - Counter(asked)
+        lost = Counter(asked[(whole.made[die_at - 2] if die_at > 1 else 0):
+                             whole.made[die_at - 1]] if die_at <= whole.puts else [])
+        assert again <= lost, (die_at, again, lost)
+    assert died_somewhere == whole.puts >= 2  # at each checkpoint of the pulse

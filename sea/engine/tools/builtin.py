@@ -159,7 +159,7 @@ def _tool(
         coroutine = at_once
     return engine_tool(
         func=run, coroutine=coroutine, name=name, description=description,
-        args_schema=ARGUMENTS[name],
+        args_schema=ARGUMENTS[name], reads_only=True,  # each only reads
     )
 
 

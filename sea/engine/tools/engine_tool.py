@@ -28,6 +28,18 @@ from sea.engine.tools.threads import in_daemon_thread
 CONFIG_PARAMETER = "config"
 """The parameter an engine tool's function takes the call's config by."""
 
+REPLAYABLE = "sea_replayable"
+"""The key of a tool's ``metadata`` that, true, says a call of it may be made again
+harmlessly: it reads and changes nothing outside its result (a recoverable pulse may then
+run a callee that calls it in its caller's step, :attr:`sea.engine.compiler.Compiled.one_step`).
+A host marks its own tools so the same way."""
+
+
+def replayable(tool: Any) -> bool:
+    """Whether ``tool``'s metadata says it may be called again harmlessly
+    (:data:`REPLAYABLE`)."""
+    return bool((getattr(tool, "metadata", None) or {}).get(REPLAYABLE))
+
 
 class EngineTool(StructuredTool):
     """A ``StructuredTool`` of the engine's own, made by :func:`engine_tool`."""
@@ -59,14 +71,18 @@ def engine_tool(
     args_schema: type[BaseModel],
     func: Callable[..., Any] | None = None,
     coroutine: Callable[..., Awaitable[Any]] | None = None,
+    reads_only: bool = False,
 ) -> EngineTool:
     """An engine tool of a synchronous ``func`` and/or a ``coroutine`` (preferred when a
-    pulse calls it); either may take the call's config as a ``config`` parameter."""
+    pulse calls it); either may take the call's config as a ``config`` parameter. One that
+    ``reads_only`` (changes nothing: a call may be made again) is marked
+    :data:`REPLAYABLE`."""
     target = coroutine if coroutine is not None else func
     assert target is not None
     made = EngineTool.from_function(
         func=func, coroutine=coroutine, name=name, description=description,
         args_schema=args_schema, takes_config=_takes_config(target),
+        metadata={REPLAYABLE: True} if reads_only else None,
     )
     assert isinstance(made, EngineTool)
     return made

@@ -53,7 +53,7 @@ def rank_playbooks_tool(library: Offers) -> BaseTool:
         return run(query, max_candidates, keep_fallback)  # reads no store: no worker thread
 
     return engine_tool(
-        func=run, coroutine=at_once, name="rank_playbooks",
+        func=run, coroutine=at_once, name="rank_playbooks", reads_only=True,
         description="Rank the playbooks a router may choose for the user's message (a lexical "
         "prior over their examples and descriptions): the few candidates left to choose "
         "among, best first, and whether only one is left.",
