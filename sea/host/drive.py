@@ -141,7 +141,7 @@ class Driver:
         finally:
             with suppress(asyncio.CancelledError):
                 await asyncio.shield(log.flush(run.pulse_id, sink))
-            if status != "waiting" and run.persona is not None:
+            if status != "waiting" and run.persona is not None and run.wrote_volatile():
                 with suppress(asyncio.CancelledError):
                     await asyncio.shield(self._drop_volatile(run, sink))
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
@@ -195,6 +195,8 @@ class Driver:
         assert run.playbook is not None
         pulse = self.wiring.pulse(run, sink)
         pulse.safe_point = turn.safe_point
+        if run.mode == "start" and (run.new_id if not run.recover else not run.stored_uids):
+            run.wrote_volatile = lambda made=pulse: made.wrote_volatile  # none stored before
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)
