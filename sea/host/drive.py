@@ -196,7 +196,7 @@ class Driver:
         pulse = self.wiring.pulse(run, sink)
         pulse.safe_point = turn.safe_point
         if run.mode == "start" and (run.new_id if not run.recover else not run.stored_uids):
-            run.wrote_volatile = lambda made=pulse: made.wrote_volatile  # none stored before
+            run.wrote_volatile = partial(getattr, pulse, "wrote_volatile")  # none before
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)
