@@ -173,6 +173,10 @@ class Pulse:
 
     called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
         default_factory=dict, init=False, repr=False)
+    wrote_volatile: bool = field(default=False, init=False, repr=False)
+    """A volatile message (``line_scope`` ``volatile``) may have been written: set before
+    each such write, so the host deletes them when the pulse ends (and need not ask the
+    store otherwise)."""
     """:meth:`playbook`'s answers so far."""
 
     def playbook(self, name: str) -> tuple[Playbook, CompiledPlaybook]:
@@ -322,6 +326,8 @@ class Frame:
                 return  # written before the pulse was interrupted: not again
         if self.sub_line and line[0] == MAIN_LINE:  # a sub line writes on its own line
             line = ("sub_line", line[1])
+        if line[1] == "volatile":
+            self.pulse.wrote_volatile = True
         message = NewMessage(
             persona=self.pulse.persona.id,
             role=role,

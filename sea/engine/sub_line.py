@@ -48,6 +48,7 @@ async def copy_messages(frame: Frame, child: Frame) -> int:
         if m.scope == frame.scope and m.thread == thread and CONVERSATION_TAG not in m.tags
     ]
     if copies:
+        pulse.wrote_volatile = True
         await asyncio.to_thread(store.append_many, copies)
     return len(copies)
 

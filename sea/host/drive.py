@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
 from saimemory.errors import MemoryStoreError
-from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, NewMessage
+from saimemory.records import CONVERSATION_TAG, ENGINE_MEMO, Message, NewMessage
 from sea.engine.calls import bind_args, can_wait, initial_state
 from sea.engine.events import (
     ApprovalRequested,
@@ -141,7 +141,7 @@ class Driver:
         finally:
             with suppress(asyncio.CancelledError):
                 await asyncio.shield(log.flush(run.pulse_id, sink))
-            if status != "waiting" and run.persona is not None:
+            if status != "waiting" and run.persona is not None and run.wrote_volatile():
                 with suppress(asyncio.CancelledError):
                     await asyncio.shield(self._drop_volatile(run, sink))
             sink(PulseEnded(run.pulse_id, status, perf_counter() - started, error))
@@ -186,15 +186,17 @@ class Driver:
         if run.mode == "start" and run.recover and await self._checkpointed(run, saver):
             run.mode = "continue"  # it ran partly before: go on from its last checkpoint
             await self._load_origin(run, saver)
-        if run.recover:
-            run.stored_uids = await asyncio.to_thread(self._stored_uids, run)
         if run.mode == "start":  # the input is kept whatever happens next
             assert run.persona is not None and run.playbook is not None
             sink(PulseStarted(run.pulse_id, run.persona.id, run.playbook, run.input))
-            await self._store_input(run, sink)
+            await self._store_input(run, sink)  # and a recoverable one's stored uids read
+        elif run.recover:
+            run.stored_uids = await asyncio.to_thread(self._stored_uids, run)
         assert run.playbook is not None
         pulse = self.wiring.pulse(run, sink)
         pulse.safe_point = turn.safe_point
+        if run.mode == "start" and (run.new_id if not run.recover else not run.stored_uids):
+            run.wrote_volatile = partial(getattr, pulse, "wrote_volatile")  # none before
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)
@@ -282,8 +284,11 @@ class Driver:
         return frozenset(message.uid for message in written)
 
     async def _store_input(self, run: Run, sink: Sink) -> None:
+        """Store the user's input (a recoverable pulse's under a uid of the pulse, unless an
+        earlier start of it stored it); a recoverable pulse reads the uids it stored before
+        in the same hop to the store's thread (:attr:`Run.stored_uids`)."""
         assert run.persona is not None
-        if not run.input:
+        if not run.input and not run.recover:
             return
         limit = self.services.limits.max_message_chars
         if len(run.input) > limit:
@@ -293,8 +298,6 @@ class Driver:
                 limit="max_message_chars",
             )
         uid = write_uid(run.pulse_id, "input") if run.recover else run.input_uid
-        if uid is not None and uid in run.stored_uids:
-            return  # stored by an earlier start of this pulse
         metadata = dict(run.input_metadata)
         metadata.pop(ENGINE_MEMO, None)  # the user's words are never the engine's own
         message = NewMessage(
@@ -307,7 +310,17 @@ class Driver:
             thread=run.thread,
             uid=uid,
         )
-        stored = await asyncio.to_thread(self.services.store.append, message)
+
+        def write() -> Message | None:
+            if run.recover:
+                run.stored_uids = self._stored_uids(run)
+            if not run.input or (uid is not None and uid in run.stored_uids):
+                return None  # none, or stored by an earlier start of this pulse
+            return self.services.store.append(message)
+
+        stored = await asyncio.to_thread(write)
+        if stored is None:
+            return
         sink(
             MemoryWritten(
                 run.pulse_id, None, None, stored.id, stored.role, stored.content, stored.tags,

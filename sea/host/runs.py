@@ -16,7 +16,7 @@ again).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,6 +60,12 @@ class Run:
     input_uid: str | None = None
     """The uid the stored user message gets (a client's message id); None: a new one."""
     input_metadata: Mapping[str, Any] = field(default_factory=dict)
+    new_id: bool = False
+    """Its id was made for this drive (:meth:`start` without one): no earlier drive of it
+    can have written anything."""
+    wrote_volatile: Callable[[], bool] = lambda: True
+    """Whether the pulse may have volatile messages to delete when it ends (set by a drive
+    that knows nothing was stored before it: then, whether its pulse wrote one)."""
     priority: Priority = "user"
     """How it ranks against other pulses of its persona (:data:`sea.host.turns.PRIORITIES`):
     a pulse of higher priority makes a running one of lower priority yield its turn."""
@@ -99,7 +105,8 @@ class Run:
         """
         return cls(pulse_id or uuid.uuid4().hex, persona, playbook, input, dict(args or {}),
                    recover=recover, thread=thread, input_uid=input_uid,
-                   input_metadata=dict(input_metadata or {}), priority=priority)
+                   input_metadata=dict(input_metadata or {}), priority=priority,
+                   new_id=pulse_id is None)
 
     @classmethod
     def resumed(cls, pulse_id: str, answer: Any) -> Run:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from saimemory.records import NewMessage
 from saimemory.sqlbase import SqlStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.host.config import RuntimeConfig
@@ -84,3 +85,47 @@ def test_a_bad_line_or_scope_is_located(tmp_path: Path) -> None:
 def test_the_playbook_validates_without_errors() -> None:
     result = PlaybookLibrary([LINES]).check("lines_demo")
     assert result.errors == [], [d.format_human() for d in result.errors]
+
+
+def _note_only(tmp_path: Path) -> Path:
+    """A playbook that writes one committed message and no volatile one."""
+    folder = tmp_path / "note_only"
+    folder.mkdir()
+    (folder / "note_only.json").write_text(json.dumps({
+        "name": "note_only", "description": "Keeps a note.",
+        "input_schema": [{"name": "input", "description": "What the user said"}],
+        "start_node": "keep",
+        "nodes": [{"id": "keep", "type": "memorize", "role": "assistant",
+                   "tags": ["conversation"], "action": "note: {input}", "next": None}],
+    }), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("recover", [True, False])
+def test_volatile_messages_of_an_earlier_drive_are_dropped(
+    backend: SqlStore, tmp_path: Path, recover: bool
+) -> None:
+    """A pulse that writes no volatile message itself still deletes those an earlier drive
+    of it left (its process died before the pulse ended); one that starts anew with a new
+    id and writes one deletes it too."""
+    model = ScriptedChatModel(responses={
+        "lines_demo.aside": ["aside"], "lines_demo.answer": ["answer"]})
+    runtime = Runtime(RuntimeConfig(
+        backend, ModelSet(normal=model, lightweight=model),
+        library=PlaybookLibrary.bundled([LINES, _note_only(tmp_path)]),
+        checkpoint_path=tmp_path / "checkpoints.sqlite"))
+    try:
+        pulse_id = "p-left-over"
+        backend.append(NewMessage(PERSONA.id, "assistant", "left over", pulse_id=pulse_id,
+                                  line_scope="volatile"))
+        ended = runtime.run_pulse(PERSONA, "note_only", "hello", pulse_id=pulse_id,
+                                  recover=recover)
+        assert ended.status == "ok", ended.error
+        kept = [m.content for m in backend.pulse_messages(PERSONA.id, pulse_id)]
+        assert "note: hello" in kept and "left over" not in kept
+        fresh = runtime.run_pulse(PERSONA, "lines_demo", "again", recover=recover)
+        assert fresh.status == "ok", fresh.error
+        kept = [m.content for m in backend.pulse_messages(PERSONA.id, fresh.pulse_id)]
+        assert "answer" in kept and "scratch: again" not in kept
+    finally:
+        runtime.close()
