@@ -182,7 +182,8 @@ class _Instant:
     keeps_checkpoints = True
 
     def __init__(self) -> None:
-        self.turns = SimpleNamespace(busy=lambda persona: False)
+        self.turns = SimpleNamespace(busy=lambda persona: False,
+                                     waits_elsewhere=lambda *args: None)
 
     async def arun_pulse(self, persona: Persona, playbook: str, input: str, **kw: Any) -> Any:
         pulse_id = kw["pulse_id"]
