@@ -27,7 +27,14 @@ from typing import Any
 from saimemory.records import Persona
 from sea.errors import UsageError
 from sea.host.turns import PRIORITIES, Priority, priority_of, priority_rank
-from sea.queue.db import NO_QUEUE, QueueDsn, installed, prepare, require_procrastinate
+from sea.queue.db import (
+    NO_QUEUE,
+    QueueDsn,
+    checked_pool,
+    installed,
+    prepare,
+    require_procrastinate,
+)
 from sea.queue.records import (
     IntervalBounds,
     PulseRecord,
@@ -84,6 +91,7 @@ class PulseQueue:
             kwargs={"options": self.dsn.options},
             min_size=1,
             max_size=max(2, pool_size),
+            pool_factory=checked_pool,
         )
         self.app = procrastinate.App(connector=connector)
         """The procrastinate app (a worker registers its tasks on it)."""

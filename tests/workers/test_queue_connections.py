@@ -1,0 +1,68 @@
+"""The queue's connections and transactions: a pooled connection is checked with a round
+trip only when it may be dead (PostgreSQL, the workers extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import psycopg
+import pytest
+
+from saimemory import Persona
+from sea.queue import PulseQueue
+from sea.queue.db import QueueDsn, check_if_doubtful
+from tests.workers.conftest import DSN, needs_postgres
+
+pytestmark = needs_postgres
+AOI = Persona("aoi", "Aoi", "You are Aoi.")
+
+
+def _terminate(server: str, backend: int) -> None:
+    """End a backend from outside, and wait until it is gone."""
+    with psycopg.connect(server, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [backend])
+        while other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s",
+                            [backend]).fetchone():
+            time.sleep(0.01)
+
+
+async def _backend(conn: Any) -> int:
+    row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
+    return int(row[0])
+
+
+def test_a_connection_the_server_closed_is_found_dead_though_just_used() -> None:
+    assert DSN is not None
+
+    async def scenario() -> str:
+        async with await psycopg.AsyncConnection.connect(DSN, autocommit=True) as conn:
+            await check_if_doubtful(conn)  # never handed out: checked
+            backend = await _backend(conn)
+            await check_if_doubtful(conn)  # in use moments ago, alive: no round trip
+            _terminate(DSN, backend)
+            with pytest.raises(psycopg.OperationalError) as info:
+                await check_if_doubtful(conn)  # moments ago too, but its socket says
+            return str(info.value)
+
+    assert asyncio.run(scenario())
+
+
+def test_the_queue_replaces_a_pooled_connection_the_server_closed(queue_dsn: str) -> None:
+    server = QueueDsn(queue_dsn).server
+
+    async def scenario() -> tuple[int, int, str]:
+        async with PulseQueue(queue_dsn) as queue:
+            pulse_id = await queue.submit(AOI, "meta_user", "hi")
+            assert queue.app.connector.pool.get_stats()["pool_size"] == 1
+            async with queue.connection() as conn:
+                first = await _backend(conn)
+            _terminate(server, first)
+            record = await queue.pulse(pulse_id)  # not an error: another connection
+            async with queue.connection() as conn:
+                second = await _backend(conn)
+        return first, second, record.status
+
+    first, second, status = asyncio.run(scenario())
+    assert status == "queued" and second != first
