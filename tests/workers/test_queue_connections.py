@@ -66,3 +66,47 @@ def test_the_queue_replaces_a_pooled_connection_the_server_closed(queue_dsn: str
 
     first, second, status = asyncio.run(scenario())
     assert status == "queued" and second != first
+
+
+def _record(pulse_id: str, priority: Any) -> Any:
+    from datetime import UTC, datetime
+
+    from sea.queue.records import PulseRecord
+
+    return PulseRecord(id=pulse_id, persona=Persona(pulse_id, "P", ""), playbook="meta_user",
+                       input="", args={}, status="running", attempts=1,
+                       submitted_at=datetime.now(UTC), started_at=None, ended_at=None,
+                       result=None, error=None, priority=priority)
+
+
+def test_only_pulses_that_can_be_outranked_make_the_preemption_watch_read(
+        queue_dsn: str, tmp_path: Any) -> None:
+    from saimemory.sqlite import SQLiteStore
+    from sea.chat.scripted import ScriptedChatModel
+    from sea.host.config import RuntimeConfig
+    from sea.host.runtime import Runtime
+    from sea.lang.library import PlaybookLibrary
+    from sea.llm.models import ModelSet
+    from sea.queue.preempt import Preemptions
+
+    store = SQLiteStore(tmp_path / "store.db")
+    runtime = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping(
+        {"responses": {}})), library=PlaybookLibrary.bundled([])))
+
+    async def scenario() -> str:
+        queue = PulseQueue(queue_dsn)
+        await queue.open()
+        await queue.close()  # any read now fails
+        watch = Preemptions(queue, runtime, print)
+        watch.started(_record("mine", "user"))
+        await watch.look()  # nothing outranks a user's pulse: nothing is read
+        watch.started(_record("theirs", "autonomous"))
+        with pytest.raises(Exception) as info:
+            await watch.look()  # a user's pulse may: it reads what waits
+        return type(info.value).__name__
+
+    try:
+        assert asyncio.run(scenario())
+    finally:
+        runtime.close()
+        store.close()
