@@ -6,6 +6,8 @@ as for the store; default ``public``):
 - ``sea_pulses``: one row per submitted pulse (who, what, how: ``options``, its
   ``priority``, its status, attempts, result or error). The row is the record users read
   (``sea pulses``); procrastinate's job is the plumbing that hands the pulse to a worker.
+- a trigger on procrastinate's jobs (:data:`WAKE_SQL`): a job that ends while a job of
+  its lock waits wakes the workers, in the transaction that ends it.
 - ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``)
   and its pulses' ``priority``; ``error`` says why the workers stopped running one whose
   row cannot run (SEA366).
@@ -77,6 +79,29 @@ ALTER TABLE sea_pulses ADD COLUMN IF NOT EXISTS priority text NOT NULL DEFAULT '
 ALTER TABLE sea_schedules ADD COLUMN IF NOT EXISTS priority text NOT NULL
     DEFAULT 'scheduled';
 """
+
+
+WAKE_CHANNEL = "procrastinate_any_queue_v1"
+"""Procrastinate's workers wake on this channel (it notifies it when a job is inserted)."""
+WAKE_TRIGGER = "sea_wake_after_job_v1"
+WAKE_SQL = f"""
+CREATE OR REPLACE FUNCTION {WAKE_TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM procrastinate_jobs
+                WHERE lock = OLD.lock AND status = 'todo') THEN
+        PERFORM pg_notify('{WAKE_CHANNEL}', '{{"type": "job_inserted", "job_id": 0}}');
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER {WAKE_TRIGGER} AFTER DELETE OR UPDATE OF status ON procrastinate_jobs
+    FOR EACH ROW WHEN (OLD.status = 'doing' AND OLD.lock IS NOT NULL)
+    EXECUTE FUNCTION {WAKE_TRIGGER}();
+"""
+"""When a job leaves ``doing`` (it ended, or goes back to the queue) and a job of its lock
+waits, procrastinate's workers are woken as for an inserted job, in the same transaction
+(the notification goes out when it commits, once the lock is free): a persona's next
+pulse, which its lock held back, starts at once rather than at the workers' next poll."""
 
 
 class QueueDsn:
@@ -193,6 +218,11 @@ async def prepare(conn: Any, schema: str, procrastinate_sql: str) -> None:
         if found is None or found[0] is None:
             await conn.execute(procrastinate_sql)
         await conn.execute(SEA_TABLES)
+        found = await (await conn.execute(
+            "SELECT 1 FROM pg_trigger WHERE tgname = %s AND tgrelid = %s::regclass",
+            [WAKE_TRIGGER, f"{schema}.procrastinate_jobs"])).fetchone()
+        if found is None:
+            await conn.execute(WAKE_SQL)
         found = await (await conn.execute(
             "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
             "AND table_name = 'sea_schedules' AND column_name = 'error'", [schema])).fetchone()

@@ -56,11 +56,6 @@ from sea.telemetry.context import attached
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
-_WAKE_CHANNEL = "procrastinate_any_queue_v1"
-_WAKE = '{"type": "job_inserted", "job_id": 0}'
-"""Procrastinate wakes its workers with this notification when a job is inserted; a worker
-sends it when a pulse's job has ended, so that the persona's next pulse, which waited
-for it, starts at once rather than at the next poll."""
 _STALLED_JOBS = """
 SELECT job.id, job.args->>'pulse_id', job.attempts
   FROM procrastinate_jobs job
@@ -138,7 +133,6 @@ class Worker:
         self._watch = watch
         self._cancelled: set[str] = set()
         self._stop = asyncio.Event()
-        self._wakers: set[asyncio.Task[None]] = set()
         self._preemptions = Preemptions(queue, runtime, self._report)
 
         settings = self.options
@@ -218,25 +212,8 @@ class Worker:
 
     # -- jobs -----------------------------------------------------------------------------
 
-    def _wake_others_when_done(self) -> None:
-        """Once the running job is recorded as ended, wake the workers (the persona's
-        next job could not start before)."""
-        job_task = asyncio.current_task()
-        if job_task is None:
-            return
-
-        async def wake() -> None:
-            await asyncio.wait([job_task])
-            async with self.queue.connection() as conn:
-                await conn.execute("SELECT pg_notify(%s, %s)", [_WAKE_CHANNEL, _WAKE])
-
-        waker = asyncio.create_task(wake())
-        self._wakers.add(waker)
-        waker.add_done_callback(self._wakers.discard)
-
     async def _pulse_job(self, context: Any, pulse_id: str,
                          traceparent: str | None = None) -> None:
-        self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, attempt, TO_RUN)
         if record is None:
@@ -257,7 +234,6 @@ class Worker:
 
     async def _resume_job(self, context: Any, pulse_id: str, answer: Any,
                           traceparent: str | None = None) -> None:
-        self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, None, ("queued", "running"))
         if record is None:

@@ -110,3 +110,52 @@ def test_only_pulses_that_can_be_outranked_make_the_preemption_watch_read(
     finally:
         runtime.close()
         store.close()
+
+
+def test_a_job_that_ends_wakes_the_workers_when_a_job_of_its_persona_waits(
+        queue_dsn: str) -> None:
+    from procrastinate.jobs import Status
+
+    from sea.queue.db import WAKE_CHANNEL
+
+    dsn = QueueDsn(queue_dsn)
+    marker = "marker"
+
+    async def wakes(listener: Any, sender: Any) -> list[str]:
+        """The notifications of the wake channel up to a marker sent now (in commit order,
+        so whatever an earlier commit sent comes first)."""
+        await sender.execute("SELECT pg_notify(%s, %s)", [WAKE_CHANNEL, marker])
+        got = []
+        async for note in listener.notifies():
+            if note.payload == marker:
+                return got
+            got.append(note.payload)
+        return got
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        async with PulseQueue(queue_dsn) as queue, \
+                await psycopg.AsyncConnection.connect(
+                    dsn.server, options=dsn.options, autocommit=True) as listener, \
+                await psycopg.AsyncConnection.connect(
+                    dsn.server, options=dsn.options, autocommit=True) as sender:
+            await listener.execute(f"LISTEN {WAKE_CHANNEL}")
+            await queue.submit(AOI, "meta_user", "first")
+            await queue.submit(AOI, "meta_user", "second")
+            await wakes(listener, sender)  # those of the inserted jobs
+            manager = queue.app.job_manager
+            worker_id = await manager.register_worker()
+            first = await manager.fetch_job(queues=None, worker_id=worker_id)
+            assert first is not None and await manager.fetch_job(
+                queues=None, worker_id=worker_id) is None  # its lock holds the second back
+            nothing_yet = await wakes(listener, sender)
+            await manager.finish_job(first, status=Status.SUCCEEDED, delete_job=True)
+            woken = await wakes(listener, sender)  # the second waits: the workers wake
+            second = await manager.fetch_job(queues=None, worker_id=worker_id)
+            assert second is not None
+            await manager.finish_job(second, status=Status.SUCCEEDED, delete_job=True)
+            none_waits = await wakes(listener, sender)
+        return nothing_yet, woken, none_waits
+
+    nothing_yet, woken, none_waits = asyncio.run(scenario())
+    assert nothing_yet == [] and none_waits == []
+    assert len(woken) == 1 and '"job_inserted"' in woken[0]
