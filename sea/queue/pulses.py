@@ -196,17 +196,18 @@ class PulseQueue:
                                          schedule_id=schedule_id, thread=thread,
                                          input_uid=input_uid, input_metadata=input_metadata,
                                          priority=priority, conn=own)
-        await conn.execute(
-            "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
-            "schedule_id, options, priority) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s, %s, "
-            "%s)",
-            [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
-             Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority],
-        )
+        # the job first, then the row with its id: one transaction, so no worker sees
+        # the job before the row
         job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn,
                                       priority=job_priority(rank))
         job_id = await job.defer_async(pulse_id=pid, **_trace_context())
-        await conn.execute("UPDATE sea_pulses SET job_id = %s WHERE id = %s", [job_id, pid])
+        await conn.execute(
+            "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
+            "schedule_id, options, priority, job_id) VALUES (%s, %s, %s, %s, %s, %s, 'queued', "
+            "%s, %s, %s, %s)",
+            [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
+             Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority, job_id],
+        )
         return pid
 
     async def pulse(self, pulse_id: str) -> PulseRecord:
