@@ -84,7 +84,7 @@ class Preemptions:
         if not running:
             return
         locks = {persona_lock(persona): persona for persona in running}
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             rows = await (await conn.execute(
                 _WAITING, [list(locks), [PULSE_TASK, RESUME_TASK]])).fetchall()
         outranking = {locks[lock]: (int(priority), waiting) for lock, priority, waiting in rows

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
@@ -89,6 +90,7 @@ class PulseQueue:
         connector = procrastinate.PsycopgConnector(
             conninfo=self.dsn.server,
             kwargs={"options": self.dsn.options},
+            configure=_autocommit,
             min_size=1,
             max_size=max(2, pool_size),
             pool_factory=checked_pool,
@@ -139,6 +141,14 @@ class PulseQueue:
     def connection(self) -> Any:
         """A pooled connection (``async with queue.connection() as conn``); its block is
         one transaction."""
+        return _in_transaction(self._connector.pool)
+
+    def single(self) -> Any:
+        """A pooled connection whose statements each commit on their own (``async with
+        queue.single() as conn``), for a block of one statement: it saves the ``BEGIN``
+        and ``COMMIT`` round trips of :meth:`connection`. (The pool's connections are in
+        autocommit mode, so procrastinate's own one-statement queries, such as fetching
+        and finishing a job, save them too.)"""
         return self._connector.pool.connection()
 
     # -- pulses ---------------------------------------------------------------------------
@@ -216,7 +226,7 @@ class PulseQueue:
         Raises:
             UsageError: no pulse has this id (SEA364).
         """
-        async with self.connection() as conn:
+        async with self.single() as conn:
             found = await (await conn.execute(
                 f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE id = %s", [pulse_id]
             )).fetchone()
@@ -241,7 +251,7 @@ class PulseQueue:
         if status is not None:
             where.append("status = ANY(%s)")
             params.append([status] if isinstance(status, str) else list(status))
-        async with self.connection() as conn:
+        async with self.single() as conn:
             rows = await (await conn.execute(
                 f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE {' AND '.join(where)} "
                 "ORDER BY seq DESC LIMIT %s", [*params, limit],
@@ -335,6 +345,19 @@ class PulseQueue:
             )).fetchone()
         if gone is None:
             raise UsageError(f"no schedule has the id {schedule_id!r}", code="SEA364")
+
+
+async def _autocommit(conn: Any) -> None:
+    """Each new pooled connection: autocommit (:meth:`PulseQueue.connection` opens a
+    transaction; :meth:`PulseQueue.single` and procrastinate's one-statement queries need
+    none)."""
+    await conn.set_autocommit(True)
+
+
+@asynccontextmanager
+async def _in_transaction(pool: Any) -> AsyncIterator[Any]:
+    async with pool.connection() as conn, conn.transaction():
+        yield conn
 
 
 def _trace_context() -> dict[str, str]:

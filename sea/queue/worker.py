@@ -282,7 +282,7 @@ class Worker:
         self, pulse_id: str, attempt: int | None, statuses: tuple[str, ...]
     ) -> PulseRecord | None:
         """Mark the pulse running (its row), unless it already ended or is unknown."""
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             row = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'running', worker = %s, "
                 "attempts = GREATEST(%s, attempts + 1), started_at = now(), ended_at = NULL "
@@ -301,7 +301,7 @@ class Worker:
 
     async def _tidy(self, pulse_id: str) -> None:
         """A job of a pulse that had already ended: remove what is left of its run."""
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             row = await (await conn.execute(
                 "SELECT status FROM sea_pulses WHERE id = %s", [pulse_id])).fetchone()
         if row is not None and row[0] in ("done", "failed"):
@@ -346,7 +346,7 @@ class Worker:
         """Write how a pulse's attempt ended to its row (in ``conn``'s transaction, if
         given)."""
         if conn is None:
-            async with self.queue.connection() as own:
+            async with self.queue.single() as own:
                 await self._record(pulse_id, status, result, error, conn=own)
             return
         from psycopg.types.json import Jsonb

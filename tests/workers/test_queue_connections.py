@@ -159,3 +159,27 @@ def test_a_job_that_ends_wakes_the_workers_when_a_job_of_its_persona_waits(
     nothing_yet, woken, none_waits = asyncio.run(scenario())
     assert nothing_yet == [] and none_waits == []
     assert len(woken) == 1 and '"job_inserted"' in woken[0]
+
+
+def test_a_connection_block_is_one_transaction_and_a_single_one_commits_each_statement(
+        queue_dsn: str) -> None:
+    class Stop(Exception):
+        pass
+
+    async def scenario() -> tuple[str, str]:
+        async with PulseQueue(queue_dsn) as queue:
+            kept = await queue.submit(AOI, "meta_user", "kept")
+            undone = await queue.submit(AOI, "meta_user", "undone")
+            with pytest.raises(Stop):
+                async with queue.connection() as conn:
+                    await conn.execute("UPDATE sea_pulses SET status = 'failed' WHERE id = %s",
+                                       [undone])
+                    raise Stop  # the whole block is rolled back
+            with pytest.raises(Stop):
+                async with queue.single() as conn:
+                    await conn.execute("UPDATE sea_pulses SET status = 'failed' WHERE id = %s",
+                                       [kept])
+                    raise Stop  # the statement was committed already
+            return (await queue.pulse(kept)).status, (await queue.pulse(undone)).status
+
+    assert asyncio.run(scenario()) == ("failed", "queued")
