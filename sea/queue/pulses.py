@@ -65,6 +65,16 @@ _SCHEDULE_COLUMNS = (
 )
 
 
+_SUBMIT = """
+WITH job AS (SELECT unnest(procrastinate_defer_jobs_v1(%s::procrastinate_job_to_defer_v1[])) AS id)
+INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, schedule_id,
+                        options, priority, job_id)
+SELECT %s, %s, %s, %s, %s, %s, 'queued', %s, %s, %s, job.id FROM job
+"""
+"""A pulse's job (procrastinate's own function, as its ``defer_jobs`` query calls it) and
+its row with the job's id, in one statement: neither is ever seen without the other."""
+
+
 def persona_lock(persona: str) -> str:
     """The procrastinate lock of a persona's jobs."""
     return f"sea-persona:{persona}"
@@ -200,24 +210,18 @@ class PulseQueue:
         storable(playbook=playbook, input=input, arguments=dict(args or {}),
                  persona=persona_json(persona), options=options)
         pid = pulse_id or uuid.uuid4().hex
-        if conn is None:
-            async with self.connection() as own:
+        if conn is None:  # one statement: a transaction of its own
+            async with self.single() as own:
                 return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
                                          schedule_id=schedule_id, thread=thread,
                                          input_uid=input_uid, input_metadata=input_metadata,
                                          priority=priority, conn=own)
-        # the job first, then the row with its id: one transaction, so no worker sees
-        # the job before the row
-        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn,
-                                      priority=job_priority(rank))
-        job_id = await job.defer_async(pulse_id=pid, **_trace_context())
+        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id),
+                                      priority=job_priority(rank)).make_new_job(
+            pulse_id=pid, **_trace_context())
         await conn.execute(
-            "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
-            "schedule_id, options, priority, job_id) VALUES (%s, %s, %s, %s, %s, %s, 'queued', "
-            "%s, %s, %s, %s)",
-            [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
-             Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority, job_id],
-        )
+            _SUBMIT, [[_to_defer(job)], pid, persona.id, Jsonb(persona_json(persona)), playbook,
+                      input, Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority])
         return pid
 
     async def pulse(self, pulse_id: str) -> PulseRecord:
@@ -358,6 +362,17 @@ async def _autocommit(conn: Any) -> None:
 async def _in_transaction(pool: Any) -> AsyncIterator[Any]:
     async with pool.connection() as conn, conn.transaction():
         yield conn
+
+
+def _to_defer(job: Any) -> Any:
+    """A procrastinate job as its ``procrastinate_defer_jobs_v1`` function takes it."""
+    from procrastinate.types import JobToDefer
+    from psycopg.types.json import Jsonb
+
+    return JobToDefer(queue_name=job.queue, task_name=job.task_name, priority=job.priority,
+                      lock=job.lock, queueing_lock=job.queueing_lock,
+                      args=Jsonb(job.task_kwargs),  # type: ignore[arg-type]
+                      scheduled_at=job.scheduled_at)
 
 
 def _trace_context() -> dict[str, str]:

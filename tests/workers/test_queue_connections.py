@@ -183,3 +183,25 @@ def test_a_connection_block_is_one_transaction_and_a_single_one_commits_each_sta
             return (await queue.pulse(kept)).status, (await queue.pulse(undone)).status
 
     assert asyncio.run(scenario()) == ("failed", "queued")
+
+
+def test_a_submission_writes_the_pulse_and_its_job_together_or_neither(queue_dsn: str) -> None:
+    async def scenario() -> tuple[list[Any], Any]:
+        async with PulseQueue(queue_dsn) as queue:
+            await queue.submit(AOI, "meta_user", "hi", pulse_id="p1", priority="autonomous")
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                await queue.submit(AOI, "meta_user", "again", pulse_id="p1")
+            async with queue.single() as conn:
+                jobs = await (await conn.execute(
+                    "SELECT id, task_name, lock, priority, args->>'pulse_id', status "
+                    "FROM procrastinate_jobs ORDER BY id")).fetchall()
+                row = await (await conn.execute(
+                    "SELECT job_id, status, input FROM sea_pulses WHERE id = 'p1'")).fetchone()
+        return jobs, row
+
+    jobs, row = asyncio.run(scenario())
+    assert len(jobs) == 1  # the second submission left no job behind
+    job_id, task, lock, priority, pulse_id, status = jobs[0]
+    assert (task, lock, priority, pulse_id, status) == (
+        "sea.pulse", "sea-persona:aoi", 2, "p1", "todo")
+    assert row == (job_id, "queued", "hi")
