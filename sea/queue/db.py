@@ -6,6 +6,8 @@ as for the store; default ``public``):
 - ``sea_pulses``: one row per submitted pulse (who, what, how: ``options``, its
   ``priority``, its status, attempts, result or error). The row is the record users read
   (``sea pulses``); procrastinate's job is the plumbing that hands the pulse to a worker.
+- a trigger on procrastinate's jobs (:data:`WAKE_SQL`): a job that ends while a job of
+  its lock waits wakes the workers, in the transaction that ends it.
 - ``sea_schedules``: a persona's playbook to run every so often (``sea schedule add``)
   and its pulses' ``priority``; ``error`` says why the workers stopped running one whose
   row cannot run (SEA366).
@@ -20,8 +22,11 @@ database work side by side.
 from __future__ import annotations
 
 import re
+import select
+import time
 from typing import Any
 from urllib.parse import quote, urlencode
+from weakref import WeakKeyDictionary
 
 from sea.errors import UsageError
 
@@ -76,6 +81,29 @@ ALTER TABLE sea_schedules ADD COLUMN IF NOT EXISTS priority text NOT NULL
 """
 
 
+WAKE_CHANNEL = "procrastinate_any_queue_v1"
+"""Procrastinate's workers wake on this channel (it notifies it when a job is inserted)."""
+WAKE_TRIGGER = "sea_wake_after_job_v1"
+WAKE_SQL = f"""
+CREATE OR REPLACE FUNCTION {WAKE_TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM procrastinate_jobs
+                WHERE lock = OLD.lock AND status = 'todo') THEN
+        PERFORM pg_notify('{WAKE_CHANNEL}', '{{"type": "job_inserted", "job_id": 0}}');
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER {WAKE_TRIGGER} AFTER DELETE OR UPDATE OF status ON procrastinate_jobs
+    FOR EACH ROW WHEN (OLD.status = 'doing' AND OLD.lock IS NOT NULL)
+    EXECUTE FUNCTION {WAKE_TRIGGER}();
+"""
+"""When a job leaves ``doing`` (it ended, or goes back to the queue) and a job of its lock
+waits, procrastinate's workers are woken as for an inserted job, in the same transaction
+(the notification goes out when it commits, once the lock is free): a persona's next
+pulse, which its lock held back, starts at once rather than at the workers' next poll."""
+
+
 class QueueDsn:
     """A ``postgresql://`` DSN split into the server's DSN and the schema of the queue.
 
@@ -117,6 +145,46 @@ class QueueDsn:
         return self.server + separator + urlencode({"options": self.options}, quote_via=quote)
 
 
+IDLE_CHECK_S = 30.0
+"""A pooled connection idle longer than this is checked with a round trip before use."""
+_handed_out: WeakKeyDictionary[Any, float] = WeakKeyDictionary()
+
+
+def checked_pool(**kwargs: Any) -> Any:
+    """The queue's connection pool (procrastinate's ``pool_factory``): procrastinate's pool,
+    whose check before handing out a connection (a round trip, about eight per pulse on a
+    worker) is made only when the connection may be dead (:func:`check_if_doubtful`)."""
+    import psycopg_pool
+
+    kwargs["check"] = check_if_doubtful
+    return psycopg_pool.AsyncConnectionPool(**kwargs)
+
+
+async def check_if_doubtful(conn: Any) -> None:
+    """Check ``conn`` with a round trip (raise if it is dead) when it was never handed out,
+    has been idle for more than :data:`IDLE_CHECK_S` seconds, or its socket has something
+    to read while idle (the server closed it, or said why it will): a server that closes
+    a connection (a restart, an idle timeout, ``pg_terminate_backend``) makes it
+    readable. Otherwise it was in use moments ago, and a connection that breaks in use is
+    discarded by the pool when it comes back."""
+    from psycopg_pool import AsyncConnectionPool
+
+    now = time.monotonic()
+    last = _handed_out.get(conn)
+    _handed_out[conn] = now
+    if last is not None and now - last < IDLE_CHECK_S and not _readable(conn):
+        return
+    await AsyncConnectionPool.check_connection(conn)
+
+
+def _readable(conn: Any) -> bool:
+    try:
+        ready, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except Exception:  # closed: no socket any more
+        return True
+    return bool(ready)
+
+
 def require_procrastinate() -> None:
     """Check that the workers extra is installed.
 
@@ -150,6 +218,11 @@ async def prepare(conn: Any, schema: str, procrastinate_sql: str) -> None:
         if found is None or found[0] is None:
             await conn.execute(procrastinate_sql)
         await conn.execute(SEA_TABLES)
+        found = await (await conn.execute(
+            "SELECT 1 FROM pg_trigger WHERE tgname = %s AND tgrelid = %s::regclass",
+            [WAKE_TRIGGER, f"{schema}.procrastinate_jobs"])).fetchone()
+        if found is None:
+            await conn.execute(WAKE_SQL)
         found = await (await conn.execute(
             "SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
             "AND table_name = 'sea_schedules' AND column_name = 'error'", [schema])).fetchone()

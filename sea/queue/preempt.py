@@ -34,6 +34,8 @@ from sea.queue.records import PulseRecord, job_priority
 WAKE_CHANNEL = "procrastinate_any_queue_v1"
 """Procrastinate notifies this channel when a job is queued."""
 _NAMES: dict[int, Priority] = {rank: cast(Priority, name) for name, rank in PRIORITIES.items()}
+_TOP = max(PRIORITIES.values())
+"""The rank no waiting job outranks (``job_priority(_TOP + 1)`` is above every job's)."""
 _WAITING = """
 SELECT DISTINCT ON (job.lock) job.lock, job.priority, job.args->>'pulse_id'
   FROM procrastinate_jobs job
@@ -74,12 +76,15 @@ class Preemptions:
             self.runtime.turns.waits_elsewhere(persona, None)
 
     async def look(self) -> None:
-        """Ask each running pulse that a waiting job of its persona outranks to stop."""
-        running = dict(self._running)
+        """Ask each running pulse that a waiting job of its persona outranks to stop. A
+        pulse of the highest priority cannot be outranked: with only such pulses running,
+        nothing is read."""
+        running = {persona: held for persona, held in self._running.items()
+                   if held[1] < _TOP}
         if not running:
             return
         locks = {persona_lock(persona): persona for persona in running}
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             rows = await (await conn.execute(
                 _WAITING, [list(locks), [PULSE_TASK, RESUME_TASK]])).fetchall()
         outranking = {locks[lock]: (int(priority), waiting) for lock, priority, waiting in rows

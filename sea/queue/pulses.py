@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
@@ -27,7 +28,14 @@ from typing import Any
 from saimemory.records import Persona
 from sea.errors import UsageError
 from sea.host.turns import PRIORITIES, Priority, priority_of, priority_rank
-from sea.queue.db import NO_QUEUE, QueueDsn, installed, prepare, require_procrastinate
+from sea.queue.db import (
+    NO_QUEUE,
+    QueueDsn,
+    checked_pool,
+    installed,
+    prepare,
+    require_procrastinate,
+)
 from sea.queue.records import (
     IntervalBounds,
     PulseRecord,
@@ -57,6 +65,16 @@ _SCHEDULE_COLUMNS = (
 )
 
 
+_SUBMIT = """
+WITH job AS (SELECT unnest(procrastinate_defer_jobs_v1(%s::procrastinate_job_to_defer_v1[])) AS id)
+INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, schedule_id,
+                        options, priority, job_id)
+SELECT %s, %s, %s, %s, %s, %s, 'queued', %s, %s, %s, job.id FROM job
+"""
+"""A pulse's job (procrastinate's own function, as its ``defer_jobs`` query calls it) and
+its row with the job's id, in one statement: neither is ever seen without the other."""
+
+
 def persona_lock(persona: str) -> str:
     """The procrastinate lock of a persona's jobs."""
     return f"sea-persona:{persona}"
@@ -82,8 +100,10 @@ class PulseQueue:
         connector = procrastinate.PsycopgConnector(
             conninfo=self.dsn.server,
             kwargs={"options": self.dsn.options},
+            configure=_autocommit,
             min_size=1,
             max_size=max(2, pool_size),
+            pool_factory=checked_pool,
         )
         self.app = procrastinate.App(connector=connector)
         """The procrastinate app (a worker registers its tasks on it)."""
@@ -131,6 +151,14 @@ class PulseQueue:
     def connection(self) -> Any:
         """A pooled connection (``async with queue.connection() as conn``); its block is
         one transaction."""
+        return _in_transaction(self._connector.pool)
+
+    def single(self) -> Any:
+        """A pooled connection whose statements each commit on their own (``async with
+        queue.single() as conn``), for a block of one statement: it saves the ``BEGIN``
+        and ``COMMIT`` round trips of :meth:`connection`. (The pool's connections are in
+        autocommit mode, so procrastinate's own one-statement queries, such as fetching
+        and finishing a job, save them too.)"""
         return self._connector.pool.connection()
 
     # -- pulses ---------------------------------------------------------------------------
@@ -182,23 +210,18 @@ class PulseQueue:
         storable(playbook=playbook, input=input, arguments=dict(args or {}),
                  persona=persona_json(persona), options=options)
         pid = pulse_id or uuid.uuid4().hex
-        if conn is None:
-            async with self.connection() as own:
+        if conn is None:  # one statement: a transaction of its own
+            async with self.single() as own:
                 return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
                                          schedule_id=schedule_id, thread=thread,
                                          input_uid=input_uid, input_metadata=input_metadata,
                                          priority=priority, conn=own)
+        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id),
+                                      priority=job_priority(rank)).make_new_job(
+            pulse_id=pid, **_trace_context())
         await conn.execute(
-            "INSERT INTO sea_pulses (id, persona, persona_json, playbook, input, args, status, "
-            "schedule_id, options, priority) VALUES (%s, %s, %s, %s, %s, %s, 'queued', %s, %s, "
-            "%s)",
-            [pid, persona.id, Jsonb(persona_json(persona)), playbook, input,
-             Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority],
-        )
-        job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id), connection=conn,
-                                      priority=job_priority(rank))
-        job_id = await job.defer_async(pulse_id=pid, **_trace_context())
-        await conn.execute("UPDATE sea_pulses SET job_id = %s WHERE id = %s", [job_id, pid])
+            _SUBMIT, [[_to_defer(job)], pid, persona.id, Jsonb(persona_json(persona)), playbook,
+                      input, Jsonb(dict(args or {})), schedule_id, Jsonb(options), priority])
         return pid
 
     async def pulse(self, pulse_id: str) -> PulseRecord:
@@ -207,7 +230,7 @@ class PulseQueue:
         Raises:
             UsageError: no pulse has this id (SEA364).
         """
-        async with self.connection() as conn:
+        async with self.single() as conn:
             found = await (await conn.execute(
                 f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE id = %s", [pulse_id]
             )).fetchone()
@@ -232,7 +255,7 @@ class PulseQueue:
         if status is not None:
             where.append("status = ANY(%s)")
             params.append([status] if isinstance(status, str) else list(status))
-        async with self.connection() as conn:
+        async with self.single() as conn:
             rows = await (await conn.execute(
                 f"SELECT {_PULSE_COLUMNS} FROM sea_pulses WHERE {' AND '.join(where)} "
                 "ORDER BY seq DESC LIMIT %s", [*params, limit],
@@ -326,6 +349,30 @@ class PulseQueue:
             )).fetchone()
         if gone is None:
             raise UsageError(f"no schedule has the id {schedule_id!r}", code="SEA364")
+
+
+async def _autocommit(conn: Any) -> None:
+    """Each new pooled connection: autocommit (:meth:`PulseQueue.connection` opens a
+    transaction; :meth:`PulseQueue.single` and procrastinate's one-statement queries need
+    none)."""
+    await conn.set_autocommit(True)
+
+
+@asynccontextmanager
+async def _in_transaction(pool: Any) -> AsyncIterator[Any]:
+    async with pool.connection() as conn, conn.transaction():
+        yield conn
+
+
+def _to_defer(job: Any) -> Any:
+    """A procrastinate job as its ``procrastinate_defer_jobs_v1`` function takes it."""
+    from procrastinate.types import JobToDefer
+    from psycopg.types.json import Jsonb
+
+    return JobToDefer(queue_name=job.queue, task_name=job.task_name, priority=job.priority,
+                      lock=job.lock, queueing_lock=job.queueing_lock,
+                      args=Jsonb(job.task_kwargs),  # type: ignore[arg-type]
+                      scheduled_at=job.scheduled_at)
 
 
 def _trace_context() -> dict[str, str]:

@@ -56,11 +56,6 @@ from sea.telemetry.context import attached
 
 Report = Callable[[str], None]
 _RECOVERY_LOCK = 0x5EA2  # with hashtext(schema): one recovering worker at a time
-_WAKE_CHANNEL = "procrastinate_any_queue_v1"
-_WAKE = '{"type": "job_inserted", "job_id": 0}'
-"""Procrastinate wakes its workers with this notification when a job is inserted; a worker
-sends it when a pulse's job has ended, so that the persona's next pulse, which waited
-for it, starts at once rather than at the next poll."""
 _STALLED_JOBS = """
 SELECT job.id, job.args->>'pulse_id', job.attempts
   FROM procrastinate_jobs job
@@ -138,7 +133,6 @@ class Worker:
         self._watch = watch
         self._cancelled: set[str] = set()
         self._stop = asyncio.Event()
-        self._wakers: set[asyncio.Task[None]] = set()
         self._preemptions = Preemptions(queue, runtime, self._report)
 
         settings = self.options
@@ -218,25 +212,8 @@ class Worker:
 
     # -- jobs -----------------------------------------------------------------------------
 
-    def _wake_others_when_done(self) -> None:
-        """Once the running job is recorded as ended, wake the workers (the persona's
-        next job could not start before)."""
-        job_task = asyncio.current_task()
-        if job_task is None:
-            return
-
-        async def wake() -> None:
-            await asyncio.wait([job_task])
-            async with self.queue.connection() as conn:
-                await conn.execute("SELECT pg_notify(%s, %s)", [_WAKE_CHANNEL, _WAKE])
-
-        waker = asyncio.create_task(wake())
-        self._wakers.add(waker)
-        waker.add_done_callback(self._wakers.discard)
-
     async def _pulse_job(self, context: Any, pulse_id: str,
                          traceparent: str | None = None) -> None:
-        self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, attempt, TO_RUN)
         if record is None:
@@ -257,7 +234,6 @@ class Worker:
 
     async def _resume_job(self, context: Any, pulse_id: str, answer: Any,
                           traceparent: str | None = None) -> None:
-        self._wake_others_when_done()
         attempt = int(context.job.attempts) + 1
         record = await self._claim(pulse_id, None, ("queued", "running"))
         if record is None:
@@ -306,7 +282,7 @@ class Worker:
         self, pulse_id: str, attempt: int | None, statuses: tuple[str, ...]
     ) -> PulseRecord | None:
         """Mark the pulse running (its row), unless it already ended or is unknown."""
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             row = await (await conn.execute(
                 "UPDATE sea_pulses SET status = 'running', worker = %s, "
                 "attempts = GREATEST(%s, attempts + 1), started_at = now(), ended_at = NULL "
@@ -325,7 +301,7 @@ class Worker:
 
     async def _tidy(self, pulse_id: str) -> None:
         """A job of a pulse that had already ended: remove what is left of its run."""
-        async with self.queue.connection() as conn:
+        async with self.queue.single() as conn:
             row = await (await conn.execute(
                 "SELECT status FROM sea_pulses WHERE id = %s", [pulse_id])).fetchone()
         if row is not None and row[0] in ("done", "failed"):
@@ -370,7 +346,7 @@ class Worker:
         """Write how a pulse's attempt ended to its row (in ``conn``'s transaction, if
         given)."""
         if conn is None:
-            async with self.queue.connection() as own:
+            async with self.queue.single() as own:
                 await self._record(pulse_id, status, result, error, conn=own)
             return
         from psycopg.types.json import Jsonb
