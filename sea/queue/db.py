@@ -147,34 +147,39 @@ class QueueDsn:
 
 IDLE_CHECK_S = 30.0
 """A pooled connection idle longer than this is checked with a round trip before use."""
-_handed_out: WeakKeyDictionary[Any, float] = WeakKeyDictionary()
 
 
 def checked_pool(**kwargs: Any) -> Any:
     """The queue's connection pool (procrastinate's ``pool_factory``): procrastinate's pool,
     whose check before handing out a connection (a round trip, about eight per pulse on a
-    worker) is made only when the connection may be dead (:func:`check_if_doubtful`)."""
+    worker) is made only when the connection may be dead (:class:`DoubtfulCheck`)."""
     import psycopg_pool
 
-    kwargs["check"] = check_if_doubtful
+    kwargs["check"] = DoubtfulCheck()
     return psycopg_pool.AsyncConnectionPool(**kwargs)
 
 
-async def check_if_doubtful(conn: Any) -> None:
-    """Check ``conn`` with a round trip (raise if it is dead) when it was never handed out,
-    has been idle for more than :data:`IDLE_CHECK_S` seconds, or its socket has something
-    to read while idle (the server closed it, or said why it will): a server that closes
-    a connection (a restart, an idle timeout, ``pg_terminate_backend``) makes it
-    readable. Otherwise it was in use moments ago, and a connection that breaks in use is
-    discarded by the pool when it comes back."""
-    from psycopg_pool import AsyncConnectionPool
+class DoubtfulCheck:
+    """A pool's check of a connection before it hands it out, made with a round trip
+    (raising if the connection is dead) only when the connection was never handed out, has
+    been idle for more than :data:`IDLE_CHECK_S` seconds, or its socket has something to
+    read while idle (the server closed it, or said why it will): a server that closes a
+    connection (a restart, an idle timeout, ``pg_terminate_backend``) makes it readable.
+    Otherwise it was in use moments ago, and a connection that breaks in use is discarded
+    by the pool when it comes back."""
 
-    now = time.monotonic()
-    last = _handed_out.get(conn)
-    _handed_out[conn] = now
-    if last is not None and now - last < IDLE_CHECK_S and not _readable(conn):
-        return
-    await AsyncConnectionPool.check_connection(conn)
+    def __init__(self) -> None:
+        self._handed_out: WeakKeyDictionary[Any, float] = WeakKeyDictionary()
+
+    async def __call__(self, conn: Any) -> None:
+        from psycopg_pool import AsyncConnectionPool
+
+        now = time.monotonic()
+        last = self._handed_out.get(conn)
+        self._handed_out[conn] = now
+        if last is not None and now - last < IDLE_CHECK_S and not _readable(conn):
+            return
+        await AsyncConnectionPool.check_connection(conn)
 
 
 def _readable(conn: Any) -> bool:

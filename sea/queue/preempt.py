@@ -5,8 +5,8 @@ A persona's jobs share a procrastinate lock, so a pulse of higher priority queue
 of lower priority runs cannot start until that job ends. :class:`Preemptions` keeps, for
 each pulse a worker runs, its persona and rank, and looks for a waiting job of that persona
 that outranks it (:func:`~sea.queue.records.job_priority`): at once when a job is queued
-(procrastinate notifies its workers on :data:`WAKE_CHANNEL`), and every ``tick`` seconds in
-case a notification was missed. When it finds one, it tells the runtime's turns
+(procrastinate notifies its workers on :data:`sea.queue.db.WAKE_CHANNEL`), and every
+``tick`` seconds in case a notification was missed. When it finds one, it tells the runtime's turns
 (:meth:`~sea.host.turns.PersonaTurns.waits_elsewhere`): the running pulse stops at its
 next safe point, before its next node, with :class:`~sea.errors.PulseCancelled` (``SEA597``); its
 checkpoint is whole and what it stored stays.
@@ -28,11 +28,10 @@ from typing import Any, cast
 
 from sea.host.runtime import Runtime
 from sea.host.turns import PREEMPTED, PRIORITIES, Priority
+from sea.queue.db import WAKE_CHANNEL
 from sea.queue.pulses import PULSE_TASK, RESUME_TASK, PulseQueue, persona_lock
 from sea.queue.records import PulseRecord, job_priority
 
-WAKE_CHANNEL = "procrastinate_any_queue_v1"
-"""Procrastinate notifies this channel when a job is queued."""
 _NAMES: dict[int, Priority] = {rank: cast(Priority, name) for name, rank in PRIORITIES.items()}
 _TOP = max(PRIORITIES.values())
 """The rank no waiting job outranks (``job_priority(_TOP + 1)`` is above every job's)."""

@@ -12,7 +12,7 @@ import pytest
 
 from saimemory import Persona
 from sea.queue import PulseQueue
-from sea.queue.db import QueueDsn, check_if_doubtful
+from sea.queue.db import DoubtfulCheck, QueueDsn
 from tests.workers.conftest import DSN, needs_postgres
 
 pytestmark = needs_postgres
@@ -37,6 +37,7 @@ def test_a_connection_the_server_closed_is_found_dead_though_just_used() -> None
     assert DSN is not None
 
     async def scenario() -> str:
+        check_if_doubtful = DoubtfulCheck()
         async with await psycopg.AsyncConnection.connect(DSN, autocommit=True) as conn:
             await check_if_doubtful(conn)  # never handed out: checked
             backend = await _backend(conn)
