@@ -115,5 +115,10 @@ def test_the_local_model_is_not_asked_before_answering_a_simple_file_question(
         used = [e for e in pulses[text] if isinstance(e, ToolCalled)
                 and e.tool in ("file_exists", "list_files")]
         assert [(e.tool, e.args) for e in used] == [(tool, args)], text
-        assert calls[0].outcome == "ok" and calls[0].response, text
+        speaker = calls[0]
+        assert speaker.outcome == "ok", text
+        assert f"[tool {tool}(" in contents(speaker.messages), text  # it spoke from the result
+        # what SmolLM2-135M says is its own: greedy decoding on one CPU build answered the
+        # English question with nothing; an empty answer is then said, never silent
+        assert speaker.response or "the model returned an empty answer" in speaker.warnings, text
     store.close()
