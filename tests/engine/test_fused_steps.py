@@ -152,6 +152,16 @@ def _stopped_at(runtime: Runtime, node: str, playbook: str = "fused") -> None:
     asyncio.run(main())
 
 
+def _continued(runtime: Any, store: Any) -> tuple[Any, list[str]]:
+    """Pulse ``p`` continued, and what it stored in all; the runtime and store closed."""
+    try:
+        result = runtime.run_continue("p")
+        return result, [m.content for m in store.pulse_messages(AIKO.id, "p")]
+    finally:
+        runtime.close()
+        store.close()
+
+
 def test_a_pure_node_and_the_node_after_it_take_one_step(tmp_path: Path) -> None:
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
@@ -173,14 +183,9 @@ def test_stopped_inside_a_fused_step_it_goes_on_without_a_model_call_again(
     write is not stored twice."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
-    try:
-        _stopped_at(runtime, "e")
-        assert _graph_tasks(saver, "p") == {"a", "b"}
-        result = runtime.run_continue("p")
-        written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
-    finally:
-        runtime.close()
-        store.close()
+    _stopped_at(runtime, "e")
+    assert _graph_tasks(saver, "p") == {"a", "b"}
+    result, written = _continued(runtime, store)
     assert result.status == "ok", result.error
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["d", "e"]
     assert Counter(call.key for call in model.calls) == {"fused.a": 1, "fused.e": 1}
@@ -192,14 +197,9 @@ def test_stopped_before_a_fused_write_it_stores_it_once(tmp_path: Path) -> None:
     stored once and a's model call is not made again."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
-    try:
-        _stopped_at(runtime, "c")
-        assert _graph_tasks(saver, "p") == {"a"}
-        result = runtime.run_continue("p")
-        written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
-    finally:
-        runtime.close()
-        store.close()
+    _stopped_at(runtime, "c")
+    assert _graph_tasks(saver, "p") == {"a"}
+    result, written = _continued(runtime, store)
     assert result.status == "ok", result.error
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == list("bcde")
     assert Counter(call.key for call in model.calls) == {"fused.a": 1, "fused.e": 1}
