@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,13 @@ class Timings:
     @property
     def rate(self) -> float:
         return len(self.end) / self.wall
+
+    async def clocked(self, clients: Iterable[Awaitable[None]]) -> Timings:
+        """Run ``clients`` at once; :attr:`wall` is how long they took together."""
+        began = time.perf_counter()
+        await asyncio.gather(*clients)
+        self.wall = time.perf_counter() - began
+        return self
 
 
 # -- the setup both sides share ----------------------------------------------------------------
@@ -142,10 +149,7 @@ async def run_in_process(runtime: Any, clients: int, per_client: int) -> Timings
             timings.first.append(first - started)
             timings.end.append(ended - started)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(client(i) for i in range(clients)))
-    timings.wall = time.perf_counter() - began
-    return timings
+    return await timings.clocked(client(i) for i in range(clients))
 
 
 # -- the served side ---------------------------------------------------------------------------
@@ -313,10 +317,7 @@ async def run_served(http: Http, clients: int, per_client: int, tag: str,
             timings.first.append(first - started)
             timings.end.append(ended - started)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(client(t) for t in threads))
-    timings.wall = time.perf_counter() - began
-    return timings
+    return await timings.clocked(client(t) for t in threads)
 
 
 async def memory_per_stream(root: Path) -> float:

@@ -33,7 +33,6 @@ Run: ``python bench/bench_serve_peer.py --peer-venv VENV [--pulses 200]``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import socket
@@ -134,10 +133,7 @@ async def run_graph(graph: Any, clients: int, per_client: int, tag: str) -> Any:
             timings.first.append(first - started)
             timings.end.append(ended - started)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(client(i) for i in range(clients)))
-    timings.wall = time.perf_counter() - began
-    return timings
+    return await timings.clocked(client(i) for i in range(clients))
 
 
 async def bench(args: argparse.Namespace, root: Path) -> int:
