@@ -171,9 +171,9 @@ class _Effect:
 
     @classmethod
     def of(cls, node: NodeModel, kind: NodeKind[Any]) -> _Effect:
-        edges, waits = edges_for(node), kind.waits(node)
-        calls = bool(waits.callees or waits.router_callees or waits.spelled or waits.unlisted)
-        return cls(kind.only_tool(node), edges.router is None and edges.static == END, calls)
+        edges = edges_for(node)
+        ends = edges.router is None and edges.static == END
+        return cls(kind.only_tool(node), ends, kind.waits(node).calls_playbooks)
 
 
 def _spelled_callees(playbook: Playbook) -> Waits:
@@ -215,9 +215,7 @@ def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
             done = await step.runner(state, runtime=runtime)
             state, update = fold(state, done), fold(update, done)
             current = step.after(state)
-            if current == END:
-                return Command(goto=current, update=update)
-            if not step.pure:  # the step's one node that is not pure has run
+            if current == END or not step.pure:  # or the step's node that is not pure ran
                 return Command(goto=current, update=update)
             after = steps[current]
             if not after.pure and can_wait(

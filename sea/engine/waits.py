@@ -47,6 +47,12 @@ class Waits:
     unlisted: bool = False
     spelled: tuple[str, ...] = ()
 
+    @property
+    def calls_playbooks(self) -> bool:
+        """Whether it says its node may call a playbook (named, a router's, spelled, or
+        outside an ``exec`` node's list)."""
+        return bool(self.callees or self.router_callees or self.spelled or self.unlisted)
+
     def __or__(self, other: Waits) -> Waits:
         return Waits(
             self.always or other.always,

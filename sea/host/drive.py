@@ -195,8 +195,9 @@ class Driver:
         assert run.playbook is not None
         pulse = self.wiring.pulse(run, sink)
         pulse.safe_point = turn.safe_point
-        if run.mode == "start" and (run.new_id if not run.recover else not run.stored_uids):
-            run.wrote_volatile = partial(getattr, pulse, "wrote_volatile")  # none before
+        fresh = not run.stored_uids if run.recover else run.new_id  # nothing stored before
+        if run.mode == "start" and fresh:
+            run.wrote_volatile = partial(getattr, pulse, "wrote_volatile")
         playbook, compiled = pulse.playbook(run.playbook)
         run.output_schema = playbook.output_schema
         threads = () if run.thread is None else (run.thread,)

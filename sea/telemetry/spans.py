@@ -203,7 +203,7 @@ class PulseTrace:
             self.root.set_attribute("input.value", event.input)
 
     def _node_started(self, event: NodeStarted) -> None:
-        if event.node_type in self._light:  # a span event when it ends
+        if event.node_type in self._light:  # in its call's path when it ends
             return
         call = self._call_at(event.depth, event.playbook)
         attrs: dict[str, Any] = {  # its playbook and depth are its parent's
@@ -249,9 +249,9 @@ class PulseTrace:
         record = event.record
         attrs = call_attributes(record, self._content)
         name = f"chat {record.model}"
-        own = self._own_call(record.playbook, record.node, "model", name, attrs)
-        span = own or self._timed(name, record.playbook, record.node, record.latency_s,
-                                  attrs, SpanKind.CLIENT)
+        under = self._open_of(record.playbook, record.node)
+        own = _own_call(under, "model", name, attrs)
+        span = own or self._timed(name, under, record.latency_s, attrs, SpanKind.CLIENT)
         for event_name, values in attempt_events(record, self._content):
             span.add_event(event_name, values)
         if record.outcome != "ok":
@@ -285,9 +285,9 @@ class PulseTrace:
             attrs["gen_ai.tool.call.arguments"] = _json(event.args)
             attrs["gen_ai.tool.call.result"] = _json(event.result)
         name = f"execute_tool {event.tool}"
-        own = self._own_call(event.playbook, event.node, "tool", name, attrs)
-        span = own or self._timed(name, event.playbook, event.node, event.duration_s, attrs,
-                                  SpanKind.INTERNAL)
+        under = self._open_of(event.playbook, event.node)
+        own = _own_call(under, "tool", name, attrs)
+        span = own or self._timed(name, under, event.duration_s, attrs, SpanKind.INTERNAL)
         if not event.ok:
             code = str((event.error or {}).get("code") or "tool_error")
             span.set_attribute("error.type", code)
@@ -417,26 +417,25 @@ class PulseTrace:
                     return call.nodes.get(node) or call.under
         return self._innermost()
 
-    def _own_call(self, playbook: str | None, node: str | None, call: str, name: str,
-                  attrs: dict[str, Any]) -> Span | None:
-        """The span of a node made for one call of this kind (``model``, ``tool``), now
-        named and described as that call's (None: the call gets a span of its own; a second
-        call of the node does)."""
-        opened = self._open_of(playbook, node)
-        if opened.call != call:
-            return None
-        opened.call = None
-        opened.span.update_name(name)
-        opened.span.set_attributes(attrs)
-        return opened.span
-
-    def _timed(self, name: str, playbook: str | None, node: str | None, duration_s: float,
-               attrs: dict[str, Any], kind: SpanKind) -> Span:
-        """A span of something that just ended, after ``duration_s``, under its node."""
+    def _timed(self, name: str, under: _Open, duration_s: float, attrs: dict[str, Any],
+               kind: SpanKind) -> Span:
+        """A span of something that just ended, after ``duration_s``, under its node's."""
         end = time.time_ns()
         start = end - int(max(0.0, duration_s) * 1e9)
-        return self._tracer.start_span(name, self._open_of(playbook, node).context, kind,
-                                       attributes=attrs, start_time=start)
+        return self._tracer.start_span(name, under.context, kind, attributes=attrs,
+                                       start_time=start)
+
+
+def _own_call(opened: _Open, call: str, name: str, attrs: dict[str, Any]) -> Span | None:
+    """The span of a node made for one call of this kind (``model``, ``tool``), now named
+    and described as that call's (None: the call gets a span of its own; a second call of
+    the node does)."""
+    if opened.call != call:
+        return None
+    opened.call = None
+    opened.span.update_name(name)
+    opened.span.set_attributes(attrs)
+    return opened.span
 
 
 def _under(span: Span) -> Any:
