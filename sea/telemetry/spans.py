@@ -55,7 +55,7 @@ from sea.engine.events import (
 )
 from sea.telemetry.context import span_context_of, traceparent
 from sea.telemetry.genai import attempt_events, call_attributes
-from sea.telemetry.meters import Meters, model_call
+from sea.telemetry.meters import Measures, Meters
 
 Sink = Callable[[Event | None], None]
 
@@ -121,6 +121,7 @@ class PulseTrace:
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
+        self._measures = Measures()
         self.lost = 0
         """Events whose spans or metrics could not be made (an exporter's or a provider's
         failure): the pulse goes on regardless."""
@@ -188,19 +189,21 @@ class PulseTrace:
 
     # -- events ---------------------------------------------------------------------------
 
-    def _identify(self, persona: str, playbook: str) -> None:
+    def _identify(self, persona: str, playbook: str,
+                  more: dict[str, Any] | None = None) -> None:
         self.root.update_name(f"sea.pulse {playbook}")
-        self.root.set_attributes({"sea.persona": persona, "sea.playbook": playbook})
+        self.root.set_attributes({"sea.persona": persona, "sea.playbook": playbook,
+                                  **(more or {})})
         label = self._label(persona)
         self._metric_attrs = {"sea.playbook": playbook}
         if label is not None:
             self._metric_attrs["sea.persona"] = label
 
     def _started(self, event: PulseStarted) -> None:
-        self._identify(event.persona_id, event.playbook)
-        self.root.set_attribute("sea.pulse.input_chars", len(event.input))
+        more: dict[str, Any] = {"sea.pulse.input_chars": len(event.input)}
         if self._content:
-            self.root.set_attribute("input.value", event.input)
+            more["input.value"] = event.input
+        self._identify(event.persona_id, event.playbook, more)
 
     def _node_started(self, event: NodeStarted) -> None:
         if event.node_type in self._light:  # in its call's path when it ends
@@ -241,9 +244,7 @@ class PulseTrace:
         span.end()
 
     def _node_metric(self, event: NodeEnded) -> None:
-        self._meters.node_duration.record(  # bounded and cheap: two short attributes
-            max(0.0, event.duration_s),
-            {"sea.node.type": event.node_type, "sea.node.outcome": event.outcome})
+        self._measures.nodes.append((event.duration_s, event.node_type, event.outcome))
 
     def _llm_called(self, event: LLMCalled) -> None:
         record = event.record
@@ -267,8 +268,7 @@ class PulseTrace:
         usage["tokens_in"] += max(0, record.tokens_in)
         usage["tokens_out"] += max(0, record.tokens_out)
         usage["cost"] += max(0.0, record.cost)
-        model_call(self._meters, self._metric_attrs, record.model, record.outcome,
-                   record.latency_s, (record.tokens_in, record.tokens_out), record.cost)
+        self._measures.calls.append(record)
 
     def _tool_called(self, event: ToolCalled) -> None:
         attrs: dict[str, Any] = {
@@ -360,7 +360,8 @@ class PulseTrace:
         if event.status == "error" and not self.recording:
             self._meters.error(self._metric_attrs, str((event.error or {}).get("code")
                                                        or "error"))
-        self._meters.pulse_ended(self._metric_attrs, event.status, event.duration_s)
+        self._measures.record(self._meters, self._metric_attrs, event.status,
+                              event.duration_s, self._top.context if self.recording else None)
 
     # -- the tree -------------------------------------------------------------------------
 

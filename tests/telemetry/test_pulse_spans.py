@@ -131,8 +131,8 @@ def test_the_metrics_count_pulses_calls_tokens_and_node_durations(
 ) -> None:
     _meta_user(otel, store, persona, tmp_path)
     points = otel.metric_points()
-    [pulses] = points["sea.pulses"]
-    assert pulses.value == 1  # type: ignore[attr-defined]
+    [pulses] = points["sea.pulse.duration"]  # its count: the pulses
+    assert pulses.count == 1  # type: ignore[attr-defined]
     assert dict(pulses.attributes) == {  # type: ignore[attr-defined]
         "sea.playbook": "meta_user", "sea.persona": persona.id, "sea.pulse.status": "ok"}
     [calls] = points["gen_ai.client.operation.duration"]
@@ -148,11 +148,36 @@ def test_the_metrics_count_pulses_calls_tokens_and_node_durations(
     assert nodes == {"subplay": 2, "tool": 3, "llm": 2, "exec": 1, "memorize": 1}
 
 
+def test_durations_fall_in_buckets_of_milliseconds_and_point_to_the_pulse_trace(
+    otel: Otel, store: Any, persona: Persona, tmp_path: Path
+) -> None:
+    _meta_user(otel, store, persona, tmp_path)
+    points = otel.metric_points()
+    [root] = otel.named("sea.pulse")
+    assert root.context is not None
+    [pulse] = points["sea.pulse.duration"]
+    # not the SDK's default buckets (0, 5, 10, 25... seconds: every pulse in the first)
+    bounds, counts = pulse.explicit_bounds, pulse.bucket_counts  # type: ignore[attr-defined]
+    assert 0 < bounds[0] < 0.001
+    [filled] = [i for i, count in enumerate(counts) if count]
+    assert 0 < filled < len(bounds) and bounds[filled] <= 2.5  # a scripted pulse is quick
+    [exemplar] = pulse.exemplars  # type: ignore[attr-defined]
+    assert exemplar.span_id == root.context.span_id
+    assert exemplar.trace_id == root.context.trace_id
+    nodes = points["sea.node.duration"]
+    assert all(p.explicit_bounds == pulse.explicit_bounds  # type: ignore[attr-defined]
+               for p in nodes)
+    [calls] = points["gen_ai.client.operation.duration"]
+    assert list(calls.explicit_bounds)[:3] == [0.01, 0.02, 0.04]  # type: ignore[attr-defined]
+    [tokens, *_] = points["gen_ai.client.token.usage"]
+    assert list(tokens.explicit_bounds)[:3] == [1, 4, 16]  # type: ignore[attr-defined]
+
+
 def test_personas_past_the_bound_are_counted_as_other(
     otel: Otel, store: Any, persona: Persona, tmp_path: Path
 ) -> None:
     _meta_user(otel, store, persona, tmp_path, max_personas=0)
-    [pulses] = otel.metric_points()["sea.pulses"]
+    [pulses] = otel.metric_points()["sea.pulse.duration"]
     assert pulses.attributes["sea.persona"] == "_other"  # type: ignore[attr-defined]
 
 
@@ -197,8 +222,8 @@ def test_a_pulse_sampled_out_makes_no_span_and_still_counts(
     otel.tracer_provider = TracerProvider(sampler=ALWAYS_OFF)
     _meta_user(otel, store, persona, tmp_path)
     assert otel.finished() == []
-    [pulses] = otel.metric_points()["sea.pulses"]
-    assert pulses.value == 1  # type: ignore[attr-defined]
+    [pulses] = otel.metric_points()["sea.pulse.duration"]
+    assert pulses.count == 1  # type: ignore[attr-defined]
 
 
 def test_telemetry_on_no_op_providers_leaves_the_sink_as_it_is() -> None:
