@@ -48,12 +48,15 @@ def call_attributes(record: LLMCallRecord, capture_content: bool) -> Attributes:
         "gen_ai.response.finish_reasons": (finish_reason(record),),
         "openinference.span.kind": "LLM",
         "sea.node": record.node,
-        "sea.llm.retries": max(0, record.retries),
-        "sea.llm.cost": max(0.0, record.cost),
-        "sea.llm.structured_output": isinstance(record.response, dict | list)
-        and "tool_calls" not in record.response,
         "sea.llm.prompt_chars": sum(len(str(m.get("content", ""))) for m in record.messages),
     }
+    # said only when they are not 0 or false: each attribute costs the SDK's work
+    if record.retries > 0:
+        attrs["sea.llm.retries"] = record.retries
+    if record.cost > 0:
+        attrs["sea.llm.cost"] = record.cost
+    if isinstance(record.response, dict | list) and "tool_calls" not in record.response:
+        attrs["sea.llm.structured_output"] = True
     if record.rate_limited:
         attrs["sea.llm.rate_limited"] = record.rate_limited
     optional = {

@@ -59,6 +59,11 @@ from sea.telemetry.meters import Measures, Meters
 
 Sink = Callable[[Event | None], None]
 
+_KINDS = {"model": "LLM", "tool": "TOOL"}
+"""OpenInference's span kind of a node made for one call of this kind (else CHAIN)."""
+_SET_AT_START = frozenset({"openinference.span.kind", "sea.node"})
+"""A call's attributes that its node's span, when it is the call's, already has."""
+
 
 @dataclass(slots=True)
 class _Open:
@@ -117,7 +122,7 @@ class PulseTrace:
         self.traceparent = traceparent(self.root)
         """The root span's W3C ``traceparent`` (kept in the pulse's origin)."""
         self._outer = otel_context.get_current()
-        self._top = _Open(self.root, _under(self.root))
+        self._top = _Open(self.root, trace.set_span_in_context(self.root))
         self._calls: list[_Call] = []
         self._metric_attrs: dict[str, Any] = {}
         self._usage = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0}
@@ -209,15 +214,16 @@ class PulseTrace:
         if event.node_type in self._light:  # in its call's path when it ends
             return
         call = self._call_at(event.depth, event.playbook)
+        one_call = self._one_call.get(event.node_type)
         attrs: dict[str, Any] = {  # its playbook and depth are its parent's
             "sea.node": event.node, "sea.node.type": event.node_type,
-            "openinference.span.kind": "CHAIN",
+            "openinference.span.kind": _KINDS.get(one_call or "", "CHAIN"),
         }
-        one_call = self._one_call.get(event.node_type)
         kind = SpanKind.CLIENT if one_call == "model" else SpanKind.INTERNAL
         name = f"sea.node {event.node}"
         span = self._tracer.start_span(name, call.under.context, kind, attributes=attrs)
-        opened = call.nodes[event.node] = _Open(span, _under(span), name, one_call)
+        opened = call.nodes[event.node] = _Open(
+            span, trace.set_span_in_context(span), name, one_call)
         otel_context.attach(opened.context)  # current in the node's task until it ends
 
     def _node_ended(self, event: NodeEnded) -> None:
@@ -229,14 +235,19 @@ class PulseTrace:
                     "sea.node": event.node, "sea.node.type": event.node_type,
                     "sea.node.outcome": event.outcome})
             return
-        self._close_below(event.depth)
-        self._node_metric(event)
-        call = self._find(event.depth, event.playbook)
+        self._measures.nodes.append((event.duration_s, event.node_type, event.outcome))
+        call = self._last_at(event.depth, event.playbook)
+        if call is None:  # deeper calls ended with their caller
+            self._close_below(event.depth)
+            call = self._find(event.depth, event.playbook)
         opened = None if call is None else call.nodes.pop(event.node, None)
         if opened is None or call is None:
             return
         call.path.append(event.node)
-        otel_context.attach(self._innermost().context)
+        nodes = call.nodes
+        # the innermost open span: the call's last open node, else the call's own span
+        otel_context.attach((next(reversed(nodes.values())) if nodes else call.under).context
+                            if call is self._calls[-1] else self._innermost().context)
         span = opened.span
         if event.outcome != "ok":  # ok unless it says otherwise (one attribute less to set)
             span.set_attribute("sea.node.outcome", event.outcome)
@@ -273,12 +284,15 @@ class PulseTrace:
     def _tool_called(self, event: ToolCalled) -> None:
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.tool,
-            "openinference.span.kind": "TOOL", "sea.tool.ok": event.ok,
+            "openinference.span.kind": "TOOL",
             "sea.tool.args_chars": len(_json(event.args)),
             "sea.tool.result_chars": len(_json(event.result)),
-            "sea.tool.refs": sum(1 for v in event.args.values()
-                                 if isinstance(v, str) and v.startswith("ref:")),
         }
+        refs = sum(1 for v in event.args.values() if isinstance(v, str) and v.startswith("ref:"))
+        if refs:  # said only when not 0, and failures only (each attribute costs the SDK)
+            attrs["sea.tool.refs"] = refs
+        if not event.ok:
+            attrs["sea.tool.ok"] = False
         if event.action_id is not None:
             attrs["sea.action.id"] = event.action_id
         if self._content:
@@ -365,9 +379,22 @@ class PulseTrace:
 
     # -- the tree -------------------------------------------------------------------------
 
+    def _last_at(self, depth: int, playbook: str) -> _Call | None:
+        """The innermost playbook call, if it is the one a node at ``depth`` of
+        ``playbook`` belongs to (as it is for most nodes: then no call ends)."""
+        calls = self._calls
+        if calls:
+            last = calls[-1]
+            if last.depth == depth and last.playbook == playbook:
+                return last
+        return None
+
     def _call_at(self, depth: int, playbook: str) -> _Call:
         """The playbook call a node at ``depth`` of ``playbook`` belongs to (opened now,
         under the node that called it, if it is new)."""
+        last = self._last_at(depth, playbook)
+        if last is not None:  # the calls' depths rise: none is deeper than the last
+            return last
         self._close_below(depth)
         found = self._find(depth, playbook)
         if found is not None:
@@ -435,12 +462,9 @@ def _own_call(opened: _Open, call: str, name: str, attrs: dict[str, Any]) -> Spa
         return None
     opened.call = None
     opened.span.update_name(name)
-    opened.span.set_attributes(attrs)
+    opened.span.set_attributes(  # its kind and node: set when the node started
+        {k: v for k, v in attrs.items() if k not in _SET_AT_START})
     return opened.span
-
-
-def _under(span: Span) -> Any:
-    return trace.set_span_in_context(span)
 
 
 def _json(value: Any) -> str:
