@@ -28,12 +28,11 @@ def traceparent(span: trace.Span | None = None) -> str | None:
     Returns:
         The header's value, or None when there is no valid span.
     """
-    found = span if span is not None else trace.get_current_span()
-    if not found.get_span_context().is_valid:
+    found = (span if span is not None else trace.get_current_span()).get_span_context()
+    if not found.is_valid:
         return None
-    carrier: dict[str, str] = {}
-    _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(found))
-    return carrier.get(_KEY)
+    # the W3C format, as the propagator writes it (without its context's round trip)
+    return f"00-{found.trace_id:032x}-{found.span_id:016x}-{found.trace_flags & 0xff:02x}"
 
 
 def context_of(header: str | None) -> otel_context.Context | None:

@@ -16,7 +16,7 @@ from sea.errors import UsageError
 
 if TYPE_CHECKING:
     from sea.telemetry.meters import Meters
-    from sea.telemetry.spans import PulseTrace
+    from sea.telemetry.spans import PulseTrace, Shapes
 
 __all__ = ["Telemetry"]
 
@@ -66,6 +66,7 @@ class Telemetry:
         self._meters: Meters | None = None
         self._tracer: Any = None
         self._personas: set[str] = set()
+        self._shapes: Shapes | None = None
 
     def pulse(self, pulse_id: str, mode: str, *,
               shapes: Mapping[str, str] | None = None) -> PulseTrace:
@@ -83,11 +84,14 @@ class Telemetry:
         Returns:
             What turns the drive's events into spans and metrics.
         """
-        from sea.telemetry.spans import PulseTrace
+        from sea.telemetry.spans import PulseTrace, Shapes
 
         tracer, meters = self._parts()
+        known = self._shapes  # a runtime's registry gives the same shapes to every drive
+        if known is None or known.given != (shapes or {}):
+            known = self._shapes = Shapes(shapes or {})
         return PulseTrace(tracer, meters, pulse_id, mode, capture_content=self.capture_content,
-                          persona_label=self.persona_label, shapes=shapes or {})
+                          persona_label=self.persona_label, shapes=known)
 
     @contextmanager
     def span(self, name: str, **attributes: str | int | float | bool) -> Iterator[Any]:

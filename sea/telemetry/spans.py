@@ -65,6 +65,24 @@ _SET_AT_START = frozenset({"openinference.span.kind", "sea.node"})
 """A call's attributes that its node's span, when it is the call's, already has."""
 
 
+class Shapes:
+    """The node types not shown as a span each, worked out once for a registry's
+    :meth:`~sea.engine.registry.Registry.span_shapes`.
+
+    Args:
+        shapes: Each such type's shape: ``event``, ``model`` or ``tool``.
+    """
+
+    __slots__ = ("given", "light", "one_call")
+
+    def __init__(self, shapes: Mapping[str, str]) -> None:
+        self.given = dict(shapes)
+        self.light = frozenset(t for t, shape in shapes.items() if shape == "event")
+        """In their call's path only (a span event when one fails)."""
+        self.one_call = {t: shape for t, shape in shapes.items() if shape != "event"}
+        """One span with their call (``model`` or ``tool``)."""
+
+
 @dataclass(slots=True)
 class _Open:
     """A span, and the context in which it is the current span."""
@@ -106,11 +124,10 @@ class PulseTrace:
 
     def __init__(self, tracer: trace.Tracer, meters: Meters, pulse_id: str, mode: str, *,
                  capture_content: bool, persona_label: Callable[[str], str | None],
-                 shapes: Mapping[str, str] | None = None) -> None:
+                 shapes: Shapes | Mapping[str, str] | None = None) -> None:
         self._label = persona_label
-        shapes = shapes or {}
-        self._light = frozenset(t for t, shape in shapes.items() if shape == "event")
-        self._one_call = {t: shape for t, shape in shapes.items() if shape != "event"}
+        shaped = shapes if isinstance(shapes, Shapes) else Shapes(shapes or {})
+        self._light, self._one_call = shaped.light, shaped.one_call
         self._tracer = tracer
         self._meters = meters
         self._content = capture_content
@@ -133,21 +150,7 @@ class PulseTrace:
         self.recording = self.root.is_recording()
         """Spans are kept (not a no-op provider, not sampled out): else only the metrics
         are made, and with no-op meters too, nothing at all."""
-        self._dispatch: dict[type[Event], Callable[[Any], None]] = {
-            PulseStarted: self._started, NodeEnded: self._node_metric,
-            LLMCalled: self._llm_metric, ErrorRaised: self._error_metric,
-            PulseEnded: self._ended_metric,
-        }
-        if self.recording:
-            self._dispatch.update({
-                NodeStarted: self._node_started, NodeEnded: self._node_ended,
-                LLMCalled: self._llm_called, ToolCalled: self._tool_called,
-                MemoryWritten: self._memory_written, ApprovalRequested: self._approval,
-                PlanChanged: self._plan, ErrorRaised: self._error,
-                WarningRaised: self._warning, SubagentStarted: self._note,
-                SubagentEnded: self._note, ActionsPlanned: self._note,
-                RefResolved: self._note, PulseEnded: self._ended,
-            })
+        self._dispatch = _SPANS if self.recording else _METRICS
 
     def watch(self, sink: Sink) -> Sink:
         """``sink``, with every event also turned into spans on its way.
@@ -167,7 +170,7 @@ class PulseTrace:
                 handle = dispatch.get(type(event))
                 if handle is not None:
                     try:
-                        handle(event)
+                        handle(self, event)
                     except Exception:  # telemetry never fails a pulse: the span is lost
                         self.lost += 1
             sink(event)
@@ -452,6 +455,26 @@ class PulseTrace:
         start = end - int(max(0.0, duration_s) * 1e9)
         return self._tracer.start_span(name, under.context, kind, attributes=attrs,
                                        start_time=start)
+
+
+_Handler = Callable[[PulseTrace, Any], None]
+_METRICS: dict[type[Event], _Handler] = {
+    PulseStarted: PulseTrace._started, NodeEnded: PulseTrace._node_metric,
+    LLMCalled: PulseTrace._llm_metric, ErrorRaised: PulseTrace._error_metric,
+    PulseEnded: PulseTrace._ended_metric,
+}
+"""What a drive whose spans are not kept handles: its metrics."""
+_SPANS: dict[type[Event], _Handler] = {
+    **_METRICS,
+    NodeStarted: PulseTrace._node_started, NodeEnded: PulseTrace._node_ended,
+    LLMCalled: PulseTrace._llm_called, ToolCalled: PulseTrace._tool_called,
+    MemoryWritten: PulseTrace._memory_written, ApprovalRequested: PulseTrace._approval,
+    PlanChanged: PulseTrace._plan, ErrorRaised: PulseTrace._error,
+    WarningRaised: PulseTrace._warning, SubagentStarted: PulseTrace._note,
+    SubagentEnded: PulseTrace._note, ActionsPlanned: PulseTrace._note,
+    RefResolved: PulseTrace._note, PulseEnded: PulseTrace._ended,
+}
+"""What a drive whose spans are kept handles: its spans and metrics."""
 
 
 def _own_call(opened: _Open, call: str, name: str, attrs: dict[str, Any]) -> Span | None:
