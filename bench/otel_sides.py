@@ -67,7 +67,8 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
                   pulse: Callable[[Any, int], Any], model_spent: Callable[[Any], float],
                   workdir: Path, count: int, warm: int = 8) -> dict[str, tuple[list[float],
                                                                              list[float]]]:
-    """Alternate ``count`` pulses over the three sides (after ``warm`` unmeasured ones).
+    """Alternate ``count`` pulses over the three sides (after ``warm`` unmeasured ones),
+    in turn starting each round with another side.
 
     Args:
         make_runtime: A runtime (and its model) for a telemetry, in its own directory.
@@ -87,7 +88,9 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
         runtimes.append(make_runtime(telemetry, workdir / name))
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in SIDES}
     for i in range(count + warm):
-        for name, runtime in zip(SIDES, runtimes, strict=True):
+        turn = i % len(SIDES)  # each side first in its turn: no side always after another
+        pairs = list(zip(SIDES, runtimes, strict=True))
+        for name, runtime in pairs[turn:] + pairs[:turn]:
             spent, started = model_spent(runtime), time.perf_counter()
             await pulse(runtime, i)
             wall = time.perf_counter() - started
