@@ -96,9 +96,11 @@ class Compiled:
         again harmlessly (pure nodes, and nodes that only call a tool that ``replayable``
         says may be called again), then at most one other node, which calls no playbook
         and, whatever its outcome, ends the run (no ``next``, ``conditional_next`` or
-        ``error_next``): after it, nothing of the run is left that could fail."""
+        ``error_next``): after it, nothing of the run is left that could fail. Every
+        other node ending the run, a run reaches one of them at most, however many the
+        playbook has (a ``memory_recall`` that saves its notes, or that it found none)."""
         left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
-        return len(left) <= 1 and all(e.ends and not e.calls for e in left)
+        return all(e.ends and not e.calls for e in left)
 
 
 class Compiler:
