@@ -96,9 +96,11 @@ class Compiled:
         again harmlessly (pure nodes, and nodes that only call a tool that ``replayable``
         says may be called again), then at most one other node, which calls no playbook
         and, whatever its outcome, ends the run (no ``next``, ``conditional_next`` or
-        ``error_next``): after it, nothing of the run is left that could fail."""
+        ``error_next``): after it, nothing of the run is left that could fail. Every
+        other node ending the run, a run reaches one of them at most, however many the
+        playbook has (a ``memory_recall`` that saves its notes, or that it found none)."""
         left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
-        return len(left) <= 1 and all(e.ends and not e.calls for e in left)
+        return all(e.ends and not e.calls for e in left)
 
 
 class Compiler:
@@ -142,7 +144,7 @@ class Compiler:
             edges = edges_for(node)
             declared = kind.waits(node)
             steps[node.id] = Step(runner, edges.static, edges.router, declared,
-                                  _waits_now(kind, node), kind.pure)
+                                  _waits_now(kind, node), kind.pure, kind.keyed_writes)
             waits |= declared
             if steps[node.id].pure:  # its pure successors run in its step; it routes by Command
                 builder.add_node(node.id, _pure_run(node.id, steps))
@@ -199,7 +201,10 @@ def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
     """The graph node of the pure node ``start``: it runs, then each pure node after it in
     turn (their updates folded in by the state's reducers, their edges taken by their own
     routers), then the first node that is not pure, unless it may pause for a person in
-    this pulse; the step routes to the node after the last that ran, or ends.
+    this pulse; the step routes to the node after the last that ran, or ends. In a
+    recoverable pulse a node whose writes are keyed by the node run
+    (:attr:`~sea.engine.registry.NodeKind.keyed_writes`, ``memorize``) goes with the pure
+    nodes: run again, it stores nothing twice.
 
     A step of pure nodes and one other node keeps what that node's own step keeps: after
     a crash (or a failure of that node) the step runs again from its first pure node,
@@ -210,13 +215,14 @@ def _pure_run(start: str, steps: Mapping[str, Step]) -> Any:
     async def run(state: PlaybookState, *, runtime: GraphRuntime[Frame]) -> Command[str]:
         current = start
         update: PlaybookState = {}
+        again = runtime.context.pulse.recoverable  # keyed writes may run again
         while True:
             step = steps[current]
             done = await step.runner(state, runtime=runtime)
             state, update = fold(state, done), fold(update, done)
             current = step.after(state)
-            if current == END or not step.pure:  # or the step's node that is not pure ran
-                return Command(goto=current, update=update)
+            if current == END or not (step.pure or again and step.keyed_writes):
+                return Command(goto=current, update=update)  # the step's other node ran
             after = steps[current]
             if not after.pure and can_wait(
                 runtime.context.pulse, after.waits_at(state, runtime.context)):

@@ -94,6 +94,9 @@ class Step:
     waits: Waits
     waits_now: WaitsNow
     pure: bool = False
+    keyed_writes: bool = False
+    """Its kind's :attr:`~sea.engine.registry.NodeKind.keyed_writes`: in a recoverable
+    pulse it may run again harmlessly, as a pure node may."""
 
     def waits_at(self, state: PlaybookState, frame: Frame) -> Waits:
         """Where this node can pause when it runs with ``state``."""

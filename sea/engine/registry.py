@@ -42,9 +42,15 @@ class NodeKind(ABC, Generic[M]):
         pure: Its nodes read and write only the run's state, never pause, and give the same
             update when run again (``set``, ``pass``); a graph runs them in the step of the
             pure node before them (:mod:`sea.engine.compiler`).
+        keyed_writes: Besides reading and writing the run's state, its nodes only write
+            messages to memory (:meth:`~sea.engine.pulse.Frame.remember`), never pause, and
+            give the same update when run again (``memorize``): in a recoverable pulse,
+            whose writes are keyed by the node run, running one again stores nothing
+            twice, so a graph step of pure nodes goes on past it.
     """
 
     pure: ClassVar[bool] = False
+    keyed_writes: ClassVar[bool] = False
     one_call: ClassVar[Literal["model", "tool"] | None] = None
     """Each of its nodes makes one call of this kind (a model's, a tool's), which is what
     the node is for: a trace shows the node and its call as one span."""

@@ -15,6 +15,8 @@ class MemorizeKind(NodeKind[MemorizeNode]):
     """Runs ``memorize`` nodes."""
 
     model = MemorizeNode
+    keyed_writes = True
+    """It only writes its message (keyed by the node run in a recoverable pulse)."""
 
     def waits(self, node: MemorizeNode) -> Waits:
         """Never asks a person."""

@@ -45,7 +45,8 @@ PLAYBOOK: dict[str, Any] = {
 }
 SCRIPT = {"fused.a": ["one", "unused"], "fused.e": ["two", "unused"],
           "look_then_say.speak": ["seen it"], "act_then_say.speak": ["did it"],
-          "say.speak": ["hello", "unused"], "say_twice.speak": ["hello", "unused"]}
+          "say.speak": ["hello", "unused"], "say_twice.speak": ["hello", "unused"],
+          "say_either.brief": ["hello", "unused"], "say_either.warm": ["unused"]}
 
 SAY: dict[str, Any] = {
     "name": "say", "description": "One model call, after a pure node.",
@@ -63,6 +64,18 @@ SAY_TWICE: dict[str, Any] = {  # a model call, then a write: two steps
         {"id": "speak", "type": "llm", "action": "Say: {input}", "context_profile": "worker",
          "output_key": "said", "next": "keep"},
         {"id": "keep", "type": "memorize", "action": "{said}", "role": "assistant"},
+    ],
+}
+SAY_EITHER: dict[str, Any] = {  # a model call of two, each ending the run: one step
+    "name": "say_either", "description": "One of two model calls.",
+    "output_schema": ["said"], "start_node": "which",
+    "nodes": [
+        {"id": "which", "type": "pass", "conditional_next": {
+            "field": "input", "operator": "eq", "cases": {"hi": "brief"}, "default": "warm"}},
+        {"id": "brief", "type": "llm", "action": "Briefly: {input}",
+         "context_profile": "worker", "output_key": "said"},
+        {"id": "warm", "type": "llm", "action": "Warmly: {input}",
+         "context_profile": "worker", "output_key": "said"},
     ],
 }
 
@@ -115,7 +128,8 @@ ASKS: dict[str, Any] = {
 def _runtime(tmp_path: Path, saver: InMemorySaver, model: ScriptedChatModel
              ) -> tuple[Runtime, SQLiteStore]:
     (tmp_path / "fused.json").write_text(json.dumps(PLAYBOOK))
-    for document in (ASKS, SAY, SAY_TWICE, _caller("say"), _caller("say_twice"),
+    for document in (ASKS, SAY, SAY_TWICE, SAY_EITHER, _caller("say"), _caller("say_twice"),
+                     _caller("say_either"),
                      _tool_then_say("look"), _tool_then_say("act"),
                      _caller("look_then_say"), _caller("act_then_say")):
         (tmp_path / f"{document['name']}.json").write_text(json.dumps(document))
@@ -163,31 +177,36 @@ def _continued(runtime: Any, store: Any) -> tuple[Any, list[str]]:
 
 
 def test_a_pure_node_and_the_node_after_it_take_one_step(tmp_path: Path) -> None:
+    """In a recoverable pulse a write (keyed by the node run) goes with the pure nodes
+    around it; in another pulse it ends the step."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     try:
         result = runtime.run_pulse(AIKO, "fused", "hi", pulse_id="p", recover=True)
+        plain = runtime.run_pulse(AIKO, "fused", "hi", pulse_id="q")
     finally:
         runtime.close()
         store.close()
-    assert result.status == "ok", result.error
+    assert result.status == "ok" and plain.status == "ok", (result.error, plain.error)
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == list("abcde")
-    assert _graph_tasks(saver, "p") == {"a", "b", "d"}  # a; b with c; d with e
+    assert [e.node for e in plain.events if isinstance(e, NodeStarted)] == list("abcde")
+    assert _graph_tasks(saver, "p") == {"a", "b"}  # a; b with c, d and e
+    assert _graph_tasks(saver, "q") == {"a", "b", "d"}  # a; b with c; d with e
 
 
 def test_stopped_inside_a_fused_step_it_goes_on_without_a_model_call_again(
     tmp_path: Path
 ) -> None:
-    """Stopped in d's step (d ran, e's model call not made): continued, the step runs again
-    from d; a's model call, which an earlier checkpoint holds, is not made again, and c's
-    write is not stored twice."""
+    """Stopped in b's step after c wrote and d ran (e's model call not made): continued,
+    the step runs again from b; a's model call, which an earlier checkpoint holds, is not
+    made again, and c's write is not stored twice."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     _stopped_at(runtime, "e")
-    assert _graph_tasks(saver, "p") == {"a", "b"}
+    assert _graph_tasks(saver, "p") == {"a"}
     result, written = _continued(runtime, store)
     assert result.status == "ok", result.error
-    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["d", "e"]
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == list("bcde")
     assert Counter(call.key for call in model.calls) == {"fused.a": 1, "fused.e": 1}
     assert written == ["hi", "noted one"]
 
@@ -243,6 +262,25 @@ def test_a_callee_of_one_step_runs_in_its_callers_step(tmp_path: Path) -> None:
                                                          "say_twice.speak": 1}
     assert written == ["hi", "then hello"]
     assert twice.status == "ok", twice.error
+
+
+def test_a_callee_of_two_ending_model_calls_runs_in_its_callers_step(tmp_path: Path) -> None:
+    """Each of its model calls ends its run, so a run makes one: stopped after the calling
+    step's checkpoint and continued, that call is not made again."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    try:
+        _stopped_at(runtime, "after", "calls_say_either")
+        assert _namespaces(saver) == {""}  # no checkpoint of the callee's own
+        assert _graph_tasks(saver, "p") == {"talk"}
+        result, written = _continued(runtime, store)
+    finally:
+        runtime.close()
+        store.close()
+    assert result.status == "ok", result.error
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["after"]
+    assert Counter(call.key for call in model.calls) == {"say_either.brief": 1}
+    assert written == ["hi", "then hello"]
 
 
 def test_a_callee_whose_tool_may_be_called_again_runs_in_its_callers_step(

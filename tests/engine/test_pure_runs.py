@@ -59,19 +59,24 @@ def test_consecutive_pure_nodes_take_one_graph_step(tmp_path: Path) -> None:
     runtime, store = _runtime(tmp_path, saver)
     try:
         result = runtime.run_pulse(AIKO, "pure", "", pulse_id="p", recover=True)
+        plain = runtime.run_pulse(AIKO, "pure", "", pulse_id="q")
     finally:
         runtime.close()
         store.close()
-    assert result.status == "ok", result.error
-    assert result.outputs == {"x": 1, "y": 2, "z": 3}
-    # every node ran in its own wrapper, in order...
-    started = [e.node for e in result.events if isinstance(e, NodeStarted)]
-    ended = [(e.node, e.outcome) for e in result.events if isinstance(e, NodeEnded)]
-    assert started == ["n0", "n1", "n2", "n3", "n4", "n5"]
-    assert ended == [(node, "ok") for node in started]
-    assert result.usage["steps"] == 6
-    # ...in two graph steps: n0 with n1, n2 and the write, n4 with n5
-    assert _graph_tasks(saver, "p") == {"n0", "n4"}
+    for each in (result, plain):
+        assert each.status == "ok", each.error
+        assert each.outputs == {"x": 1, "y": 2, "z": 3}
+        # every node ran in its own wrapper, in order...
+        started = [e.node for e in each.events if isinstance(e, NodeStarted)]
+        ended = [(e.node, e.outcome) for e in each.events if isinstance(e, NodeEnded)]
+        assert started == ["n0", "n1", "n2", "n3", "n4", "n5"]
+        assert ended == [(node, "ok") for node in started]
+        assert each.usage["steps"] == 6
+    # ...in one graph step in a recoverable pulse, whose write is keyed by the node run
+    # (run again, it stores nothing twice); in another, two: n0 with n1, n2 and the
+    # write, n4 with n5
+    assert _graph_tasks(saver, "p") == {"n0"}
+    assert _graph_tasks(saver, "q") == {"n0", "n4"}
 
 
 def test_a_pure_run_that_ends_the_playbook_ends_the_graph(tmp_path: Path) -> None:
@@ -89,9 +94,9 @@ def test_a_pure_run_that_ends_the_playbook_ends_the_graph(tmp_path: Path) -> Non
 
 
 def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Path) -> None:
-    """Stopped after the checkpoint of the step that wrote (n0's), inside n4's step:
-    continued, the graph takes the step again from n4 (a pure node routing by a Command),
-    and nothing is written twice."""
+    """Stopped inside n0's step after its write (n4 about to run), before any checkpoint
+    of the graph: started again as a worker starts it, the step runs again from n0, and
+    the write is not stored twice."""
     saver = InMemorySaver()
     runtime, store = _runtime(tmp_path, saver)
 
@@ -104,14 +109,15 @@ def test_a_pulse_stopped_in_a_pure_run_goes_on_from_its_first_node(tmp_path: Pat
 
     try:
         asyncio.run(stop_in_n4())
-        assert _graph_tasks(saver, "p") == {"n0"}
-        result = runtime.run_continue("p")
+        assert [m.content for m in store.pulse_messages(AIKO.id, "p")] == ["y is 2"]
+        result = runtime.run_pulse(AIKO, "pure", "", pulse_id="p", recover=True)
         written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
     finally:
         runtime.close()
         store.close()
     assert result.status == "ok", result.error
     assert result.outputs == {"x": 1, "y": 2, "z": 3}
-    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["n4", "n5"]
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
+        "n0", "n1", "n2", "n3", "n4", "n5"]
     assert written == ["y is 2"]
-    assert _graph_tasks(saver, "p") == {"n0", "n4"}
+    assert _graph_tasks(saver, "p") == {"n0"}
