@@ -5,6 +5,7 @@ A package's own conftest may define a fixture of the same name; pytest uses the 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,13 +21,19 @@ settings.register_profile("sea", deadline=None)
 settings.load_profile("sea")
 
 
+_CACHES = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _verdict_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``sea validate`` keeps its verdicts under ``$SEA_CACHE_DIR``: each test has its own,
-    so no test reads another's verdicts, nor the user's cache."""
-    monkeypatch.setenv("SEA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    so no test reads another's verdicts, nor the user's cache. It is only named here (a
+    name no other test of this process gets, in this process's temporary directory):
+    ``sea validate`` makes it when it keeps a verdict, and most tests keep none."""
+    cache = tmp_path_factory.getbasetemp() / f"verdicts-{next(_CACHES)}"
+    monkeypatch.setenv("SEA_CACHE_DIR", str(cache))
 
 
 @pytest.fixture(autouse=True)
