@@ -18,7 +18,15 @@ import httpx
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.server import LONG, REPLY, Server, serve_command, start_server
+from tests.serve.server import (
+    LONG,
+    QUICK_CHUNK_DELAY_S,
+    REPLY,
+    Server,
+    script_of,
+    serve_command,
+    start_server,
+)
 from tests.serve.test_agent_chat_ui import events_of
 
 
@@ -161,7 +169,7 @@ def _refused(url: str) -> bool:
 
 
 def test_sigterm_lets_the_running_pulse_end_and_exits_0(tmp_path: Path) -> None:
-    server = start_server(tmp_path, "--grace", "30")
+    server = start_server(tmp_path, "--grace", "30", script=script_of(QUICK_CHUNK_DELAY_S))
     try:
         found: dict[str, Any] = {}
         worker = _stream_in_background(server, "slow", found)
@@ -190,7 +198,7 @@ def test_sigterm_lets_the_running_pulse_end_and_exits_0(tmp_path: Path) -> None:
 
 def test_sigterm_cancels_what_outlives_its_grace_and_tells_open_streams(
         tmp_path: Path) -> None:
-    server = start_server(tmp_path, "--grace", "1")
+    server = start_server(tmp_path, "--grace", "1")  # the slow reply (4 s) outlives the grace
     try:
         found: dict[str, Any] = {}
         worker = _stream_in_background(server, "slow", found)
