@@ -112,6 +112,8 @@ class Reader:
     dsn: str | None = None
     ids: list[str] = field(default_factory=list)
     background: list[subprocess.Popen[str]] = field(default_factory=list)
+    starting: list[tuple[subprocess.Popen[str], str, str]] = field(default_factory=list)
+    """The background steps not yet up: (process, command, what it says once it is)."""
 
     def sea(self, *argv: str) -> Outcome:
         """``sea ARGV`` in this process; the ids it prints are kept for later steps."""
@@ -150,9 +152,10 @@ class Reader:
                 [sys.executable, "-m", "sea", *words[1:]], cwd=Path.cwd(), env=env, text=True,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             self.background.append(process)
-            if words[1] in _READY:  # a later step (or the stop) needs it up: wait until it is
-                _wait_until_ready(process, step.command, _READY[words[1]])
+            if words[1] in _READY:  # a later step (or the stop) waits until it is up
+                self.starting.append((process, step.command, _READY[words[1]]))
             return
+        self.ready()
         done = self.sea(*words[1:])
         for start, holds in self.scene.until.items():
             deadline = time.monotonic() + 30
@@ -177,8 +180,16 @@ class Reader:
         else:
             pytest.fail(f"the examples' runner does not know the command `{shlex.join(words)}`")
 
+    def ready(self) -> None:
+        """Wait until the background steps started since the last wait are up (the ones
+        started one after the other start at once)."""
+        while self.starting:
+            _wait_until_ready(*self.starting.pop(0))
+
     def stop(self) -> None:
-        """End the steps left running (as Ctrl-C or SIGTERM would); they must end cleanly."""
+        """End the steps left running (as Ctrl-C or SIGTERM would) once they are up; they must
+        end cleanly."""
+        self.ready()
         for process in self.background:
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=30)

@@ -14,13 +14,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.serve.server import Server, start_server
+from tests.serve.server import QUICK_CHUNK_DELAY_S, Server, script_of, start_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A ``sea serve`` on a free loopback port (scripted model, the test playbooks)."""
-    running = start_server(tmp_path_factory.mktemp("serve"))
+    """A ``sea serve`` on a free loopback port (scripted model, the test playbooks; replies
+    in chunks :data:`~tests.serve.server.QUICK_CHUNK_DELAY_S` apart)."""
+    running = start_server(tmp_path_factory.mktemp("serve"),
+                           script=script_of(QUICK_CHUNK_DELAY_S))
     yield running
     running.stop()
 
@@ -28,6 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="session")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The same as ``server``, started once for every module that uses it."""
-    running = start_server(tmp_path_factory.mktemp("serve-shared"))
+    running = start_server(tmp_path_factory.mktemp("serve-shared"),
+                           script=script_of(QUICK_CHUNK_DELAY_S))
     yield running
     running.stop()

@@ -39,12 +39,31 @@ ASKING = {
 }
 REPLY = "Hello there, friend. How are you?"
 LONG = " ".join(f"w{i}" for i in range(200))
-"""The slow playbook's reply: 200 chunks, 20 ms apart (4 s)."""
+"""The slow playbook's reply: 200 chunks, :data:`CHUNK_DELAY_S` apart (4 s; 2 s at
+:data:`QUICK_CHUNK_DELAY_S`)."""
 ROUTED = {"playbook": "basic_chat", "reason": "a greeting"}
 """The bundled ``meta_user``'s router's answer: just speak (then ``sub_speak`` says
 :data:`SPOKEN`)."""
 SPOKEN = " ".join(f"w{i}" for i in range(120))
-"""``sub_speak``'s reply: 120 chunks, 20 ms apart (2.4 s: long enough to see it run)."""
+"""``sub_speak``'s reply: 120 chunks, :data:`CHUNK_DELAY_S` apart (2.4 s: long enough to see
+it run)."""
+CHUNK_DELAY_S = 0.02
+"""Seconds between two chunks of a reply, unless a server is started with another script."""
+QUICK_CHUNK_DELAY_S = 0.01
+"""The same for the servers of the ``server`` fixtures (conftest): a slow run still outlasts by
+far what their tests do while it runs, and a test that waits for its end waits half as long."""
+
+
+def script_of(chunk_delay_s: float = CHUNK_DELAY_S) -> dict[str, Any]:
+    """The scripted model's answers: the slow playbook's :data:`LONG`, ``sub_speak``'s
+    :data:`SPOKEN`, the router's :data:`ROUTED`, else :data:`REPLY`; chunks
+    ``chunk_delay_s`` apart."""
+    return {
+        "responses": {"slow.reply": [LONG] * 20, "sub_speak.compose": [SPOKEN] * 20,
+                      "sub_router_user.decide": [ROUTED] * 20},
+        "default": [REPLY] * 400,
+        "chunk_delay_s": chunk_delay_s,
+    }
 
 
 @dataclass
@@ -80,12 +99,7 @@ def serve_command(root: Path, *extra: str, script: dict[str, Any] | None = None
     books.mkdir(parents=True, exist_ok=True)
     for playbook in (CHAT, SLOW, ASKING):
         (books / f"{playbook['name']}.json").write_bytes(orjson.dumps(playbook))
-    (root / "script.json").write_bytes(orjson.dumps(script or {
-        "responses": {"slow.reply": [LONG] * 20, "sub_speak.compose": [SPOKEN] * 20,
-                      "sub_router_user.decide": [ROUTED] * 20},
-        "default": [REPLY] * 400,
-        "chunk_delay_s": 0.02,
-    }))
+    (root / "script.json").write_bytes(orjson.dumps(script or script_of()))
     env = {**os.environ, "SEA_HOME": str(root / "home"), "PYTHONPATH": str(ROOT)}
     env.pop("SEA_DB", None)
     command = [sys.executable, "-m", "sea", "serve", "--port", "0",

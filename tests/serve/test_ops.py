@@ -11,6 +11,7 @@ import socket
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,15 @@ import httpx
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.server import LONG, REPLY, Server, serve_command, start_server
+from tests.serve.server import (
+    LONG,
+    QUICK_CHUNK_DELAY_S,
+    REPLY,
+    Server,
+    script_of,
+    serve_command,
+    start_server,
+)
 from tests.serve.test_agent_chat_ui import events_of
 
 
@@ -161,7 +170,7 @@ def _refused(url: str) -> bool:
 
 
 def test_sigterm_lets_the_running_pulse_end_and_exits_0(tmp_path: Path) -> None:
-    server = start_server(tmp_path, "--grace", "30")
+    server = start_server(tmp_path, "--grace", "30", script=script_of(QUICK_CHUNK_DELAY_S))
     try:
         found: dict[str, Any] = {}
         worker = _stream_in_background(server, "slow", found)
@@ -190,7 +199,7 @@ def test_sigterm_lets_the_running_pulse_end_and_exits_0(tmp_path: Path) -> None:
 
 def test_sigterm_cancels_what_outlives_its_grace_and_tells_open_streams(
         tmp_path: Path) -> None:
-    server = start_server(tmp_path, "--grace", "1")
+    server = start_server(tmp_path, "--grace", "1")  # the slow reply (4 s) outlives the grace
     try:
         found: dict[str, Any] = {}
         worker = _stream_in_background(server, "slow", found)
@@ -360,25 +369,30 @@ def test_the_server_tables_take_turns_with_the_sqlite_store_in_process(tmp_path:
 def test_a_sigterm_as_soon_as_it_says_it_listens_is_a_drain(tmp_path: Path) -> None:
     """The server says it listens once its signal handlers are in place: a SIGTERM sent the
     moment that line is read drains and exits 0 (it was a plain kill, -15, while uvicorn was
-    still starting)."""
-    for attempt in range(3):
-        root = tmp_path / str(attempt)
-        root.mkdir()
-        command, env = serve_command(root)
-        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-        try:
-            assert process.stderr is not None
-            said = ""
-            while "listening on" not in said:
-                line = process.stderr.readline()
-                assert line, f"sea serve ended before it listened: {said}"
-                said += line
-            process.send_signal(signal.SIGTERM)
-            rest = process.stderr.read()
-            assert process.wait(30) == 0, said + rest
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-        assert "Traceback" not in said + rest
+    still starting). Three servers at once, each signalled by a thread of its own."""
+    roots = [tmp_path / str(attempt) for attempt in range(3)]
+    with ThreadPoolExecutor(len(roots)) as pool:
+        list(pool.map(_sigterm_once_it_listens, roots))  # raises what an attempt raised
+
+
+def _sigterm_once_it_listens(root: Path) -> None:
+    """Start a server in ``root`` and send it SIGTERM as soon as it says it listens."""
+    root.mkdir()
+    command, env = serve_command(root)
+    process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        said = ""
+        while "listening on" not in said:
+            line = process.stderr.readline()
+            assert line, f"sea serve ended before it listened: {said}"
+            said += line
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(30) == 0, said + rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "Traceback" not in said + rest
