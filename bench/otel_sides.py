@@ -10,6 +10,9 @@ and model.
 * ``otel on``: the SDK, every span kept (``ALWAYS_ON``) and handed to a batch processor
   whose exporter drops them (the export itself is the receiver's cost, not the pulse's),
   the metrics aggregated by an in-memory reader.
+* ``SDK alone``: an untraced pulse, then the spans and metric points of one ``otel on``
+  pulse made again straight through the SDK, as ``otel on``'s are kept (:mod:`otel_floor`):
+  the SDK's own cost, under any code that makes them.
 
 Each row says the median / p90 wall time and the engine's time (wall minus the scripted
 model's), and the median's cost against ``untraced``.
@@ -30,10 +33,11 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import NoOpTracerProvider
+from otel_floor import Floor
 
 from sea.telemetry import Telemetry
 
-SIDES = ("untraced", "otel off", "otel on")
+SIDES = ("untraced", "otel off", "otel on", "SDK alone")
 
 
 class _Dropped(SpanExporter):
@@ -48,7 +52,8 @@ class _Dropped(SpanExporter):
 
 
 def telemetries() -> tuple[list[Telemetry | None], Callable[[], int]]:
-    """The three sides' telemetry, and how many spans the traced side made (after a flush)."""
+    """The telemetry of the sides but the last (``SDK alone`` runs untraced), and how many
+    spans the traced side made (after a flush)."""
     dropped = _Dropped()
     tracers = TracerProvider()
     tracers.add_span_processor(BatchSpanProcessor(dropped))
@@ -67,7 +72,7 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
                   pulse: Callable[[Any, int], Any], model_spent: Callable[[Any], float],
                   workdir: Path, count: int, warm: int = 8) -> dict[str, tuple[list[float],
                                                                              list[float]]]:
-    """Alternate ``count`` pulses over the three sides (after ``warm`` unmeasured ones),
+    """Alternate ``count`` pulses over the sides (after ``warm`` unmeasured ones),
     in turn starting each round with another side.
 
     Args:
@@ -82,8 +87,10 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
         Each side's wall and engine seconds per pulse.
     """
     sides, spans = telemetries()
+    floor = Floor(_Dropped())
+    await floor.learn(make_runtime, pulse, workdir / "learn")
     runtimes = []
-    for name, telemetry in zip(SIDES, sides, strict=True):
+    for name, telemetry in zip(SIDES, [*sides, None], strict=True):
         (workdir / name).mkdir()
         runtimes.append(make_runtime(telemetry, workdir / name))
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in SIDES}
@@ -93,6 +100,8 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
         for name, runtime in pairs[turn:] + pairs[:turn]:
             spent, started = model_spent(runtime), time.perf_counter()
             await pulse(runtime, i)
+            if name == "SDK alone":
+                floor.make()
             wall = time.perf_counter() - started
             if i >= warm:
                 times[name][0].append(wall)
@@ -101,6 +110,7 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
         await runtime.aclose()
         runtime.close()
     assert spans() > 0, "the traced side made no spans"
+    floor.flush()
     return times
 
 
