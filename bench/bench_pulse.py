@@ -72,7 +72,8 @@ side's store in schema ``bench_<pulse>_<side>``, dropped and made anew for each 
 
 With ``--otel`` (the ``otel`` extra), a table of its own after the first: the cost of
 tracing, the engine's pulses on ``sqlite`` without telemetry, with telemetry on
-OpenTelemetry's no-op providers, and with the SDK keeping every span (:mod:`otel_sides`).
+OpenTelemetry's no-op providers, with the SDK keeping every span, and the SDK alone making
+one traced pulse's spans and metric points after an untraced pulse (:mod:`otel_sides`).
 
 With ``--cache``, two tables of their own (:mod:`cache_sides`): the stable prefix of each
 model call of one pulse of each playbook (one prefix a pulse, byte for byte, or the run
@@ -739,7 +740,8 @@ def main() -> None:
                         help=f"comma-separated pulses to run, of {', '.join(PLAYBOOKS)}")
     parser.add_argument("--postgres", metavar="DSN", help="also measure on PostgreSQL")
     parser.add_argument("--otel", action="store_true",
-                        help="then the cost of tracing: untraced, otel off, otel on (sqlite)")
+                        help="then the cost of tracing: untraced, otel off, otel on, SDK alone "
+                        "(sqlite)")
     parser.add_argument("--cache", action="store_true",
                         help="then the stable prompt prefix of each call, and a pulse asked "
                         "twice with a response cache (sqlite)")
