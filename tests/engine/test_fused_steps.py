@@ -152,6 +152,14 @@ def _namespaces(saver: InMemorySaver) -> set[str]:
     return {ns.split(":")[0] for ns in saver.storage.get("p", {})}
 
 
+def _stopped_after_the_call(runtime: Runtime, saver: InMemorySaver, caller: str) -> None:
+    """Run ``caller`` (its ``talk`` node calls the callee) until its ``after`` node, and
+    stop it there: the calling step's checkpoint is the only one (none of the callee's)."""
+    _stopped_at(runtime, "after", caller)
+    assert _namespaces(saver) == {""}  # no checkpoint of the callee's own
+    assert _graph_tasks(saver, "p") == {"talk"}
+
+
 def _stopped_at(runtime: Runtime, node: str, playbook: str = "fused") -> None:
     """Run the pulse ``p`` until ``node`` is about to run, and stop it there (as a process
     that dies: nothing after is written)."""
@@ -246,9 +254,7 @@ def test_a_callee_of_one_step_runs_in_its_callers_step(tmp_path: Path) -> None:
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     try:
-        _stopped_at(runtime, "after", "calls_say")
-        assert _namespaces(saver) == {""}  # no checkpoint of the callee's own
-        assert _graph_tasks(saver, "p") == {"talk"}
+        _stopped_after_the_call(runtime, saver, "calls_say")
         result = runtime.run_continue("p")
         written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
         twice = runtime.run_pulse(AIKO, "calls_say_twice", "hi", pulse_id="q", recover=True)
@@ -270,9 +276,7 @@ def test_a_callee_of_two_ending_model_calls_runs_in_its_callers_step(tmp_path: P
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     try:
-        _stopped_at(runtime, "after", "calls_say_either")
-        assert _namespaces(saver) == {""}  # no checkpoint of the callee's own
-        assert _graph_tasks(saver, "p") == {"talk"}
+        _stopped_after_the_call(runtime, saver, "calls_say_either")
         result, written = _continued(runtime, store)
     finally:
         runtime.close()
