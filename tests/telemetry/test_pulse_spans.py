@@ -167,6 +167,7 @@ def test_durations_fall_in_buckets_of_milliseconds_and_point_to_the_pulse_trace(
     nodes = points["sea.node.duration"]
     assert all(p.explicit_bounds == pulse.explicit_bounds  # type: ignore[attr-defined]
                for p in nodes)
+    assert not any(p.exemplars for p in nodes)  # type: ignore[attr-defined]
     [calls] = points["gen_ai.client.operation.duration"]
     assert list(calls.explicit_bounds)[:3] == [0.01, 0.02, 0.04]  # type: ignore[attr-defined]
     [tokens, *_] = points["gen_ai.client.token.usage"]
