@@ -96,9 +96,9 @@ class Compiled:
         again harmlessly (pure nodes, and nodes that only call a tool that ``replayable``
         says may be called again), then at most one other node, which calls no playbook
         and, whatever its outcome, ends the run (no ``next``, ``conditional_next`` or
-        ``error_next``): after it, nothing of the run is left that could fail. Every
-        other node ending the run, a run reaches one of them at most, however many the
-        playbook has (a ``memory_recall`` that saves its notes, or that it found none)."""
+        ``error_next``): after it, nothing of the run is left that could fail. The
+        playbook may have several such nodes (a ``memory_recall`` that saves its notes, or
+        that it found none): each ends the run, so a run reaches one of them at most."""
         left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
         return all(e.ends and not e.calls for e in left)
 

@@ -173,11 +173,11 @@ class Pulse:
 
     called: dict[str, tuple[Playbook, CompiledPlaybook]] = field(
         default_factory=dict, init=False, repr=False)
+    """:meth:`playbook`'s answers so far."""
     wrote_volatile: bool = field(default=False, init=False, repr=False)
     """A volatile message (``line_scope`` ``volatile``) may have been written: set before
     each such write, so the host deletes them when the pulse ends (and need not ask the
     store otherwise)."""
-    """:meth:`playbook`'s answers so far."""
 
     def playbook(self, name: str) -> tuple[Playbook, CompiledPlaybook]:
         """The playbook of this name and its compiled form, looked up once per pulse: a

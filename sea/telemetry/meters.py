@@ -109,13 +109,10 @@ class Measures:
         meters.pulse_duration.record(max(0.0, duration_s), labelled, context=exemplar)
         if status == "waiting":
             meters.approvals_waiting.add(1, attrs)
-        by_node: dict[tuple[str, str], dict[str, str]] = {}
         for seconds, node_type, outcome in self.nodes:
-            labels = by_node.get((node_type, outcome))
-            if labels is None:
-                labels = by_node[node_type, outcome] = {
-                    "sea.node.type": node_type, "sea.node.outcome": outcome}
-            meters.node_duration.record(max(0.0, seconds), labels, context=_NO_EXEMPLAR)
+            meters.node_duration.record(
+                max(0.0, seconds), {"sea.node.type": node_type, "sea.node.outcome": outcome},
+                context=_NO_EXEMPLAR)
         for call in self.calls:
             _model_call(meters, attrs, call, _NO_EXEMPLAR)
         self.nodes.clear()

@@ -124,9 +124,9 @@ class PulseTrace:
 
     def __init__(self, tracer: trace.Tracer, meters: Meters, pulse_id: str, mode: str, *,
                  capture_content: bool, persona_label: Callable[[str], str | None],
-                 shapes: Shapes | Mapping[str, str] | None = None) -> None:
+                 shapes: Shapes | None = None) -> None:
         self._label = persona_label
-        shaped = shapes if isinstance(shapes, Shapes) else Shapes(shapes or {})
+        shaped = shapes or Shapes({})
         self._light, self._one_call = shaped.light, shaped.one_call
         self._tracer = tracer
         self._meters = meters
@@ -238,7 +238,7 @@ class PulseTrace:
                     "sea.node": event.node, "sea.node.type": event.node_type,
                     "sea.node.outcome": event.outcome})
             return
-        self._measures.nodes.append((event.duration_s, event.node_type, event.outcome))
+        self._node_metric(event)
         call = self._last_at(event.depth, event.playbook)
         if call is None:  # deeper calls ended with their caller
             self._close_below(event.depth)
@@ -247,10 +247,7 @@ class PulseTrace:
         if opened is None or call is None:
             return
         call.path.append(event.node)
-        nodes = call.nodes
-        # the innermost open span: the call's last open node, else the call's own span
-        otel_context.attach((next(reversed(nodes.values())) if nodes else call.under).context
-                            if call is self._calls[-1] else self._innermost().context)
+        otel_context.attach(self._innermost().context)
         span = opened.span
         if event.outcome != "ok":  # ok unless it says otherwise (one attribute less to set)
             span.set_attribute("sea.node.outcome", event.outcome)
