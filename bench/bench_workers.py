@@ -59,16 +59,23 @@ def _drop(dsn: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-def _count(dsn: str, sql: str) -> int:
+_DONE = "SELECT count(*) FROM sea_pulses WHERE status = 'done'"
+
+
+def _connect(dsn: str) -> psycopg.Connection[Any]:
+    """A connection to ``dsn``'s server, in its schema."""
     server, schema = split_schema(dsn)
-    with psycopg.connect(server, autocommit=True, options=f"-c search_path={schema}") as conn:
-        row = conn.execute(sql).fetchone()
+    return psycopg.connect(server, autocommit=True, options=f"-c search_path={schema}")
+
+
+def _counted(conn: psycopg.Connection[Any], sql: str) -> int:
+    row = conn.execute(sql).fetchone()
     return int(row[0]) if row else 0
 
 
-def _done(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute("SELECT count(*) FROM sea_pulses WHERE status = 'done'").fetchone()
-    return int(row[0]) if row else 0
+def _count(dsn: str, sql: str) -> int:
+    with _connect(dsn) as conn:
+        return _counted(conn, sql)
 
 
 async def _submit(dsn: str, pulses: int) -> float:
@@ -98,13 +105,11 @@ def workers_rate(dsn: str, workers: int, pulses: int, concurrency: int, tmp: Pat
     try:
         while _count(dsn, "SELECT count(*) FROM procrastinate_workers") < workers:
             time.sleep(0.05)
-        server, schema = split_schema(dsn)
         # one connection polls (a new one every 20 ms cost the server a backend each)
-        with psycopg.connect(server, autocommit=True,
-                             options=f"-c search_path={schema}") as conn:
+        with _connect(dsn) as conn:
             started = time.perf_counter()
             asyncio.run(_submit(dsn, pulses))
-            while _done(conn) < pulses:
+            while _counted(conn, _DONE) < pulses:
                 time.sleep(0.02)
             return pulses / (time.perf_counter() - started)
     finally:

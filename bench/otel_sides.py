@@ -94,9 +94,9 @@ async def compare(make_runtime: Callable[[Telemetry | None, Path], Any],
         (workdir / name).mkdir()
         runtimes.append(make_runtime(telemetry, workdir / name))
     times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in SIDES}
+    pairs = list(zip(SIDES, runtimes, strict=True))
     for i in range(count + warm):
         turn = i % len(SIDES)  # each side first in its turn: no side always after another
-        pairs = list(zip(SIDES, runtimes, strict=True))
         for name, runtime in pairs[turn:] + pairs[:turn]:
             spent, started = model_spent(runtime), time.perf_counter()
             await pulse(runtime, i)
