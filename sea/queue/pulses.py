@@ -176,6 +176,7 @@ class PulseQueue:
         input_uid: str | None = None,
         input_metadata: Mapping[str, Any] | None = None,
         priority: Priority = "user",
+        watched: bool = False,
         conn: Any = None,
     ) -> str:
         """Queue a pulse; its id. The persona's pulses run one at a time, by priority, then
@@ -195,6 +196,9 @@ class PulseQueue:
             input_metadata: The stored input's metadata.
             priority: ``user`` (a person's turn, the default), ``autonomous`` or
                 ``scheduled``.
+            watched: Someone follows the pulse through the workers' watch (a server that
+                queued it for a run of its own, :mod:`sea.queue.watch`); the workers ask
+                their watch about the others not at all.
             conn: A connection whose transaction the submission joins (default: its own).
 
         Raises:
@@ -207,6 +211,7 @@ class PulseQueue:
         options = {key: value for key, value in (
             ("thread", thread), ("input_uid", input_uid),
             ("input_metadata", dict(input_metadata or {}))) if value}
+        options["watched"] = watched  # a row without it (an older version's) is asked about
         storable(playbook=playbook, input=input, arguments=dict(args or {}),
                  persona=persona_json(persona), options=options)
         pid = pulse_id or uuid.uuid4().hex
@@ -215,7 +220,7 @@ class PulseQueue:
                 return await self.submit(persona, playbook, input, args=args, pulse_id=pid,
                                          schedule_id=schedule_id, thread=thread,
                                          input_uid=input_uid, input_metadata=input_metadata,
-                                         priority=priority, conn=own)
+                                         priority=priority, watched=watched, conn=own)
         job = self.app.configure_task(PULSE_TASK, lock=persona_lock(persona.id),
                                       priority=job_priority(rank)).make_new_job(
             pulse_id=pid, **_trace_context())

@@ -257,8 +257,9 @@ class Worker:
                        shown: int | None = None) -> None:
         """Run one attempt, watched (as attempt ``shown``, default ``attempt``: a preempted
         pulse's row counts more starts than its job) if a watch is given, and settle it."""
-        watcher = None if self._watch is None else await self._watch.attempt(
-            record.id, shown or attempt)
+        watcher = None
+        if self._watch is not None and record.options.get("watched", True):
+            watcher = await self._watch.attempt(record.id, shown or attempt)
         self._preemptions.started(record)
         result = await _guarded(record, lambda: run(watcher))
         final = False

@@ -133,7 +133,7 @@ class FleetHub(RunHub):
                                      pulse_id=run_id, thread=memory_thread(thread),
                                      input_uid=ask.input_uid,
                                      input_metadata=ask.input_metadata,
-                                     priority=ask.priority)
+                                     priority=ask.priority, watched=True)
         except Exception as exc:
             await self._writer(row, thread).finish("error", _error_of(exc), [])
             raise

@@ -150,13 +150,38 @@ def test_a_personas_queued_pulses_run_by_priority_then_in_order(
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), "overlap"
 
 
+@pytest.mark.postgres
+@postgres
+def test_the_worker_asks_its_watch_only_about_watched_pulses(
+    queue_dsn: str, tmp_path: Path
+) -> None:
+    """A pulse a server follows is watched; the others cost the watch nothing; a row an
+    older version queued (it does not say) is asked about, as it was then."""
+    watch = Attempts()
+
+    async def work(queue: PulseQueue) -> list[str]:
+        ids = [await queue.submit(AOI, "chat_now", "one", watched=True),
+               await queue.submit(AOI, "chat_now", "two")]
+        async with queue.connection() as conn:  # as an older version queued it
+            ids.append(await queue.submit(AOI, "chat_now", "three", conn=conn))
+            await conn.execute("UPDATE sea_pulses SET options = options - 'watched' "
+                               "WHERE id = %s", [ids[-1]])
+        for pid in ids:
+            assert (await _until(queue, pid, "done", "failed")).status == "done"
+        return ids
+
+    ids = asyncio.run(_with_worker(queue_dsn, tmp_path, CountingGate(), work, Reports("-"),
+                                   watch=watch))
+    assert watch.ends == [(ids[0], 1, "ok", True), (ids[2], 1, "ok", True)]
+
+
 async def _preempt(queue: PulseQueue, gate: Gate, report: Reports,
                    ended: tuple[str, ...]) -> tuple[Any, Any]:
     """A scheduled pulse runs until its tool holds; a user's pulse is queued; once the
     worker asked the scheduled one to stop, its tool ends. Both records at their end."""
-    auto = await queue.submit(AOI, "auto_work", "", priority="scheduled")
+    auto = await queue.submit(AOI, "auto_work", "", priority="scheduled", watched=True)
     await gate.entered.wait()
-    user = await queue.submit(AOI, "chat_now", "Are you there?")
+    user = await queue.submit(AOI, "chat_now", "Are you there?", watched=True)
     await report.seen.wait()  # the worker saw the user's pulse: stop at the next node
     gate.release.set()
     user_done = await _until(queue, user, "done", "failed")
