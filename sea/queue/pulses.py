@@ -208,7 +208,7 @@ class PulseQueue:
         from psycopg.types.json import Jsonb
 
         rank = priority_rank(priority)
-        options = {key: value for key, value in (
+        options: dict[str, Any] = {key: value for key, value in (
             ("thread", thread), ("input_uid", input_uid),
             ("input_metadata", dict(input_metadata or {}))) if value}
         options["watched"] = watched  # a row without it (an older version's) is asked about
