@@ -1,11 +1,18 @@
 """Benchmark of the pulse queue: pulses per second with 1, 2 and 4 worker processes on the
-scripted model, against as many in-process runtimes on the same database, and the queue's
-own overhead per pulse.
+scripted model, against as many in-process runtimes on the same database, where the CPU
+went, and the queue's own overhead per pulse.
 
 Each worker is a ``sea worker`` process (``--concurrency`` pulses at once); the pulses are
 ``meta_user`` turns (router, then the persona speaks) of 20 personas, answered by the
-scripted model without delay, so the figures are SEA's and the queue's own cost. The clock
-starts when every worker has registered and stops when the last pulse is recorded done.
+scripted model without delay, so the figures are SEA's and the queue's own cost. Two ways
+to fill the queue, both once every worker has registered, the clock stopping when the
+last pulse is recorded done:
+
+- ``queued``: the pulses are submitted in one transaction; the clock starts as it commits
+  (the workers' capacity: what they do with a queue that holds work);
+- ``live``: the clock starts, then this process submits the pulses one by one while the
+  workers run them (the submissions' CPU, here and in the server, is then on the same
+  cores as the workers').
 
 Beside each count of workers, as many processes that each run a ``Runtime`` in process
 (``in-process``): the same pulses, shared out among them, ``--concurrency`` at once in each,
@@ -13,14 +20,20 @@ the same durability as a worker's (``recover=True``, checkpoints kept in the sam
 PostgreSQL database and removed when the pulse ends), the same store; no queue. Their clock
 starts when every process has built its runtime and stops when the last pulse ends. The
 ratio is the workers' rate over theirs: what the queue (submitting, claiming, recording,
-the per-persona job locks, waking the workers) costs at that scale.
+the per-persona job locks, waking the workers) costs at that scale. Each side runs
+``--rounds`` times, the order of the three turning each round; the medians are printed,
+with each round's ratio.
+
+Where the time went, as CPU milliseconds a pulse (Linux, a server on this machine): the
+side's own processes (the workers, or the in-process runtimes), the PostgreSQL server's
+processes, and this process submitting.
 
 The overhead is what the queue adds to a pulse, measured in this process: submit (one
 transaction: the pulse's row and its job), fetch, claim, record and finish, with a
 runtime that returns at once instead of running the pulse.
 
     python bench/bench_workers.py --dsn postgresql://postgres@127.0.0.1:5432/test
-    python bench/bench_workers.py --dsn ... --pulses 400 --workers 1 2 4 --concurrency 2
+    python bench/bench_workers.py --dsn ... --pulses 400 --workers 2 --rounds 5
 """
 
 from __future__ import annotations
@@ -29,16 +42,20 @@ import argparse
 import asyncio
 import json
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import psycopg
+from cpu_use import ServerCpu, process_cpu  # run as a script from bench/
 
 from saimemory import Persona
 from saimemory.postgres import split_schema
@@ -78,13 +95,15 @@ def _count(dsn: str, sql: str) -> int:
         return _counted(conn, sql)
 
 
-async def _submit(dsn: str, pulses: int) -> float:
-    async with PulseQueue(dsn) as queue:
-        started = time.perf_counter()
-        for n in range(pulses):
-            persona = Persona(f"p{n % PERSONAS:02d}", "P", "You are brief.")
-            await queue.submit(persona, "meta_user", f"hello {n}")
-        return time.perf_counter() - started
+async def _submit(dsn: str, pulses: int, queue: PulseQueue | None = None,
+                  conn: Any = None) -> None:
+    if queue is None:
+        async with PulseQueue(dsn) as own:
+            await _submit(dsn, pulses, own)
+        return
+    for n in range(pulses):
+        persona = Persona(f"p{n % PERSONAS:02d}", "P", "You are brief.")
+        await queue.submit(persona, "meta_user", f"hello {n}", conn=conn)
 
 
 def _script(tmp: Path, pulses: int) -> Path:
@@ -95,23 +114,76 @@ def _script(tmp: Path, pulses: int) -> Path:
     return script
 
 
-def workers_rate(dsn: str, workers: int, pulses: int, concurrency: int, tmp: Path) -> float:
-    """Pulses per second of ``workers`` processes."""
-    script = _script(tmp, pulses)
-    asyncio.run(_submit(dsn, 0))  # creates the tables
-    processes = [subprocess.Popen(
-        [sys.executable, "-m", "sea", "worker", "--db", dsn, "--model", f"scripted:{script}",
-         "--concurrency", str(concurrency), "--quiet"], cwd=ROOT) for _ in range(workers)]
-    try:
-        while _count(dsn, "SELECT count(*) FROM procrastinate_workers") < workers:
-            time.sleep(0.05)
+def _worker_options(dsn: str, script: Path, concurrency: int) -> list[str]:
+    """``sea worker``'s options: the in-process side builds its runtime from them too."""
+    return ["worker", "--db", dsn, "--model", f"scripted:{script}",
+            "--concurrency", str(concurrency), "--quiet"]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One side's run: its rate, and the CPU a pulse cost its own processes, the PostgreSQL
+    server (None: not on this machine) and the process that submitted the pulses."""
+
+    rate: float
+    side_ms: float | None
+    server_ms: float | None
+    submit_ms: float = 0.0
+
+
+def _per_pulse(seconds: float | None, pulses: int) -> float | None:
+    return None if seconds is None else seconds / pulses * 1000
+
+
+async def _until_workers(dsn: str, workers: int) -> None:
+    while _count(dsn, "SELECT count(*) FROM procrastinate_workers") < workers:
+        await asyncio.sleep(0.05)
+
+
+async def _timed_workers(dsn: str, pulses: int, workers: int, live: bool,
+                         processes: list[subprocess.Popen[bytes]]) -> Run:
+    """The workers' run, its clock started as the pulses are submitted (``live``) or once
+    they are all in the queue (one transaction, made while the workers wait)."""
+    async with PulseQueue(dsn) as queue:
+        await _until_workers(dsn, workers)
+        submit_cpu = time.process_time()
+        if live:
+            started = time.perf_counter()
+            server, before = ServerCpu(), [process_cpu(p.pid) for p in processes]
+            await _submit(dsn, pulses, queue)
+        else:
+            async with queue.connection() as conn:
+                await _submit(dsn, pulses, queue, conn)
+                server, before = ServerCpu(), [process_cpu(p.pid) for p in processes]
+                started = time.perf_counter()  # the jobs appear when this commits
+        submit_s = time.process_time() - submit_cpu
         # one connection polls (a new one every 20 ms cost the server a backend each)
         with _connect(dsn) as conn:
-            started = time.perf_counter()
-            asyncio.run(_submit(dsn, pulses))
+            polls = 0
             while _counted(conn, _DONE) < pulses:
-                time.sleep(0.02)
-            return pulses / (time.perf_counter() - started)
+                polls += 1
+                if polls % 5 == 0:
+                    server.sample()
+                await asyncio.sleep(0.02)
+        rate = pulses / (time.perf_counter() - started)
+        after = [process_cpu(p.pid) for p in processes]
+    side = None if None in before or None in after else \
+        sum(a - b for a, b in zip(after, before, strict=True))  # type: ignore[operator]
+    return Run(rate, _per_pulse(side, pulses), _per_pulse(server.used(), pulses),
+               submit_s / pulses * 1000)
+
+
+def workers_rate(dsn: str, workers: int, pulses: int, concurrency: int, tmp: Path,
+                 live: bool) -> Run:
+    """The run of ``workers`` processes: the pulses submitted while they run (``live``),
+    or queued before the clock starts."""
+    script = _script(tmp, pulses)
+    asyncio.run(_submit(dsn, 0))  # creates the tables
+    processes = [subprocess.Popen([sys.executable, "-m", "sea",
+                                   *_worker_options(dsn, script, concurrency)], cwd=ROOT)
+                 for _ in range(workers)]
+    try:
+        return asyncio.run(_timed_workers(dsn, pulses, workers, live, processes))
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
@@ -120,11 +192,13 @@ def workers_rate(dsn: str, workers: int, pulses: int, concurrency: int, tmp: Pat
 
 
 def inprocess_rate(dsn: str, processes: int, pulses: int, concurrency: int,
-                   tmp: Path) -> float:
-    """Pulses per second of ``processes`` processes each running its share of the pulses
-    on a runtime of its own (``--child``), ``concurrency`` at once."""
+                   tmp: Path) -> Run:
+    """The run of ``processes`` processes each running its share of the pulses on a
+    runtime of its own (``--child``), ``concurrency`` at once."""
     script = _script(tmp, pulses)
     ready = [tmp / f"ready{n}" for n in range(processes)]
+    for path in ready:
+        path.unlink(missing_ok=True)
     go = tmp / "go"
     go.unlink(missing_ok=True)
     children = [subprocess.Popen(
@@ -136,11 +210,17 @@ def inprocess_rate(dsn: str, processes: int, pulses: int, concurrency: int,
             if any(child.poll() is not None for child in children):
                 raise RuntimeError("an in-process child ended before it was ready")
             time.sleep(0.02)
+        server = ServerCpu()
         started = time.perf_counter()
         go.touch()
-        for child in children:
-            child.wait(timeout=600)
-        return pulses / (time.perf_counter() - started)
+        while any(child.poll() is None for child in children):
+            server.sample()  # a child's connections end with it
+            time.sleep(0.1)
+        rate = pulses / (time.perf_counter() - started)
+        # each child prints the CPU seconds its pulses took
+        side = sum(float((child.stdout.read() if child.stdout else "0").strip() or 0)
+                   for child in children)
+        return Run(rate, _per_pulse(side, pulses), _per_pulse(server.used(), pulses))
     finally:
         for child in children:
             if child.poll() is None:
@@ -150,21 +230,26 @@ def inprocess_rate(dsn: str, processes: int, pulses: int, concurrency: int,
 def _child(dsn: str, script: Path, index: int, processes: int, pulses: int,
            concurrency: int, ready: Path, go: Path) -> None:
     """One in-process side's process: pulses ``index``, ``index + processes``... of the
-    workers' run, ``concurrency`` at once, as a worker runs them but with no queue."""
+    workers' run, ``concurrency`` at once, as a worker runs them (its runtime built from
+    the same options, as ``sea worker`` builds it) but with no queue; prints the CPU
+    seconds they took."""
+    import os
+
     from saimemory import open_store
-    from sea.chat.scripted import ScriptedChatModel
-    from sea.host.config import RuntimeConfig
+    from sea.cli import build_parser
+    from sea.cli._project.resolve import prepare, resolve
+    from sea.cli._runtime import runtime_args
     from sea.host.runtime import Runtime
-    from sea.lang.library import PlaybookLibrary
-    from sea.llm.models import ModelSet
 
-    store = open_store(dsn)
-    model = ScriptedChatModel.from_mapping(json.loads(script.read_text()))
-    runtime = Runtime(RuntimeConfig(store, ModelSet.single(model),
-                                    library=PlaybookLibrary.bundled([]), checkpoint_path=dsn,
-                                    keep_checkpoints=True))
+    parser = build_parser(only="worker", lazy=True)
+    slots = prepare(parser)
+    args = parser.parse_args(_worker_options(dsn, script, concurrency))
+    resolve(args, slots, os.environ, ROOT)
+    setup = runtime_args(args)
+    store = open_store(setup.location)
+    runtime = Runtime(setup.config(store, keep_checkpoints=True))
 
-    async def run() -> None:
+    async def run() -> float:
         mine = list(range(index, pulses, processes))
         slots = asyncio.Semaphore(concurrency)
 
@@ -180,11 +265,14 @@ def _child(dsn: str, script: Path, index: int, processes: int, pulses: int,
         ready.touch()
         while not go.exists():
             await asyncio.sleep(0.005)
+        cpu = time.process_time()
         await asyncio.gather(*(pulse(n) for n in mine))
+        spent = time.process_time() - cpu
         await runtime.aclose()
+        return spent
 
     try:
-        asyncio.run(run())
+        print(asyncio.run(run()), flush=True)
     finally:
         runtime.close()
         store.close()
@@ -226,6 +314,36 @@ async def _overhead(dsn: str, pulses: int) -> tuple[float, float]:
     return submitted / pulses * 1000, total / pulses * 1000
 
 
+def _measure(dsn: str, measure: Callable[..., Run], *args: Any) -> Run:
+    """One run, in a schema of its own (dropped after)."""
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    try:
+        return measure(_schema_dsn(dsn, schema), *args)
+    finally:
+        _drop(dsn, schema)
+
+
+def _ms(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return f"{statistics.median(known):5.1f}" if len(known) == len(values) else "  n/a"
+
+
+def _rounds(dsn: str, count: int, pulses: int, concurrency: int, rounds: int,
+            tmp: Path) -> dict[str, list[Run]]:
+    """``rounds`` runs of each side, each round in another order."""
+    sides: dict[str, Callable[[], Run]] = {
+        "queued": lambda: _measure(dsn, workers_rate, count, pulses, concurrency, tmp, False),
+        "live": lambda: _measure(dsn, workers_rate, count, pulses, concurrency, tmp, True),
+        "in-process": lambda: _measure(dsn, inprocess_rate, count, pulses, concurrency, tmp),
+    }
+    runs: dict[str, list[Run]] = {name: [] for name in sides}
+    names = list(sides)
+    for round_ in range(rounds):
+        for name in names[round_ % 3:] + names[:round_ % 3]:
+            runs[name].append(sides[name]())
+    return runs
+
+
 def main() -> None:
     """Run the benchmark and print a table."""
     if sys.argv[1:2] == ["--child"]:
@@ -239,21 +357,27 @@ def main() -> None:
     parser.add_argument("--pulses", type=int, default=200)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs of each side, alternated (medians are printed)")
     args = parser.parse_args()
+    print(f"{args.pulses} pulses, {args.concurrency} at once a process, medians of "
+          f"{args.rounds} rounds; CPU ms a pulse: the side's processes + the PostgreSQL "
+          "server + the submitter")
+    print(f"{'workers':>7} {'side':<11} {'pulses/s':>9} {'/ in-process':>13} "
+          f"{'cpu: own':>9} {'server':>7} {'submit':>7}")
     with tempfile.TemporaryDirectory() as tmp:
-        print(f"{'workers':>8} {'concurrency':>12} {'pulses/s':>10} {'in-process':>11} "
-              f"{'ratio':>6}")
         for count in args.workers:
-            rates = []
-            for measure in (workers_rate, inprocess_rate):
-                schema = f"bench_{uuid.uuid4().hex[:8]}"
-                try:
-                    rates.append(measure(_schema_dsn(args.dsn, schema), count, args.pulses,
-                                         args.concurrency, Path(tmp)))
-                finally:
-                    _drop(args.dsn, schema)
-            print(f"{count:>8} {args.concurrency:>12} {rates[0]:>10.1f} {rates[1]:>11.1f} "
-                  f"{rates[0] / rates[1]:>5.2f}x", flush=True)
+            runs = _rounds(args.dsn, count, args.pulses, args.concurrency, args.rounds,
+                           Path(tmp))
+            base = statistics.median(run.rate for run in runs["in-process"])
+            for name, done in runs.items():
+                rate = statistics.median(run.rate for run in done)
+                ratios = "/".join(f"{run.rate / other.rate:.2f}" for run, other in
+                                  zip(done, runs["in-process"], strict=True))
+                print(f"{count:>7} {name:<11} {rate:>9.1f} {rate / base:>6.2f}x "
+                      f"({ratios}) {_ms([r.side_ms for r in done]):>9} "
+                      f"{_ms([r.server_ms for r in done]):>7} "
+                      f"{_ms([r.submit_ms for r in done]):>7}", flush=True)
     schema = f"bench_{uuid.uuid4().hex[:8]}"
     try:
         submit_ms, total_ms = asyncio.run(_overhead(_schema_dsn(args.dsn, schema), args.pulses))
