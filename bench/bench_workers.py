@@ -55,7 +55,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import psycopg
-from cpu_use import ServerCpu, process_cpu  # run as a script from bench/
+from cpu_use import ServerCpu, processes_cpu  # run as a script from bench/
 
 from saimemory import Persona
 from saimemory.postgres import split_schema
@@ -95,15 +95,16 @@ def _count(dsn: str, sql: str) -> int:
         return _counted(conn, sql)
 
 
-async def _submit(dsn: str, pulses: int, queue: PulseQueue | None = None,
-                  conn: Any = None) -> None:
-    if queue is None:
-        async with PulseQueue(dsn) as own:
-            await _submit(dsn, pulses, own)
-        return
+async def _submit(queue: PulseQueue, pulses: int, conn: Any = None) -> None:
+    """Submit ``pulses`` pulses (in ``conn``'s transaction, if given)."""
     for n in range(pulses):
         persona = Persona(f"p{n % PERSONAS:02d}", "P", "You are brief.")
         await queue.submit(persona, "meta_user", f"hello {n}", conn=conn)
+
+
+async def _create_tables(dsn: str) -> None:
+    async with PulseQueue(dsn):  # opening the queue makes its tables
+        pass
 
 
 def _script(tmp: Path, pulses: int) -> Path:
@@ -144,17 +145,18 @@ async def _timed_workers(dsn: str, pulses: int, workers: int, live: bool,
                          processes: list[subprocess.Popen[bytes]]) -> Run:
     """The workers' run, its clock started as the pulses are submitted (``live``) or once
     they are all in the queue (one transaction, made while the workers wait)."""
+    pids = [process.pid for process in processes]
     async with PulseQueue(dsn) as queue:
         await _until_workers(dsn, workers)
         submit_cpu = time.process_time()
         if live:
             started = time.perf_counter()
-            server, before = ServerCpu(), [process_cpu(p.pid) for p in processes]
-            await _submit(dsn, pulses, queue)
+            server, before = ServerCpu(), processes_cpu(pids)
+            await _submit(queue, pulses)
         else:
             async with queue.connection() as conn:
-                await _submit(dsn, pulses, queue, conn)
-                server, before = ServerCpu(), [process_cpu(p.pid) for p in processes]
+                await _submit(queue, pulses, conn)
+                server, before = ServerCpu(), processes_cpu(pids)
                 started = time.perf_counter()  # the jobs appear when this commits
         submit_s = time.process_time() - submit_cpu
         # one connection polls (a new one every 20 ms cost the server a backend each)
@@ -166,9 +168,8 @@ async def _timed_workers(dsn: str, pulses: int, workers: int, live: bool,
                     server.sample()
                 await asyncio.sleep(0.02)
         rate = pulses / (time.perf_counter() - started)
-        after = [process_cpu(p.pid) for p in processes]
-    side = None if None in before or None in after else \
-        sum(a - b for a, b in zip(after, before, strict=True))  # type: ignore[operator]
+        after = processes_cpu(pids)
+    side = None if before is None or after is None else after - before
     return Run(rate, _per_pulse(side, pulses), _per_pulse(server.used(), pulses),
                submit_s / pulses * 1000)
 
@@ -178,7 +179,7 @@ def workers_rate(dsn: str, workers: int, pulses: int, concurrency: int, tmp: Pat
     """The run of ``workers`` processes: the pulses submitted while they run (``live``),
     or queued before the clock starts."""
     script = _script(tmp, pulses)
-    asyncio.run(_submit(dsn, 0))  # creates the tables
+    asyncio.run(_create_tables(dsn))
     processes = [subprocess.Popen([sys.executable, "-m", "sea",
                                    *_worker_options(dsn, script, concurrency)], cwd=ROOT)
                  for _ in range(workers)]

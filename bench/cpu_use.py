@@ -20,6 +20,13 @@ def process_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+def processes_cpu(pids: list[int]) -> float | None:
+    """The CPU seconds of these processes so far, together (None: one is gone, or no
+    ``/proc``)."""
+    each = [process_cpu(pid) for pid in pids]
+    return None if None in each else sum(cpu for cpu in each if cpu is not None)
+
+
 class ServerCpu:
     """The CPU seconds a local PostgreSQL server's processes use from now on. Its backends
     come and go with their connections: :meth:`sample` while the work runs (a backend that
@@ -27,13 +34,14 @@ class ServerCpu:
 
     def __init__(self) -> None:
         self._first = self._now()
-        self._last = dict(self._first) if self._first is not None else None
+        self._last = dict(self._first)
 
     @staticmethod
-    def _now() -> dict[int, float] | None:
-        if not _PROC.is_dir():
-            return None
+    def _now() -> dict[int, float]:
+        """Each server process's CPU so far (none without ``/proc``)."""
         found: dict[int, float] = {}
+        if not _PROC.is_dir():
+            return found
         for entry in _PROC.iterdir():
             if not entry.name.isdigit():
                 continue
@@ -49,15 +57,12 @@ class ServerCpu:
 
     def sample(self) -> None:
         """Note each server process's CPU so far."""
-        now = self._now()
-        if now is not None and self._last is not None:
-            self._last.update(now)
+        self._last.update(self._now())
 
     def used(self) -> float | None:
-        """CPU seconds the server used since this object was made (None: no ``/proc``, or
-        no server process found here: a server on another machine)."""
+        """CPU seconds the server used since this object was made (None: no server process
+        was found here, a server on another machine or no ``/proc``)."""
         self.sample()
-        if not self._first and not self._last:
+        if not self._last:
             return None
-        assert self._first is not None and self._last is not None
         return sum(cpu - self._first.get(pid, 0.0) for pid, cpu in self._last.items())
