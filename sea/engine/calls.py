@@ -198,8 +198,13 @@ async def call_playbook(
     limit = services.limits.recursion_limit
     try:
         final: Mapping[str, Any]
-        if _direct(frame, node, compiled, sub):
-            final = await compiled.direct.run(first, replace(child, direct=True), limit)
+        kept = _kept(frame, node, compiled, sub)
+        if kept is not None:
+            journals = frame.pulse.journals
+            journal = None if not kept or journals is None else await journals.open(
+                f"{'/'.join(frame.stack)}.{node.id}@{frame.step}", kept)
+            final = await compiled.direct.run(first, replace(child, direct=True), limit,
+                                              journal)
         else:
             final = await compiled.graph.ainvoke(
                 first, config={"recursion_limit": limit}, context=child
@@ -217,22 +222,30 @@ async def call_playbook(
     return update
 
 
-def _direct(frame: Frame, node: CallNode, compiled: CompiledPlaybook, sub: bool) -> bool:
-    """Whether the callee runs without a LangGraph run of its own, in its caller's step:
-    in a run without one, in a pulse that reads no callee's checkpoint, and in a
-    recoverable pulse when it runs as one step would (:meth:`Compiled.one_step`) and is
-    called by a node that does nothing after it (not a sub line's report, not a
-    subagent's chronicle): its caller's step's checkpoint then keeps what its own
-    checkpoint would, and nothing that can fail runs between the two. None that can pause
+def _kept(frame: Frame, node: CallNode, compiled: CompiledPlaybook, sub: bool
+          ) -> frozenset[str] | None:
+    """Whether the callee runs without a LangGraph run of its own, in its caller's step
+    (None: it does not), and which of its nodes' runs are then kept
+    (:mod:`sea.engine.journal`). It runs so in a run without one, in a pulse that reads no
+    callee's checkpoint (keeping none), and in a recoverable pulse when called by a node
+    that does nothing after it (not a sub line's report, not a subagent's chronicle): then
+    it keeps none when it runs as one step would (:meth:`Compiled.one_step`: its caller's
+    step's checkpoint keeps what its own would, and nothing that can fail runs between the
+    two), and otherwise keeps the runs of its nodes that may not run again harmlessly,
+    unless one of them may call a playbook (:meth:`Compiled.kept`). None that can pause
     for a person in this pulse."""
     if frame.direct:
-        return True
+        return frozenset()
     pulse = frame.pulse
     if pulse.direct_calls:
-        return not can_wait(pulse, compiled.waits)
-    return pulse.recoverable and not sub and node.execution != "subagent" \
-        and compiled.one_step(partial(_replayable, pulse)) \
-        and not can_wait(pulse, compiled.waits)
+        return None if can_wait(pulse, compiled.waits) else frozenset()
+    if not pulse.recoverable or sub or node.execution == "subagent" \
+            or can_wait(pulse, compiled.waits):
+        return None
+    replay = partial(_replayable, pulse)
+    if compiled.one_step(replay):
+        return frozenset()
+    return None if pulse.journals is None else compiled.kept(replay)
 
 
 def _replayable(pulse: Pulse, name: str) -> bool:

@@ -102,6 +102,17 @@ class Compiled:
         left = [e for e in self.effects if e.tool is None or not replayable(e.tool)]
         return all(e.ends and not e.calls for e in left)
 
+    def kept(self, replayable: Callable[[str], bool]) -> frozenset[str] | None:
+        """The nodes whose runs a run of it in its caller's step keeps
+        (:mod:`sea.engine.journal`): those not pure that may not run again harmlessly (not
+        a write keyed by the node run, not a call of a tool that ``replayable`` says may be
+        called again). None when a node of it may call a playbook: the runs of that
+        playbook's nodes would not be kept, so it runs in a graph of its own."""
+        if any(e.calls for e in self.effects):
+            return None
+        return frozenset(e.node for e in self.effects
+                         if not e.keyed and (e.tool is None or not replayable(e.tool)))
+
 
 class Compiler:
     """Compiles playbooks and keeps each compiled graph by content hash."""
@@ -162,20 +173,26 @@ class Compiler:
 
 @dataclass(frozen=True, slots=True)
 class _Effect:
-    """A node that is not pure, as :meth:`Compiled.one_step` sees it."""
+    """A node that is not pure, as :meth:`Compiled.one_step` and :meth:`Compiled.kept` see
+    it."""
 
+    node: str
     tool: str | None
     """The tool it only calls (:meth:`NodeKind.only_tool`), or None."""
     ends: bool
     """Whatever its outcome, the run ends after it."""
     calls: bool
     """It may call a playbook."""
+    keyed: bool
+    """Its writes are keyed by the node run (:attr:`NodeKind.keyed_writes`): in a
+    recoverable pulse it may run again harmlessly."""
 
     @classmethod
     def of(cls, node: NodeModel, kind: NodeKind[Any]) -> _Effect:
         edges = edges_for(node)
         ends = edges.router is None and edges.static == END
-        return cls(kind.only_tool(node), ends, kind.waits(node).calls_playbooks)
+        return cls(node.id, kind.only_tool(node), ends, kind.waits(node).calls_playbooks,
+                   kind.keyed_writes)
 
 
 def _spelled_callees(playbook: Playbook) -> Waits:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, get_args, get_type_hints
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, get_args, get_type_hints
 
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END
@@ -26,6 +27,9 @@ from sea.engine.pulse import Frame
 from sea.engine.routing import Router
 from sea.engine.state import PlaybookState, Update
 from sea.engine.waits import Handover, Waits
+
+if TYPE_CHECKING:
+    from sea.engine.journal import Journal
 
 
 class Runner(Protocol):
@@ -116,20 +120,28 @@ class DirectGraph:
     start: str
     steps: Mapping[str, Step]
 
-    async def run(self, first: PlaybookState, frame: Frame, recursion_limit: int) -> PlaybookState:
+    async def run(self, first: PlaybookState, frame: Frame, recursion_limit: int,
+                  journal: Journal | None = None) -> PlaybookState:
         """Run from the start node to the end; the final state (what ``ainvoke`` returns).
+
+        Args:
+            first: The state it starts from.
+            frame: The playbook's frame.
+            recursion_limit: The most nodes it may run.
+            journal: Where the runs of its nodes that may not run again are kept, in a
+                recoverable pulse (:mod:`sea.engine.journal`), or None.
 
         Raises:
             GraphRecursionError: more than ``recursion_limit`` nodes ran (as LangGraph's
                 own limit; the engine's step bound is lower and comes first).
         """
-        found = await self.run_until(first, frame, recursion_limit, None)
+        found = await self.run_until(first, frame, recursion_limit, None, journal)
         assert not isinstance(found, Handover)
         return found
 
     async def run_until(
         self, first: PlaybookState, frame: Frame, recursion_limit: int,
-        pauses: Callable[[Waits], bool] | None,
+        pauses: Callable[[Waits], bool] | None, journal: Journal | None = None,
     ) -> PlaybookState | Handover:
         """:meth:`run`, stopped before the first node that ``pauses`` says may pause for a
         person where it is about to run (its graph then goes on from there)."""
@@ -147,7 +159,11 @@ class DirectGraph:
             if pauses is not None and pauses(step.waits_at(state, frame)):
                 routes = last is not None and self.steps[last].pure
                 return Handover(state, current, last, ran, routes)
-            state = fold(state, await step.runner(state, runtime=runtime))
+            if journal is not None and current in journal.nodes:
+                update = await journal.run(current, partial(step.runner, state, runtime=runtime))
+            else:
+                update = await step.runner(state, runtime=runtime)
+            state = fold(state, update)
             ran += 1
             last = current
             current = step.after(state)

@@ -38,6 +38,7 @@ from saimemory.records import (
 )
 from sea.engine.events import Event, MemoryWritten
 from sea.engine.gates import ToolGate
+from sea.engine.journal import Journal, Journals
 from sea.engine.limits import Limits
 from sea.engine.state import PlaybookState
 from sea.engine.tools.box import ToolBox
@@ -72,9 +73,11 @@ class DirectRun(Protocol):
     """A playbook's nodes run one after another without Pregel (:mod:`sea.engine.direct`)."""
 
     async def run(
-        self, first: PlaybookState, frame: Frame, recursion_limit: int
+        self, first: PlaybookState, frame: Frame, recursion_limit: int,
+        journal: Journal | None = None,
     ) -> PlaybookState:
-        """Run from the start node to the end; the final state."""
+        """Run from the start node to the end (keeping the runs of ``journal``'s nodes
+        there); the final state."""
         ...
 
     async def run_until(
@@ -106,6 +109,11 @@ class CompiledPlaybook(Protocol):
     def one_step(self, replayable: Callable[[str], bool]) -> bool:
         """Every run of it is as one graph step would run it (nodes that may run again,
         then one node), given which tools may be called again."""
+        ...
+
+    def kept(self, replayable: Callable[[str], bool]) -> frozenset[str] | None:
+        """The nodes whose runs a run of it in its caller's step keeps in a journal, given
+        which tools may be called again (None: it runs in a graph of its own)."""
         ...
 
 
@@ -165,6 +173,9 @@ class Pulse:
     """A called playbook that cannot pause for a person is run without a nested LangGraph
     run (:mod:`sea.engine.direct`): set for a pulse whose checkpoints serve only a wait
     (not recoverable, none kept), when it starts."""
+    journals: Journals | None = None
+    """For a recoverable pulse: where a called playbook that runs in its caller's step
+    keeps its node runs (:mod:`sea.engine.journal`)."""
 
     safe_point: Callable[[], Awaitable[bool]] | None = None
     """Awaited before each node runs, where the pulse's state is whole: the host may make

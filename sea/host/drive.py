@@ -37,6 +37,7 @@ from sea.engine.events import (
     PulseStarted,
     WarningRaised,
 )
+from sea.engine.journal import Journals
 from sea.engine.pulse import Frame, Graph, write_uid
 from sea.engine.tools.workspace import Workspace
 from sea.engine.waits import Handover
@@ -211,6 +212,7 @@ class Driver:
                 saver = held = HeldPulse(saver, run.pulse_id)
         if run.recover:  # of its checkpoints, only those a crash needs are written
             saver = DurablePulse(saver, run.pulse_id)
+            frame.pulse.journals = Journals(saver, continued=run.mode != "start")
         frame.pulse.direct_calls = held is not None  # no callee's checkpoint is ever read
         bound = compiled.graph.copy(update={"checkpointer": saver})
         if held is None:

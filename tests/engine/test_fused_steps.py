@@ -250,24 +250,19 @@ def test_a_node_that_may_pause_keeps_a_step_of_its_own(tmp_path: Path) -> None:
 
 def test_a_callee_of_one_step_runs_in_its_callers_step(tmp_path: Path) -> None:
     """Stopped after the calling step's checkpoint: continued, the callee's model call is
-    not made again; a callee of two steps keeps a graph of its own."""
+    not made again (a callee of more steps: :mod:`tests.engine.test_journal`)."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     try:
         _stopped_after_the_call(runtime, saver, "calls_say")
-        result = runtime.run_continue("p")
-        written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
-        twice = runtime.run_pulse(AIKO, "calls_say_twice", "hi", pulse_id="q", recover=True)
-        assert {ns.split(":")[0] for ns in saver.storage.get("q", {})} == {"", "talk"}
+        result, written = _continued(runtime, store)
     finally:
         runtime.close()
         store.close()
     assert result.status == "ok", result.error
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == ["after"]
-    assert Counter(call.key for call in model.calls) == {"say.speak": 1,
-                                                         "say_twice.speak": 1}
+    assert Counter(call.key for call in model.calls) == {"say.speak": 1}
     assert written == ["hi", "then hello"]
-    assert twice.status == "ok", twice.error
 
 
 def test_a_callee_of_two_ending_model_calls_runs_in_its_callers_step(tmp_path: Path) -> None:
@@ -291,7 +286,8 @@ def test_a_callee_whose_tool_may_be_called_again_runs_in_its_callers_step(
     tmp_path: Path
 ) -> None:
     """A tool marked replayable (the engine's reading tools are) before the model call:
-    the callee runs as one step would; an unmarked tool keeps the callee's graph."""
+    the callee runs as one step would; an unmarked tool's call is kept
+    (:mod:`sea.engine.journal`)."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
     try:
@@ -306,7 +302,11 @@ def test_a_callee_whose_tool_may_be_called_again_runs_in_its_callers_step(
     assert looked.status == "ok" and acted.status == "ok", (looked.error, acted.error)
     assert {"then seen it", "then did it"} <= written
     assert _namespaces(saver) == {""}
-    assert {ns.split(":")[0] for ns in saver.storage.get("q", {})} == {"", "talk"}
+    assert {ns.split(":")[0] for ns in saver.storage.get("q", {})} == {""}
+    kept = [(thread, saver.serde.loads_typed(value)["node"])
+            for (thread, _, _), writes in saver.writes.items()
+            for _, channel, value, _ in writes.values() if channel == "__sea_journal__"]
+    assert kept == [("q", "use"), ("q", "speak")]  # p's callee runs as one step would
 
 
 def test_the_engines_reading_tools_are_marked_replayable(tmp_path: Path) -> None:

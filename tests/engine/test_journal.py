@@ -1,0 +1,234 @@
+"""A called playbook of several steps runs in its caller's step in a recoverable pulse,
+keeping the runs of its nodes that may not run again (:mod:`sea.engine.journal`): stopped
+or killed anywhere, the pulse goes on without making a kept model call or tool call again
+and stores nothing twice; a playbook changed in between fails the pulse saying so."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from saimemory.sqlite import SQLiteStore
+from sea.chat.scripted import ScriptedChatModel
+from sea.engine.events import NodeStarted, ToolCalled
+from sea.engine.journal import CHANNEL
+from sea.host.config import RuntimeConfig
+from sea.host.runtime import Runtime
+from sea.llm.models import ModelSet
+from tests.engine.test_fused_steps import (
+    AIKO,
+    SCRIPT,
+    _continued,
+    _namespaces,
+    _runtime,
+    _stopped_at,
+)
+
+TWO_TALKS: dict[str, Any] = {  # a model call, a write, a model call: three steps of its own
+    "name": "two_talks", "description": "Talks, notes, talks again.",
+    "output_schema": ["second"], "start_node": "a",
+    "nodes": [
+        {"id": "a", "type": "llm", "action": "First: {input}", "context_profile": "worker",
+         "output_key": "first", "next": "b"},
+        {"id": "b", "type": "memorize", "action": "noted {first}", "role": "user",
+         "next": "c"},
+        {"id": "c", "type": "llm", "action": "Second: {first}", "context_profile": "worker",
+         "output_key": "second"},
+    ],
+}
+CALLS_TWO_TALKS: dict[str, Any] = {
+    "name": "calls_two_talks", "description": "Calls, then writes.", "start_node": "talk",
+    "nodes": [
+        {"id": "talk", "type": "subplay", "playbook": "two_talks", "next": "after"},
+        {"id": "after", "type": "memorize", "action": "then {second}", "role": "user"},
+    ],
+}
+TALKS_SCRIPT = {"two_talks.a": ["one"] * 3, "two_talks.c": ["two"] * 3}
+ONE_PULSE = ["two_talks.a", "two_talks.c"]
+STORED = [("user", "hi"), ("user", "noted one"), ("user", "then two")]
+
+
+def _journal(saver: InMemorySaver, pulse_id: str) -> list[dict[str, Any]]:
+    """The kept node runs of the pulse, as its saver holds them."""
+    kept = []
+    for (thread, _, _), writes in saver.writes.items():
+        for _, channel, value, _ in writes.values():
+            if thread == pulse_id and channel == CHANNEL:
+                kept.append(saver.serde.loads_typed(value))
+    return kept
+
+
+def test_a_callee_of_two_steps_runs_in_its_callers_step_keeping_its_model_call(
+    tmp_path: Path
+) -> None:
+    """No graph of the callee's own: its model call is kept, its keyed write is not."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    try:
+        result = runtime.run_pulse(AIKO, "calls_say_twice", "hi", pulse_id="p", recover=True)
+        written = [m.content for m in store.pulse_messages(AIKO.id, "p")]
+    finally:
+        runtime.close()
+        store.close()
+    assert result.status == "ok", result.error
+    assert _namespaces(saver) == {""}
+    assert [(k["node"], k["update"]["vars"]) for k in _journal(saver, "p")] == [
+        ("speak", {"said": "hello"})]
+    assert written == ["hi", "hello", "then hello"]
+
+
+def test_stopped_after_a_kept_model_call_it_is_not_made_again(tmp_path: Path) -> None:
+    """Stopped as the callee's write starts: continued, the calling step runs again, the
+    kept model call is taken from the journal and the write is stored once."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    _stopped_at(runtime, "keep", "calls_say_twice")
+    result, written = _continued(runtime, store)
+    assert result.status == "ok", result.error
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
+        "talk", "keep", "after"]
+    assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
+    assert written == ["hi", "hello", "then hello"]
+
+
+def test_a_kept_tool_call_is_not_made_again(tmp_path: Path) -> None:
+    """A tool not marked replayable, then a model call: stopped at the model call, the
+    tool is not called again when the pulse goes on."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    _stopped_at(runtime, "speak", "calls_act_then_say")
+    result, written = _continued(runtime, store)
+    assert result.status == "ok", result.error
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
+        "talk", "speak", "after"]
+    assert not [e for e in result.events if isinstance(e, ToolCalled)]
+    assert written == ["hi", "then did it"]
+    assert _namespaces(saver) == {""}
+
+
+def test_a_callee_that_calls_a_playbook_keeps_its_graph_and_its_callee_keeps_runs(
+    tmp_path: Path
+) -> None:
+    """``calls_say_twice`` calls a playbook, so called it runs in a graph of its own; its
+    own callee runs in that graph's step, keeping its model call there: stopped inside
+    it, the pulse goes on without making that call again."""
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    (tmp_path / "nested.json").write_text(json.dumps({
+        "name": "nested", "description": "Calls a caller.", "start_node": "outer",
+        "nodes": [{"id": "outer", "type": "subplay", "playbook": "calls_say_twice"}]}))
+    _stopped_at(runtime, "keep", "nested")
+    result, written = _continued(runtime, store)
+    assert result.status == "ok", result.error
+    assert _namespaces(saver) == {"", "outer"}
+    assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
+    assert written == ["hi", "hello", "then hello"]
+
+
+def test_a_playbook_changed_since_its_runs_were_kept_fails_the_pulse_saying_so(
+    tmp_path: Path
+) -> None:
+    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
+    runtime, store = _runtime(tmp_path, saver, model)
+    _stopped_at(runtime, "keep", "calls_say_twice")
+    runtime.close()
+    store.close()
+    runtime, store = _runtime(tmp_path, saver, model)  # another process
+    changed = json.loads((tmp_path / "say_twice.json").read_text())
+    changed["start_node"] = "utter"  # and the playbook changed
+    changed["nodes"][0]["id"] = "utter"
+    (tmp_path / "say_twice.json").write_text(json.dumps(changed))
+    result, _ = _continued(runtime, store)
+    assert result.status == "error" and result.error is not None
+    assert result.error["node"] == "talk"
+    assert "kept a run of node 'speak' where 'utter' runs now" in result.error["message"]
+    assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
+
+
+class _Dying(InMemorySaver):
+    """Checkpoints and writes in memory that stop being written at the ``die_at``-th of
+    them, as a killed process stops: that write never returns and none after it is kept."""
+
+    def __init__(self, die_at: int) -> None:
+        super().__init__()
+        self.die_at, self.count = die_at, 0
+        self.died = asyncio.Event()
+
+    async def _dies(self) -> bool:
+        if self.died.is_set():
+            return True
+        self.count += 1
+        if self.count >= self.die_at:
+            self.died.set()
+            await asyncio.Event().wait()  # the process is gone
+        return False
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        if await self._dies():
+            return config
+        return await super().aput(config, checkpoint, metadata, versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str,
+                          task_path: str = "") -> None:
+        if not await self._dies():
+            await super().aput_writes(config, writes, task_id, task_path)
+
+
+def _talks_runtime(library: Path, store: SQLiteStore, saver: InMemorySaver
+                   ) -> tuple[Runtime, ScriptedChatModel]:
+    model = ScriptedChatModel.from_mapping({"responses": TALKS_SCRIPT})
+    return Runtime(RuntimeConfig(store, ModelSet.single(model), library=library,
+                                 keep_checkpoints=True), checkpointer=saver), model
+
+
+async def _killed(runtime: Runtime, saver: _Dying, pulse_id: str) -> None:
+    task = asyncio.ensure_future(runtime.arun_pulse(AIKO, "calls_two_talks", "hi",
+                                                    pulse_id=pulse_id, recover=True))
+    died = asyncio.ensure_future(saver.died.wait())
+    done, _ = await asyncio.wait([task, died], return_when=asyncio.FIRST_COMPLETED)
+    died.cancel()
+    if task not in done:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Path) -> None:
+    """The pulse dies at each of its checkpoints and kept runs in turn, and goes on in
+    another runtime: it ends as the pulse that did not die, stores nothing twice, and makes
+    again at most the one model call whose run was not kept yet."""
+    library = tmp_path / "library"
+    library.mkdir()
+    for document in (TWO_TALKS, CALLS_TWO_TALKS):
+        (library / f"{document['name']}.json").write_text(json.dumps(document))
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    whole = _Dying(10**9)
+    runtime, model = _talks_runtime(library, store, whole)
+    try:
+        assert runtime.run_pulse(AIKO, "calls_two_talks", "hi", pulse_id="w0",
+                                 recover=True).status == "ok"
+        assert [call.key for call in model.calls] == ONE_PULSE
+        assert set(whole.storage["w0"]) == {""} and len(_journal(whole, "w0")) == 2
+        died = 0
+        for die_at in range(1, whole.count + 2):
+            saver, pulse_id = _Dying(die_at), f"w{die_at}"
+            runtime, model = _talks_runtime(library, store, saver)
+            asyncio.run(_killed(runtime, saver, pulse_id))
+            died += saver.died.is_set()
+            saver.died, saver.die_at = asyncio.Event(), 10**9  # the next process
+            runtime, again = _talks_runtime(library, store, saver)
+            result = runtime.run_pulse(AIKO, "calls_two_talks", "hi", pulse_id=pulse_id,
+                                       recover=True)
+            assert result.status == "ok", (die_at, result.error)
+            stored = [(m.role, m.content) for m in store.pulse_messages(AIKO.id, pulse_id)]
+            assert stored == STORED, die_at
+            made = Counter(c.key for c in model.calls) + Counter(c.key for c in again.calls)
+            assert sum(made.values()) <= len(ONE_PULSE) + 1, (die_at, made)
+        assert died == whole.count >= 4  # at each of the pulse's writes
+    finally:
+        runtime.close()
+        store.close()
