@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from saimemory.sqlite import SQLiteStore
@@ -22,7 +25,9 @@ from sea.host.runtime import Runtime
 from sea.llm.models import ModelSet
 from tests.engine.test_fused_steps import (
     AIKO,
+    SAY_TWICE,
     SCRIPT,
+    _caller,
     _continued,
     _namespaces,
     _runtime,
@@ -93,6 +98,48 @@ def test_stopped_after_a_kept_model_call_it_is_not_made_again(tmp_path: Path) ->
     assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
         "talk", "keep", "after"]
     assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
+    assert written == ["hi", "hello", "then hello"]
+
+
+DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
+SAVERS = ["sqlite", pytest.param("postgres", marks=[
+    pytest.mark.postgres, pytest.mark.skipif(not DSN, reason="SEA_TEST_POSTGRES_DSN is not set")])]
+
+
+@pytest.mark.parametrize("kind", SAVERS)
+def test_kept_runs_are_read_back_from_the_savers_users_run(kind: str, tmp_path: Path) -> None:
+    """LangGraph's SQLite and PostgreSQL savers keep and give back a step's kept runs: a
+    pulse stopped in its callee goes on in another runtime without the model call again."""
+    for document in (SAY_TWICE, _caller("say_twice")):
+        (tmp_path / f"{document['name']}.json").write_text(json.dumps(document))
+    checkpoints = DSN if kind == "postgres" else tmp_path / "checkpoints.sqlite"
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    pulse_id = uuid.uuid4().hex  # the PostgreSQL database's checkpoints outlive the test
+    models = [ScriptedChatModel.from_mapping({"responses": SCRIPT}) for _ in range(2)]
+    first, then = (Runtime(RuntimeConfig(  # kept: a stopped pulse's are not removed
+        store, ModelSet.single(model), library=tmp_path, checkpoint_path=checkpoints,
+        keep_checkpoints=True)) for model in models)
+
+    async def stopped() -> None:
+        stream = first.astream_pulse(AIKO, "calls_say_twice", "hi", pulse_id=pulse_id,
+                                     recover=True)
+        async for event in stream:
+            if isinstance(event, NodeStarted) and event.node == "keep":
+                break
+        await stream.aclose()
+
+    try:
+        asyncio.run(stopped())
+        result = then.run_continue(pulse_id)
+        written = [m.content for m in store.pulse_messages(AIKO.id, pulse_id)]
+    finally:
+        first.close()
+        then.close()
+        store.close()
+    assert result.status == "ok", result.error
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
+        "talk", "keep", "after"]
+    assert [c.key for m in models for c in m.calls] == ["say_twice.speak"]
     assert written == ["hi", "hello", "then hello"]
 
 
