@@ -9,7 +9,10 @@ keeps no checkpoints but for a wait, a called playbook that cannot pause
 until a node that may pause is about to run (:meth:`DirectGraph.run_until`; its graph
 takes over there): the same node runners the compiled graph holds, in order, each update
 folded in by the state's own reducers, each edge taken by the same router. Nodes, events,
-bounds, failures and results are the same; only the checkpoints are not made.
+bounds, failures and results are the same; only the checkpoints are not made. In a
+recoverable pulse a called playbook that cannot pause runs here too, in its caller's step,
+keeping the runs of its nodes that may not run again in that step's writes
+(:mod:`sea.engine.journal`) where its own checkpoints would have kept them.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ pulse's and each called playbook's). Two of those write nothing a crash needs:
   anything but this saver between: that checkpoint, written in place of the writes, is
   committed when they would have been, and it holds them (applied to the state). So
   they are held, and dropped when the checkpoint after their step is written. Writes that
-  no checkpoint follows (an error, an interrupt for an approval, a resume answer: any
-  channel named ``__...``) are written at once, after whatever is held of their
-  namespace.
+  no checkpoint follows (an error, an interrupt for an approval, a resume answer, a
+  called playbook's kept node run, :mod:`sea.engine.journal`: any channel named
+  ``__...``) are written at once, after whatever is held of their namespace.
 * **A graph's input checkpoint, and the checkpoint after its first step.** The first holds
   only the input of a graph that has run no step yet; the second, that input mapped onto
   the graph's channels (the first step of a graph started with an input runs only

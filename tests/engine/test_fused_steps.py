@@ -160,12 +160,13 @@ def _stopped_after_the_call(runtime: Runtime, saver: InMemorySaver, caller: str)
     assert _graph_tasks(saver, "p") == {"talk"}
 
 
-def _stopped_at(runtime: Runtime, node: str, playbook: str = "fused") -> None:
-    """Run the pulse ``p`` until ``node`` is about to run, and stop it there (as a process
-    that dies: nothing after is written)."""
+def _stopped_at(runtime: Runtime, node: str, playbook: str = "fused",
+                pulse_id: str = "p") -> None:
+    """Run the pulse ``pulse_id`` until ``node`` is about to run, and stop it there (as a
+    process that dies: nothing after is written)."""
 
     async def main() -> None:
-        stream = runtime.astream_pulse(AIKO, playbook, "hi", pulse_id="p", recover=True)
+        stream = runtime.astream_pulse(AIKO, playbook, "hi", pulse_id=pulse_id, recover=True)
         async for event in stream:
             if isinstance(event, NodeStarted) and event.node == node:
                 break

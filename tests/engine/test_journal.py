@@ -33,6 +33,7 @@ from tests.engine.test_fused_steps import (
     _runtime,
     _stopped_at,
 )
+from tests.workers.test_continue import _killed
 
 TWO_TALKS: dict[str, Any] = {  # a model call, a write, a model call: three steps of its own
     "name": "two_talks", "description": "Talks, notes, talks again.",
@@ -87,18 +88,28 @@ def test_a_callee_of_two_steps_runs_in_its_callers_step_keeping_its_model_call(
     assert written == ["hi", "hello", "then hello"]
 
 
-def test_stopped_after_a_kept_model_call_it_is_not_made_again(tmp_path: Path) -> None:
-    """Stopped as the callee's write starts: continued, the calling step runs again, the
-    kept model call is taken from the journal and the write is stored once."""
+@pytest.mark.parametrize(("caller", "stop", "started", "calls", "written"), [
+    ("calls_say_twice", "keep", ["talk", "keep", "after"], {"say_twice.speak": 1},
+     ["hi", "hello", "then hello"]),  # a model call, then a write
+    ("calls_act_then_say", "speak", ["talk", "speak", "after"], {"act_then_say.speak": 1},
+     ["hi", "then did it"]),  # a tool not marked replayable, then a model call
+])
+def test_stopped_after_a_kept_run_the_call_is_not_made_again(
+    caller: str, stop: str, started: list[str], calls: dict[str, int], written: list[str],
+    tmp_path: Path
+) -> None:
+    """Stopped as the callee's next node starts: continued, the calling step runs again,
+    the kept model or tool call is taken from the journal, and the write is stored once."""
     saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
     runtime, store = _runtime(tmp_path, saver, model)
-    _stopped_at(runtime, "keep", "calls_say_twice")
-    result, written = _continued(runtime, store)
+    _stopped_at(runtime, stop, caller)
+    result, stored = _continued(runtime, store)
     assert result.status == "ok", result.error
-    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
-        "talk", "keep", "after"]
-    assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
-    assert written == ["hi", "hello", "then hello"]
+    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == started
+    assert not [e for e in result.events if isinstance(e, ToolCalled)]
+    assert Counter(call.key for call in model.calls) == calls
+    assert stored == written
+    assert _namespaces(saver) == {""}
 
 
 DSN = os.environ.get("SEA_TEST_POSTGRES_DSN")
@@ -120,16 +131,8 @@ def test_kept_runs_are_read_back_from_the_savers_users_run(kind: str, tmp_path: 
         store, ModelSet.single(model), library=tmp_path, checkpoint_path=checkpoints,
         keep_checkpoints=True)) for model in models)
 
-    async def stopped() -> None:
-        stream = first.astream_pulse(AIKO, "calls_say_twice", "hi", pulse_id=pulse_id,
-                                     recover=True)
-        async for event in stream:
-            if isinstance(event, NodeStarted) and event.node == "keep":
-                break
-        await stream.aclose()
-
     try:
-        asyncio.run(stopped())
+        _stopped_at(first, "keep", "calls_say_twice", pulse_id)
         result = then.run_continue(pulse_id)
         written = [m.content for m in store.pulse_messages(AIKO.id, pulse_id)]
     finally:
@@ -141,21 +144,6 @@ def test_kept_runs_are_read_back_from_the_savers_users_run(kind: str, tmp_path: 
         "talk", "keep", "after"]
     assert [c.key for m in models for c in m.calls] == ["say_twice.speak"]
     assert written == ["hi", "hello", "then hello"]
-
-
-def test_a_kept_tool_call_is_not_made_again(tmp_path: Path) -> None:
-    """A tool not marked replayable, then a model call: stopped at the model call, the
-    tool is not called again when the pulse goes on."""
-    saver, model = InMemorySaver(), ScriptedChatModel.from_mapping({"responses": SCRIPT})
-    runtime, store = _runtime(tmp_path, saver, model)
-    _stopped_at(runtime, "speak", "calls_act_then_say")
-    result, written = _continued(runtime, store)
-    assert result.status == "ok", result.error
-    assert [e.node for e in result.events if isinstance(e, NodeStarted)] == [
-        "talk", "speak", "after"]
-    assert not [e for e in result.events if isinstance(e, ToolCalled)]
-    assert written == ["hi", "then did it"]
-    assert _namespaces(saver) == {""}
 
 
 def test_a_callee_that_calls_a_playbook_keeps_its_graph_and_its_callee_keeps_runs(
@@ -233,17 +221,6 @@ def _talks_runtime(library: Path, store: SQLiteStore, saver: InMemorySaver
                                  keep_checkpoints=True), checkpointer=saver), model
 
 
-async def _killed(runtime: Runtime, saver: _Dying, pulse_id: str) -> None:
-    task = asyncio.ensure_future(runtime.arun_pulse(AIKO, "calls_two_talks", "hi",
-                                                    pulse_id=pulse_id, recover=True))
-    died = asyncio.ensure_future(saver.died.wait())
-    done, _ = await asyncio.wait([task, died], return_when=asyncio.FIRST_COMPLETED)
-    died.cancel()
-    if task not in done:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-
 def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Path) -> None:
     """The pulse dies at each of its checkpoints and kept runs in turn, and goes on in
     another runtime: it ends as the pulse that did not die, stores nothing twice, and makes
@@ -264,7 +241,7 @@ def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Pat
         for die_at in range(1, whole.count + 2):
             saver, pulse_id = _Dying(die_at), f"w{die_at}"
             runtime, model = _talks_runtime(library, store, saver)
-            asyncio.run(_killed(runtime, saver, pulse_id))
+            asyncio.run(_killed(runtime, saver, pulse_id, "calls_two_talks", "hi", AIKO))
             died += saver.died.is_set()
             saver.died, saver.die_at = asyncio.Event(), 10**9  # the next process
             runtime, again = _talks_runtime(library, store, saver)

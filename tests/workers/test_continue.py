@@ -162,10 +162,11 @@ class _Watching(_DyingSaver):
         return await super().aput(config, checkpoint, metadata, versions)
 
 
-async def _killed(runtime: Runtime, saver: _DyingSaver, pulse_id: str) -> None:
-    """Start the pulse; once its checkpoints stop being written, cancel it (the process
-    is gone)."""
-    task = asyncio.ensure_future(runtime.arun_pulse(AOI, "meta_user", HELLO,
+async def _killed(runtime: Runtime, saver: Any, pulse_id: str, playbook: str = "meta_user",
+                  text: str = HELLO, persona: Persona = AOI) -> None:
+    """Start the pulse; once ``saver`` says it died (its ``died`` event: its checkpoints
+    stop being written), cancel it (the process is gone)."""
+    task = asyncio.ensure_future(runtime.arun_pulse(persona, playbook, text,
                                                     pulse_id=pulse_id, recover=True))
     died = asyncio.ensure_future(saver.died.wait())
     done, _ = await asyncio.wait([task, died], return_when=asyncio.FIRST_COMPLETED)
