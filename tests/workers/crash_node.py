@@ -1,8 +1,11 @@
 """A pulse killed inside a node, after the node wrote to memory: run as a process.
 
-``python -m tests.workers.crash_node DIR PULSE_ID`` runs the ``note_twice`` playbook of
-``DIR`` with ``recover=True`` on ``DIR/memory.sqlite``. Its ``note_then_die`` node writes a
-note, then kills its own process (SIGKILL) the first time (``DIR/killed`` marks it).
+``python -m tests.workers.crash_node DIR PULSE_ID [PLAYBOOK [TAG]]`` runs ``note_twice``
+(or ``PLAYBOOK``) of ``DIR`` with ``recover=True`` on ``DIR/memory.sqlite``. Its
+``note_then_die`` node writes a note, then kills its own process (SIGKILL) the first time
+(``DIR/killed`` marks it). The model answers each call with the call's name after ``TAG``
+(``TAG one`` for ``talk_note_talk.a``), so what a later process stores tells which
+process made a call.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sea.chat.scripted import ScriptedChatModel
 from sea.engine.pulse import Frame
 from sea.engine.registry import NodeKind
 from sea.engine.state import PlaybookState, Update
+from sea.engine.waits import NEVER, Waits
 from sea.host.config import RuntimeConfig
 from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
@@ -48,6 +52,10 @@ class NoteThenDieKind(NodeKind[NoteThenDie]):
     def __init__(self, marker: Path) -> None:
         self.marker = marker
 
+    def waits(self, node: NoteThenDie) -> Waits:
+        """It never asks a person (so a playbook of it can run in its caller's step)."""
+        return NEVER
+
     async def run(self, node: NoteThenDie, state: PlaybookState, frame: Frame) -> Update:
         await frame.remember(node.id, "assistant", node.text, ("note",))
         if not self.marker.exists():
@@ -70,21 +78,50 @@ def write_playbook(directory: Path) -> None:
     }))
 
 
-def runtime(directory: Path) -> tuple[Runtime, SQLiteStore]:
+def write_callee_playbooks(directory: Path) -> None:
+    """``calls_talk_note_talk``: a call of ``talk_note_talk`` (a model call, a note that
+    kills, a model call), then a write of both answers."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "talk_note_talk.json").write_text(json.dumps({
+        "name": "talk_note_talk", "description": "Talks, notes and dies once, talks again.",
+        "output_schema": ["first", "second"], "start_node": "a",
+        "nodes": [
+            {"id": "a", "type": "llm", "action": "First: {input}", "context_profile": "worker",
+             "output_key": "first", "next": "note"},
+            {"id": "note", "type": "note_then_die", "text": "a note", "next": "c"},
+            {"id": "c", "type": "llm", "action": "Second: {first}", "context_profile": "worker",
+             "output_key": "second"},
+        ],
+    }))
+    (directory / "calls_talk_note_talk.json").write_text(json.dumps({
+        "name": "calls_talk_note_talk", "description": "Calls, then writes.",
+        "start_node": "talk",
+        "nodes": [
+            {"id": "talk", "type": "subplay", "playbook": "talk_note_talk", "next": "after"},
+            {"id": "after", "type": "memorize", "action": "then {first}, {second}",
+             "role": "user"},
+        ],
+    }))
+
+
+def runtime(directory: Path, tag: str = "") -> tuple[Runtime, SQLiteStore]:
     """The runtime both processes use: store and checkpoints in ``directory``."""
     store = SQLiteStore(directory / "memory.sqlite")
     registry = builtin_registry().with_kinds(NoteThenDieKind(directory / "killed"))
-    made = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping({})),
+    script = {"responses": {"talk_note_talk.a": [f"{tag} one"],
+                            "talk_note_talk.c": [f"{tag} two"]}}
+    made = Runtime(RuntimeConfig(store, ModelSet.single(ScriptedChatModel.from_mapping(script)),
                    library=[str(directory)], registry=registry,
                    checkpoint_path=directory / "checkpoints.sqlite", keep_checkpoints=True))
     return made, store
 
 
-def run(directory: Path, pulse_id: str) -> PulseResult:
+def run(directory: Path, pulse_id: str, playbook: str = "note_twice", tag: str = ""
+        ) -> PulseResult:
     """Run (or continue) the pulse."""
-    made, store = runtime(directory)
+    made, store = runtime(directory, tag)
     try:
-        return asyncio.run(made.arun_pulse(PERSONA, "note_twice", "go", pulse_id=pulse_id,
+        return asyncio.run(made.arun_pulse(PERSONA, playbook, "go", pulse_id=pulse_id,
                                            recover=True))
     finally:
         made.close()
@@ -92,8 +129,8 @@ def run(directory: Path, pulse_id: str) -> PulseResult:
 
 
 def main(argv: list[str]) -> Any:
-    """Entry point: DIR PULSE_ID."""
-    result = run(Path(argv[0]), argv[1])
+    """Entry point: DIR PULSE_ID [PLAYBOOK [TAG]]."""
+    result = run(Path(argv[0]), argv[1], *argv[2:4])
     print(result.status, "" if result.error is None else result.error)
     return 0
 

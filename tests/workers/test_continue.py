@@ -25,7 +25,7 @@ from sea.host.runtime import Runtime
 from sea.lang.library import PlaybookLibrary
 from sea.llm.models import ModelSet
 from tests.workers.conftest import chat_script
-from tests.workers.crash_node import PERSONA, write_playbook
+from tests.workers.crash_node import PERSONA, write_callee_playbooks, write_playbook
 
 AOI = Persona("aoi", "Aoi", "You are Aoi.")
 HELLO = "Do you remember my cat?"  # the router asks its model (two candidates)
@@ -116,6 +116,32 @@ def test_a_pulse_killed_inside_a_node_writes_nothing_twice(tmp_path: Path) -> No
     finally:
         store.close()
     assert contents == ["go", "first note", "second note"]
+
+
+def test_a_process_killed_inside_a_callee_does_not_make_its_kept_model_call_again(
+    tmp_path: Path
+) -> None:
+    """SIGKILL inside a called playbook that runs in its caller's step, after its first
+    model call's run was kept: the next process goes on with that call's answer (the first
+    process's) and makes only the second call; the note is stored once."""
+    write_callee_playbooks(tmp_path)
+    root = Path(__file__).parents[2]
+
+    def process(tag: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tests.workers.crash_node", str(tmp_path),
+                               "p4", "calls_talk_note_talk", tag], cwd=root,
+                              capture_output=True, text=True, timeout=60)
+
+    killed = process("first")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    done = process("second")
+    assert done.stdout.strip() == "ok", (done.stdout, done.stderr)
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    try:
+        contents = [m.content for m in store.pulse_messages(PERSONA.id, "p4")]
+    finally:
+        store.close()
+    assert contents == ["go", "a note", "then first one, second two"]
 
 
 class _DyingSaver(InMemorySaver):
