@@ -202,7 +202,8 @@ async def call_playbook(
         if kept is not None:
             journals = frame.pulse.journals
             journal = None if not kept or journals is None else await journals.open(
-                f"{'/'.join(frame.stack)}.{node.id}@{frame.step}", kept)
+                f"{'/'.join(frame.stack)}.{node.id}@{frame.step}", kept,
+                frame.pulse.caller.meter)
             final = await compiled.direct.run(first, replace(child, direct=True), limit,
                                               journal)
         else:

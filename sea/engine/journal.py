@@ -17,7 +17,8 @@ running it, in the order they ran. A LangGraph run of the playbook's own would w
 checkpoint for each of its steps, and cost a millisecond or more to set up.
 
 What goes on a kept node's update is what its checkpoint would keep: the state it leaves.
-Its events are not sent again, as those of a step a checkpoint holds are not.
+Its events are not sent again, as those of a step a checkpoint holds are not; what its model
+calls spent is counted again against the pulse's budget, as the state says.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from langgraph.runtime import get_runtime
 
 from sea.engine.state import Update
 from sea.errors import ExecutionError
+from sea.llm.budget import Meter
 
 CHANNEL = "__sea_journal__"
 """The channel of a kept node run's write (LangGraph's own channels start with ``__``; a
@@ -52,12 +54,13 @@ class Journals:
     saver: BaseCheckpointSaver[Any]
     continued: bool
 
-    async def open(self, call: str, nodes: frozenset[str]) -> Journal:
+    async def open(self, call: str, nodes: frozenset[str], meter: Meter) -> Journal:
         """The journal of one call of a playbook, in the graph step that runs now.
 
         Args:
             call: Names the call within its step (the same when the step runs again).
             nodes: The callee's nodes whose runs are kept.
+            meter: The pulse's budget count (a kept run's spending is counted again).
 
         Returns:
             The journal, holding what an earlier run of the step kept.
@@ -77,16 +80,17 @@ class Journals:
             for task_id, channel, value in (found.pending_writes or []) if found else []:
                 if channel == CHANNEL and task_id.startswith(prefix):
                     kept[int(task_id[len(prefix):])] = value
-        return Journal(self.saver, config, prefix, nodes, kept)
+        return Journal(self.saver, config, prefix, nodes, kept, meter)
 
 
 class Journal:
     """One call's kept node runs (made by :meth:`Journals.open`)."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any], config: RunnableConfig,
-                 prefix: str, nodes: frozenset[str], kept: dict[int, Mapping[str, Any]]
-                 ) -> None:
+                 prefix: str, nodes: frozenset[str], kept: dict[int, Mapping[str, Any]],
+                 meter: Meter) -> None:
         self._saver = saver
+        self._meter = meter
         self._config = config
         self._prefix = prefix
         self.nodes = nodes
@@ -111,7 +115,9 @@ class Journal:
                     f"the pulse cannot go on: its step kept a run of node "
                     f"{kept.get('node')!r} where {node!r} runs now (the playbook changed "
                     "since the pulse started)", node=node)
-            return dict(kept["update"])
+            update = dict(kept["update"])
+            self._meter.credit(update.get("spent"))  # as if its node had run here
+            return update
         update = await runner()
         await self._saver.aput_writes(self._config, [(CHANNEL, {"node": node, "update": update})],
                                       f"{self._prefix}{number}")

@@ -20,8 +20,10 @@ from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeStarted, ToolCalled
 from sea.engine.journal import CHANNEL
+from sea.engine.limits import Limits
 from sea.host.config import RuntimeConfig
 from sea.host.runtime import Runtime
+from sea.llm.budget import Budget
 from sea.llm.models import ModelSet
 from tests.engine.test_fused_steps import (
     AIKO,
@@ -54,7 +56,17 @@ CALLS_TWO_TALKS: dict[str, Any] = {
         {"id": "after", "type": "memorize", "action": "then {second}", "role": "user"},
     ],
 }
-TALKS_SCRIPT = {"two_talks.a": ["one"] * 3, "two_talks.c": ["two"] * 3}
+CALLS_TWO_TALKS_THEN_ASKS: dict[str, Any] = {
+    "name": "calls_two_talks_then_asks", "description": "Calls, then asks the model.",
+    "start_node": "talk",
+    "nodes": [
+        {"id": "talk", "type": "subplay", "playbook": "two_talks", "next": "ask"},
+        {"id": "ask", "type": "llm", "action": "Third: {second}", "context_profile": "worker",
+         "output_key": "third"},
+    ],
+}
+TALKS_SCRIPT = {"two_talks.a": ["one"] * 3, "two_talks.c": ["two"] * 3,
+                "calls_two_talks_then_asks.ask": ["three"] * 3}
 ONE_PULSE = ["two_talks.a", "two_talks.c"]
 STORED = [("user", "hi"), ("user", "noted one"), ("user", "then two")]
 
@@ -214,21 +226,27 @@ class _Dying(InMemorySaver):
             await super().aput_writes(config, writes, task_id, task_path)
 
 
-def _talks_runtime(library: Path, store: SQLiteStore, saver: InMemorySaver
-                   ) -> tuple[Runtime, ScriptedChatModel]:
+def _talks_runtime(library: Path, store: SQLiteStore, saver: InMemorySaver,
+                   limits: Limits | None = None) -> tuple[Runtime, ScriptedChatModel]:
     model = ScriptedChatModel.from_mapping({"responses": TALKS_SCRIPT})
     return Runtime(RuntimeConfig(store, ModelSet.single(model), library=library,
-                                 keep_checkpoints=True), checkpointer=saver), model
+                                 keep_checkpoints=True, limits=limits or Limits()),
+                   checkpointer=saver), model
+
+
+def _talks_library(tmp_path: Path) -> Path:
+    library = tmp_path / "library"
+    library.mkdir()
+    for document in (TWO_TALKS, CALLS_TWO_TALKS, CALLS_TWO_TALKS_THEN_ASKS):
+        (library / f"{document['name']}.json").write_text(json.dumps(document))
+    return library
 
 
 def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Path) -> None:
     """The pulse dies at each of its checkpoints and kept runs in turn, and goes on in
     another runtime: it ends as the pulse that did not die, stores nothing twice, and makes
     again at most the one model call whose run was not kept yet."""
-    library = tmp_path / "library"
-    library.mkdir()
-    for document in (TWO_TALKS, CALLS_TWO_TALKS):
-        (library / f"{document['name']}.json").write_text(json.dumps(document))
+    library = _talks_library(tmp_path)
     store = SQLiteStore(tmp_path / "memory.sqlite")
     whole = _Dying(10**9)
     runtime, model = _talks_runtime(library, store, whole)
@@ -253,6 +271,37 @@ def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Pat
             made = Counter(c.key for c in model.calls) + Counter(c.key for c in again.calls)
             assert sum(made.values()) <= len(ONE_PULSE) + 1, (die_at, made)
         assert died == whole.count >= 4  # at each of the pulse's writes
+    finally:
+        runtime.close()
+        store.close()
+
+
+def test_a_kept_runs_spending_counts_against_the_budget_after_a_death(tmp_path: Path) -> None:
+    """Two model calls allowed: the callee makes both, so the call after it is refused,
+    wherever the pulse died and went on (a kept call counts as made, its run not made
+    again, the last of the callee's included)."""
+    library = _talks_library(tmp_path)
+    store = SQLiteStore(tmp_path / "memory.sqlite")
+    limits = Limits(budget=Budget(max_calls=2))
+    whole = _Dying(10**9)
+    runtime, _ = _talks_runtime(library, store, whole, limits)
+    try:
+        ended = runtime.run_pulse(AIKO, "calls_two_talks_then_asks", "hi", pulse_id="b0",
+                                  recover=True)
+        assert ended.status == "error" and ended.error is not None
+        assert ended.error["code"] == "SEA566" and ended.error["node"] == "ask"
+        for die_at in range(1, whole.count + 2):
+            saver, pulse_id = _Dying(die_at), f"b{die_at}"
+            runtime, _ = _talks_runtime(library, store, saver, limits)
+            asyncio.run(_killed(runtime, saver, pulse_id, "calls_two_talks_then_asks", "hi",
+                                AIKO))
+            saver.died, saver.die_at = asyncio.Event(), 10**9
+            runtime, again = _talks_runtime(library, store, saver, limits)
+            result = runtime.run_pulse(AIKO, "calls_two_talks_then_asks", "hi",
+                                       pulse_id=pulse_id, recover=True)
+            assert result.status == "error" and result.error is not None, die_at
+            assert (result.error["code"], result.error["node"]) == ("SEA566", "ask"), die_at
+            assert "calls_two_talks_then_asks.ask" not in {c.key for c in again.calls}
     finally:
         runtime.close()
         store.close()
