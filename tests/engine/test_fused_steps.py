@@ -19,6 +19,7 @@ from saimemory.records import Persona
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeStarted
+from sea.engine.journal import CHANNEL
 from sea.engine.limits import Limits
 from sea.engine.tools.builtin import builtin_tools
 from sea.engine.tools.engine_tool import REPLAYABLE, replayable
@@ -146,6 +147,17 @@ def _graph_tasks(saver: InMemorySaver, pulse_id: str) -> set[str]:
     last = saver.get_tuple({"configurable": {"thread_id": pulse_id, "checkpoint_ns": ""}})
     assert last is not None
     return {name for name in last.checkpoint["versions_seen"] if not name.startswith("__")}
+
+
+def _journal(saver: InMemorySaver, pulse_id: str) -> list[dict[str, Any]]:
+    """The kept node runs of the pulse (:mod:`sea.engine.journal`), as its saver holds
+    them."""
+    kept = []
+    for (thread, _, _), writes in saver.writes.items():
+        for _, channel, value, _ in writes.values():
+            if thread == pulse_id and channel == CHANNEL:
+                kept.append(saver.serde.loads_typed(value))
+    return kept
 
 
 def _namespaces(saver: InMemorySaver) -> set[str]:
@@ -304,10 +316,8 @@ def test_a_callee_whose_tool_may_be_called_again_runs_in_its_callers_step(
     assert {"then seen it", "then did it"} <= written
     assert _namespaces(saver) == {""}
     assert {ns.split(":")[0] for ns in saver.storage.get("q", {})} == {""}
-    kept = [(thread, saver.serde.loads_typed(value)["node"])
-            for (thread, _, _), writes in saver.writes.items()
-            for _, channel, value, _ in writes.values() if channel == "__sea_journal__"]
-    assert kept == [("q", "use"), ("q", "speak")]  # p's callee runs as one step would
+    assert _journal(saver, "p") == []  # its callee runs as one step would
+    assert [k["node"] for k in _journal(saver, "q")] == ["use", "speak"]
 
 
 def test_the_engines_reading_tools_are_marked_replayable(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from saimemory.sqlite import SQLiteStore
 from sea.chat.scripted import ScriptedChatModel
 from sea.engine.events import NodeStarted, ToolCalled
-from sea.engine.journal import CHANNEL
 from sea.engine.limits import Limits
 from sea.host.config import RuntimeConfig
+from sea.host.result import PulseResult
 from sea.host.runtime import Runtime
 from sea.llm.budget import Budget
 from sea.llm.models import ModelSet
@@ -31,11 +31,12 @@ from tests.engine.test_fused_steps import (
     SCRIPT,
     _caller,
     _continued,
+    _journal,
     _namespaces,
     _runtime,
     _stopped_at,
 )
-from tests.workers.test_continue import _killed
+from tests.workers.test_continue import _DyingSaver, _killed
 
 TWO_TALKS: dict[str, Any] = {  # a model call, a write, a model call: three steps of its own
     "name": "two_talks", "description": "Talks, notes, talks again.",
@@ -69,16 +70,6 @@ TALKS_SCRIPT = {"two_talks.a": ["one"] * 3, "two_talks.c": ["two"] * 3,
                 "calls_two_talks_then_asks.ask": ["three"] * 3}
 ONE_PULSE = ["two_talks.a", "two_talks.c"]
 STORED = [("user", "hi"), ("user", "noted one"), ("user", "then two")]
-
-
-def _journal(saver: InMemorySaver, pulse_id: str) -> list[dict[str, Any]]:
-    """The kept node runs of the pulse, as its saver holds them."""
-    kept = []
-    for (thread, _, _), writes in saver.writes.items():
-        for _, channel, value, _ in writes.values():
-            if thread == pulse_id and channel == CHANNEL:
-                kept.append(saver.serde.loads_typed(value))
-    return kept
 
 
 def test_a_callee_of_two_steps_runs_in_its_callers_step_keeping_its_model_call(
@@ -197,28 +188,9 @@ def test_a_playbook_changed_since_its_runs_were_kept_fails_the_pulse_saying_so(
     assert Counter(call.key for call in model.calls) == {"say_twice.speak": 1}
 
 
-class _Dying(InMemorySaver):
+class _Dying(_DyingSaver):
     """Checkpoints and writes in memory that stop being written at the ``die_at``-th of
-    them, as a killed process stops: that write never returns and none after it is kept."""
-
-    def __init__(self, die_at: int) -> None:
-        super().__init__()
-        self.die_at, self.count = die_at, 0
-        self.died = asyncio.Event()
-
-    async def _dies(self) -> bool:
-        if self.died.is_set():
-            return True
-        self.count += 1
-        if self.count >= self.die_at:
-            self.died.set()
-            await asyncio.Event().wait()  # the process is gone
-        return False
-
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
-        if await self._dies():
-            return config
-        return await super().aput(config, checkpoint, metadata, versions)
+    them (a kept run's writes count as a checkpoint does), as a killed process stops."""
 
     async def aput_writes(self, config: Any, writes: Any, task_id: str,
                           task_path: str = "") -> None:
@@ -242,6 +214,27 @@ def _talks_library(tmp_path: Path) -> Path:
     return library
 
 
+def _died_and_went_on(library: Path, store: SQLiteStore, playbook: str, pulse_id: str,
+                      die_at: int, limits: Limits | None = None
+                      ) -> tuple[PulseResult, list[ScriptedChatModel], bool]:
+    """``playbook``'s pulse dies at its ``die_at``-th write, then goes on in another
+    runtime: its end, both runtimes' models, and whether it died."""
+    saver = _Dying(die_at)
+    runtime, model = _talks_runtime(library, store, saver, limits)
+    try:
+        asyncio.run(_killed(runtime, saver, pulse_id, playbook, "hi", AIKO))
+    finally:
+        runtime.close()
+    died = saver.died.is_set()
+    saver.revive()  # the next process
+    runtime, again = _talks_runtime(library, store, saver, limits)
+    try:
+        result = runtime.run_pulse(AIKO, playbook, "hi", pulse_id=pulse_id, recover=True)
+    finally:
+        runtime.close()
+    return result, [model, again], died
+
+
 def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Path) -> None:
     """The pulse dies at each of its checkpoints and kept runs in turn, and goes on in
     another runtime: it ends as the pulse that did not die, stores nothing twice, and makes
@@ -256,21 +249,17 @@ def test_killed_at_every_write_a_kept_model_call_is_not_made_again(tmp_path: Pat
         assert [call.key for call in model.calls] == ONE_PULSE
         assert set(whole.storage["w0"]) == {""} and len(_journal(whole, "w0")) == 2
         died = 0
-        for die_at in range(1, whole.count + 2):
-            saver, pulse_id = _Dying(die_at), f"w{die_at}"
-            runtime, model = _talks_runtime(library, store, saver)
-            asyncio.run(_killed(runtime, saver, pulse_id, "calls_two_talks", "hi", AIKO))
-            died += saver.died.is_set()
-            saver.died, saver.die_at = asyncio.Event(), 10**9  # the next process
-            runtime, again = _talks_runtime(library, store, saver)
-            result = runtime.run_pulse(AIKO, "calls_two_talks", "hi", pulse_id=pulse_id,
-                                       recover=True)
+        for die_at in range(1, whole.puts + 2):
+            pulse_id = f"w{die_at}"
+            result, models, dead = _died_and_went_on(library, store, "calls_two_talks",
+                                                     pulse_id, die_at)
+            died += dead
             assert result.status == "ok", (die_at, result.error)
             stored = [(m.role, m.content) for m in store.pulse_messages(AIKO.id, pulse_id)]
             assert stored == STORED, die_at
-            made = Counter(c.key for c in model.calls) + Counter(c.key for c in again.calls)
+            made = Counter(c.key for m in models for c in m.calls)
             assert sum(made.values()) <= len(ONE_PULSE) + 1, (die_at, made)
-        assert died == whole.count >= 4  # at each of the pulse's writes
+        assert died == whole.puts >= 4  # at each of the pulse's writes
     finally:
         runtime.close()
         store.close()
@@ -290,15 +279,9 @@ def test_a_kept_runs_spending_counts_against_the_budget_after_a_death(tmp_path: 
                                   recover=True)
         assert ended.status == "error" and ended.error is not None
         assert ended.error["code"] == "SEA566" and ended.error["node"] == "ask"
-        for die_at in range(1, whole.count + 2):
-            saver, pulse_id = _Dying(die_at), f"b{die_at}"
-            runtime, _ = _talks_runtime(library, store, saver, limits)
-            asyncio.run(_killed(runtime, saver, pulse_id, "calls_two_talks_then_asks", "hi",
-                                AIKO))
-            saver.died, saver.die_at = asyncio.Event(), 10**9
-            runtime, again = _talks_runtime(library, store, saver, limits)
-            result = runtime.run_pulse(AIKO, "calls_two_talks_then_asks", "hi",
-                                       pulse_id=pulse_id, recover=True)
+        for die_at in range(1, whole.puts + 2):
+            result, (_, again), _ = _died_and_went_on(
+                library, store, "calls_two_talks_then_asks", f"b{die_at}", die_at, limits)
             assert result.status == "error" and result.error is not None, die_at
             assert (result.error["code"], result.error["node"]) == ("SEA566", "ask"), die_at
             assert "calls_two_talks_then_asks.ask" not in {c.key for c in again.calls}

@@ -155,13 +155,20 @@ class _DyingSaver(InMemorySaver):
         self.puts = 0
         self.died = asyncio.Event()
 
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+    async def _dies(self) -> bool:
+        """Count a write: True when the process is gone already (nothing is written); at
+        the ``die_at``-th, it goes (the write never returns)."""
         self.puts += 1
         if self.died.is_set():
-            return config
+            return True
         if self.puts >= self.die_at:
             self.died.set()
             await asyncio.Event().wait()  # the process is gone
+        return False
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        if await self._dies():
+            return config
         return await super().aput(config, checkpoint, metadata, versions)
 
     async def aput_writes(self, config: Any, writes: Any, task_id: str,
